@@ -1,0 +1,38 @@
+// Cancellation from another thread. A CancelSource owns the state; CancelTokens are
+// cheap copies handed to run(). The token exposes an eventfd so a backend's poll loop
+// wakes the moment cancel() is called, without polling a flag.
+#pragma once
+
+#include <memory>
+
+namespace cordon {
+
+class CancelToken;
+
+class CancelSource {
+ public:
+  CancelSource();
+  void cancel();  // thread-safe, idempotent
+  [[nodiscard]] bool cancelled() const;
+  [[nodiscard]] CancelToken token() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  friend class CancelToken;
+};
+
+class CancelToken {
+ public:
+  CancelToken() = default;  // a token that is never cancelled
+  [[nodiscard]] bool cancelled() const;
+  // An fd that becomes readable once cancelled (-1 for a never-cancelled token).
+  [[nodiscard]] int wait_fd() const;
+
+ private:
+  friend class CancelSource;
+  explicit CancelToken(std::shared_ptr<CancelSource::State> state) : state_(std::move(state)) {}
+  std::shared_ptr<CancelSource::State> state_;
+};
+
+}  // namespace cordon

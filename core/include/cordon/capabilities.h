@@ -1,0 +1,67 @@
+// What a backend enforces, per aspect, by what mechanism and with what value.
+//
+// Never bare booleans: "memory: enforced by cgroup v1 memory.limit_in_bytes, 256 MiB"
+// is what the tool-description renderer and the inspector's comparison are built on.
+// A backend states what it enforces and never claims more.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon {
+
+enum class Aspect {
+  kNetwork,
+  kFilesystem,
+  kEnvironment,  // environment variables and ambient credentials
+  kProcessTree,  // other processes of the host, and the runtime's own
+  kSyscallFilter,
+  kMemory,
+  kProcesses,
+  kCpu,
+  kDisk,
+  kOutput,
+  kTimeout,
+};
+
+inline constexpr Aspect kAllAspects[] = {
+    Aspect::kNetwork, Aspect::kFilesystem, Aspect::kEnvironment, Aspect::kProcessTree,
+    Aspect::kSyscallFilter, Aspect::kMemory, Aspect::kProcesses, Aspect::kCpu,
+    Aspect::kDisk, Aspect::kOutput, Aspect::kTimeout};
+
+// The aspects that make a backend a sandbox rather than a timeout.
+inline constexpr Aspect kIsolationAspects[] = {Aspect::kNetwork, Aspect::kFilesystem,
+                                               Aspect::kEnvironment, Aspect::kProcessTree};
+
+std::string_view to_string(Aspect aspect);  // "network", "process_tree", ...
+
+enum class Enforcement {
+  kNone,      // not enforced at all
+  kPartial,   // enforced in part; `detail` says which part is not
+  kEnforced,  // enforced for every process of the run
+};
+
+std::string_view to_string(Enforcement enforcement);  // "none", "partial", "enforced"
+
+struct Capability {
+  Aspect aspect = Aspect::kNetwork;
+  Enforcement enforcement = Enforcement::kNone;
+  std::string mechanism;             // "cgroup v2 cgroup.kill", "RLIMIT_AS", "" for none
+  std::optional<std::string> value;  // "256 MiB", "5 s"; unset when not applicable
+  std::string detail;                // plain words, esp. what is NOT covered
+};
+
+struct Capabilities {
+  std::vector<Capability> aspects;  // one entry per Aspect, in kAllAspects order
+
+  [[nodiscard]] const Capability* find(Aspect aspect) const;
+  [[nodiscard]] Enforcement level(Aspect aspect) const;  // kNone when absent
+  // How many isolation aspects are fully enforced: the ranking for `--backend auto`.
+  [[nodiscard]] int isolation_score() const;
+  // True when every isolation aspect is fully enforced.
+  [[nodiscard]] bool isolates() const;
+};
+
+}  // namespace cordon

@@ -1,0 +1,30 @@
+// Live view of a run: output chunks and state changes as they happen (the inspector and
+// an MCP server stream them). Called on the thread that called run(); implementations
+// must be quick and must not call back into the backend.
+#pragma once
+
+#include <string_view>
+
+namespace cordon {
+
+enum class Stream { kStdout, kStderr };
+
+enum class RunState {
+  kPreparing,  // building the sandbox
+  kRunning,    // the code has started; the deadline counts from here
+  kStopping,   // the code ended or was killed; collecting and tearing down
+  kFinished,
+};
+
+std::string_view to_string(RunState state);
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_state(RunState /*state*/) {}
+  // Every chunk read, also past the cap (so a live view sees a flood as it happens);
+  // `kept` says whether the chunk made it into the capped result.
+  virtual void on_output(Stream /*stream*/, std::string_view /*chunk*/, bool /*kept*/) {}
+};
+
+}  // namespace cordon

@@ -1,0 +1,59 @@
+// Finds backend plugins, checks their ABI, and creates backends by name.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cordon/backend.h"
+#include "cordon/error.h"
+
+namespace cordon {
+
+struct PluginInfo {
+  std::filesystem::path path;
+  std::string name;     // from the descriptor; the file name when it never loaded
+  std::string version;  // empty when it never loaded
+  bool loaded = false;
+  std::string error;  // why it failed to load (dlopen error, missing symbol, ABI)
+};
+
+// Deleter that returns the backend to the plugin that made it.
+struct BackendDeleter {
+  void (*destroy)(Backend*) = nullptr;
+  void operator()(Backend* backend) const;
+};
+using BackendPtr = std::unique_ptr<Backend, BackendDeleter>;
+
+class PluginRegistry {
+ public:
+  PluginRegistry();
+  ~PluginRegistry();  // dlcloses the plugins: destroy every backend first
+  PluginRegistry(const PluginRegistry&) = delete;
+  PluginRegistry& operator=(const PluginRegistry&) = delete;
+
+  // The default search path, first match of a name wins: each dir of
+  // $CORDON_PLUGIN_PATH (colon-separated), the build tree's plugin dir, the install
+  // prefix's plugin dir.
+  [[nodiscard]] static std::vector<std::filesystem::path> default_search_path();
+
+  // Loads every file named "cordon-backend-*.so" in `dirs`. Only the descriptor
+  // function is called; no backend is created. Plugins that fail are kept, with reason.
+  void discover(const std::vector<std::filesystem::path>& dirs);
+  // Loads one file (for tests and explicit paths).
+  void load_file(const std::filesystem::path& path);
+
+  [[nodiscard]] const std::vector<PluginInfo>& plugins() const;
+  [[nodiscard]] std::vector<std::string> loaded_names() const;
+
+  [[nodiscard]] Result<BackendPtr> create(std::string_view name) const;
+
+ private:
+  struct Loaded;
+  std::vector<PluginInfo> infos_;
+  std::vector<std::unique_ptr<Loaded>> loaded_;
+};
+
+}  // namespace cordon

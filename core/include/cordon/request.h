@@ -1,0 +1,75 @@
+// What a caller hands to a backend: untrusted code, a timeout, limits, inputs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cordon/error.h"
+
+namespace cordon {
+
+enum class Language { kSh, kBash, kPython };
+
+std::string_view to_string(Language language);
+[[nodiscard]] Result<Language> parse_language(std::string_view text);
+
+inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
+inline constexpr std::uint64_t kDefaultOutputBytes = 1u << 20;         // per stream
+inline constexpr std::uint64_t kDefaultArtifactBytes = 16u << 20;      // all artifacts
+inline constexpr std::chrono::milliseconds kDefaultSetupBound{10000};  // set-up + teardown
+
+// Resource ceilings. An unset optional means "no ceiling asked for"; whether and how a
+// backend enforces each one is stated by its capabilities() and, per run, in
+// RunResult::enforced. Never silently weaker: a backend that cannot enforce a limit it
+// was asked for says so in `enforced` (and refuses, when the request demands it).
+struct Limits {
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> max_processes;
+  std::optional<std::chrono::milliseconds> cpu_time;
+  std::uint64_t output_bytes = kDefaultOutputBytes;  // per stream; 0 = the default
+  std::optional<std::uint64_t> scratch_bytes;        // size of the writable scratch
+};
+
+struct ToolDescriptionRef {
+  std::string id;
+  int version = 0;
+};
+
+struct RunRequest {
+  std::string code;
+  Language language = Language::kSh;
+  // 0 or negative means kDefaultTimeout: a run is never unbounded.
+  std::chrono::milliseconds timeout{0};
+  Limits limits;
+  std::optional<std::string> stdin_data;  // unset: stdin is /dev/null
+  // Extra environment for the code. The caller's own environment is never passed
+  // through; names must be valid ([A-Za-z_][A-Za-z0-9_]*) and must not override the
+  // sandbox's PATH/HOME.
+  std::vector<std::pair<std::string, std::string>> env;
+  // Placed in the working directory before the run: relative path -> bytes.
+  std::map<std::string, std::string> input_files;
+  // Globs (fnmatch, FNM_PATHNAME) matched against paths relative to the working
+  // directory after the run. Regular files only; symlinks are never followed.
+  std::vector<std::string> artifact_globs;
+  std::uint64_t artifact_max_bytes = kDefaultArtifactBytes;
+  // Bound on sandbox set-up and teardown, separate from the code's timeout.
+  std::chrono::milliseconds setup_bound = kDefaultSetupBound;
+  std::optional<ToolDescriptionRef> tool_description;
+};
+
+// The timeout a backend must apply: the request's, or the default when <= 0.
+[[nodiscard]] std::chrono::milliseconds effective_timeout(const RunRequest& request);
+// The output cap per stream: the request's, or the default when 0.
+[[nodiscard]] std::uint64_t effective_output_cap(const Limits& limits);
+
+// Checks what every backend must refuse alike: malformed env names, input file paths
+// that are absolute or climb out with "..", empty globs.
+[[nodiscard]] Status validate(const RunRequest& request);
+
+}  // namespace cordon

@@ -1,0 +1,112 @@
+// The outcome of one run, as every backend reports it.
+//
+// The outcomes stay distinct: success; the code failed (exit code) or was killed by a
+// signal; it never finished (timed out, decided from the deadline only); it hit a
+// limit; it was cancelled; the sandbox itself failed. This is not cordon::Error: an
+// API error means the request could not be handled, an outcome describes the run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cordon/capabilities.h"
+#include "cordon/request.h"
+
+namespace cordon {
+
+inline constexpr int kResultSchemaVersion = 1;
+
+enum class Outcome {
+  kOk,             // exit 0 before the deadline
+  kFailed,         // exited with a non-zero status
+  kSignaled,       // killed by a signal not sent by cordon
+  kTimedOut,       // still running at the deadline; killed by cordon
+  kLimitExceeded,  // stopped by a resource ceiling (see RunResult::limit)
+  kCancelled,      // cancelled by the caller before the deadline
+  kSandboxError,   // the sandbox itself failed; see RunResult::error
+};
+
+enum class LimitKind { kMemory, kProcesses, kOutput, kDisk, kCpu };
+
+std::string_view to_string(Outcome outcome);
+std::string_view to_string(LimitKind limit);
+
+struct Artifact {
+  std::string path;  // relative to the working directory
+  std::uint64_t size = 0;
+  std::string sha256;   // lower-case hex
+  std::string content;  // raw bytes
+};
+
+// One enforced measure of this run: what was actually applied, e.g.
+// {memory, "RLIMIT_AS", "256 MiB"} when a cgroup could not be had.
+struct Enforced {
+  Aspect aspect = Aspect::kTimeout;
+  std::string mechanism;
+  std::optional<std::string> value;
+};
+
+struct BackendId {
+  std::string name;
+  std::string version;
+};
+
+struct PolicyId {
+  std::string name;
+  std::string hash;
+};
+
+struct RunResult {
+  Outcome outcome = Outcome::kSandboxError;
+  std::optional<LimitKind> limit;  // set iff outcome == kLimitExceeded
+
+  // Raw bytes as the code wrote them (capped per stream). JSON shows them decoded as
+  // UTF-8 with U+FFFD replacements; the raw bytes stay here for the API and history.
+  std::string stdout_data;
+  std::string stderr_data;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+
+  int exit_code = -1;  // -1 when the process never exited normally
+  int signal = 0;      // the terminating signal, 0 if none
+  bool timed_out = false;
+  bool oom_killed = false;
+
+  std::int64_t wall_ms = 0;   // code start to code end
+  std::int64_t setup_ms = 0;  // sandbox set-up and teardown
+  std::int64_t cpu_ms = 0;    // user + system of the whole tree where measurable
+  std::int64_t max_rss_kb = 0;                   // largest single process's peak
+  std::optional<std::int64_t> memory_peak_kb;    // whole sandbox, where a cgroup measures it
+
+  BackendId backend;
+  std::optional<PolicyId> policy;
+  std::vector<Enforced> enforced;
+  std::vector<Artifact> artifacts;
+  std::optional<std::string> error;  // why the sandbox failed (kSandboxError), else unset
+  std::optional<ToolDescriptionRef> tool_description;
+
+  // The seed's field: exit 0 and not timed out.
+  [[nodiscard]] bool ok() const { return outcome == Outcome::kOk; }
+};
+
+// A result that says the sandbox failed before or around the code, with the reason.
+[[nodiscard]] RunResult sandbox_error(BackendId backend, std::string why);
+
+// The outcome from the facts of a finished run, in the one order every backend uses:
+// the deadline first (never inferred from error text), then cancellation, then limits,
+// then how the process ended.
+struct Termination {
+  bool deadline_passed = false;  // the code was still running at the deadline
+  bool cancelled = false;        // cancel arrived before the deadline
+  bool oom_killed = false;
+  std::optional<LimitKind> limit;  // another limit known to have stopped the run
+  bool exited = false;             // WIFEXITED
+  int exit_code = -1;
+  int signal = 0;
+};
+void apply_termination(const Termination& t, RunResult& result);
+
+}  // namespace cordon
