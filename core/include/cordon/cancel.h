@@ -11,6 +11,8 @@ class CancelToken;
 
 class CancelSource {
  public:
+  // Throws std::system_error when no eventfd can be had (fd exhaustion): degrading to
+  // a token that cannot wake a poll loop would be worse.
   CancelSource();
   void cancel();  // thread-safe, idempotent
   [[nodiscard]] bool cancelled() const;
@@ -26,7 +28,8 @@ class CancelToken {
  public:
   CancelToken() = default;  // a token that is never cancelled
   [[nodiscard]] bool cancelled() const;
-  // An fd that becomes readable once cancelled (-1 for a never-cancelled token).
+  // An fd that becomes readable once cancelled (-1 for a never-cancelled token). Poll it,
+  // never read it: reading would reset it for every other waiter.
   [[nodiscard]] int wait_fd() const;
 
  private:

@@ -27,9 +27,9 @@ enum class Aspect {
 };
 
 inline constexpr Aspect kAllAspects[] = {
-    Aspect::kNetwork, Aspect::kFilesystem, Aspect::kEnvironment, Aspect::kProcessTree,
-    Aspect::kSyscallFilter, Aspect::kMemory, Aspect::kProcesses, Aspect::kCpu,
-    Aspect::kDisk, Aspect::kOutput, Aspect::kTimeout};
+    Aspect::kNetwork,       Aspect::kFilesystem, Aspect::kEnvironment, Aspect::kProcessTree,
+    Aspect::kSyscallFilter, Aspect::kMemory,     Aspect::kProcesses,   Aspect::kCpu,
+    Aspect::kDisk,          Aspect::kOutput,     Aspect::kTimeout};
 
 // The aspects that make a backend a sandbox rather than a timeout.
 inline constexpr Aspect kIsolationAspects[] = {Aspect::kNetwork, Aspect::kFilesystem,

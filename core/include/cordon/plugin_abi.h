@@ -33,13 +33,13 @@ struct cordon_plugin_descriptor {
   void (*destroy)(cordon::Backend*);
 };
 
-typedef const cordon_plugin_descriptor* (*cordon_plugin_entry_fn)();
+using cordon_plugin_entry_fn = const cordon_plugin_descriptor* (*)();
 
 }  // extern "C"
 
 // For plugin sources: defines the exported entry point returning `descriptor`.
-#define CORDON_DEFINE_PLUGIN(descriptor)                                              \
-  extern "C" __attribute__((visibility("default"))) const cordon_plugin_descriptor*  \
-  cordon_plugin_entry() {                                                             \
-    return &(descriptor);                                                             \
+#define CORDON_DEFINE_PLUGIN(descriptor)                                            \
+  extern "C" __attribute__((visibility("default"))) const cordon_plugin_descriptor* \
+  cordon_plugin_entry() {                                                           \
+    return &(descriptor);                                                           \
   }

@@ -14,7 +14,9 @@ namespace cordon {
 
 struct PluginInfo {
   std::filesystem::path path;
-  std::string name;     // from the descriptor; the file name when it never loaded
+  // From the descriptor; when it never loaded, taken from the file name
+  // (cordon-backend-NAME.so -> NAME) so create(NAME) can say why it failed.
+  std::string name;
   std::string version;  // empty when it never loaded
   bool loaded = false;
   std::string error;  // why it failed to load (dlopen error, missing symbol, ABI)
@@ -36,7 +38,7 @@ class PluginRegistry {
 
   // The default search path, first match of a name wins: each dir of
   // $CORDON_PLUGIN_PATH (colon-separated), the build tree's plugin dir, the install
-  // prefix's plugin dir.
+  // prefix's plugin dir. With $CORDON_PLUGIN_PATH_ONLY=1, only $CORDON_PLUGIN_PATH.
   [[nodiscard]] static std::vector<std::filesystem::path> default_search_path();
 
   // Loads every file named "cordon-backend-*.so" in `dirs`. Only the descriptor

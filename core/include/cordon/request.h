@@ -55,7 +55,9 @@ struct RunRequest {
   // Placed in the working directory before the run: relative path -> bytes.
   std::map<std::string, std::string> input_files;
   // Globs (fnmatch, FNM_PATHNAME) matched against paths relative to the working
-  // directory after the run. Regular files only; symlinks are never followed.
+  // directory after the run; a glob without '/' also matches the bare file name at any
+  // depth ("*.png" finds "out/a.png"). No FNM_PERIOD: "*" matches dotfiles too.
+  // Regular files only; symlinks are never followed.
   std::vector<std::string> artifact_globs;
   std::uint64_t artifact_max_bytes = kDefaultArtifactBytes;
   // Bound on sandbox set-up and teardown, separate from the code's timeout.
@@ -68,8 +70,9 @@ struct RunRequest {
 // The output cap per stream: the request's, or the default when 0.
 [[nodiscard]] std::uint64_t effective_output_cap(const Limits& limits);
 
-// Checks what every backend must refuse alike: malformed env names, input file paths
-// that are absolute or climb out with "..", empty globs.
+// Checks what every backend must refuse alike: malformed env names (or PATH/HOME), NUL
+// bytes in env values, input file paths that are absolute, climb out with "..", name no
+// file or hold a NUL, and empty globs.
 [[nodiscard]] Status validate(const RunRequest& request);
 
 }  // namespace cordon

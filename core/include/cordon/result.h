@@ -75,11 +75,11 @@ struct RunResult {
   bool timed_out = false;
   bool oom_killed = false;
 
-  std::int64_t wall_ms = 0;   // code start to code end
-  std::int64_t setup_ms = 0;  // sandbox set-up and teardown
-  std::int64_t cpu_ms = 0;    // user + system of the whole tree where measurable
-  std::int64_t max_rss_kb = 0;                   // largest single process's peak
-  std::optional<std::int64_t> memory_peak_kb;    // whole sandbox, where a cgroup measures it
+  std::int64_t wall_ms = 0;                    // code start to code end
+  std::int64_t setup_ms = 0;                   // sandbox set-up and teardown
+  std::int64_t cpu_ms = 0;                     // user + system of the whole tree where measurable
+  std::int64_t max_rss_kb = 0;                 // largest single process's peak
+  std::optional<std::int64_t> memory_peak_kb;  // whole sandbox, where a cgroup measures it
 
   BackendId backend;
   std::optional<PolicyId> policy;

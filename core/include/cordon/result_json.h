@@ -1,5 +1,5 @@
-// JSON of results and capabilities (nlohmann/json). Field names are the public schema:
-// see docs/result-schema.md. Byte strings are shown as UTF-8 with U+FFFD replacements
+// JSON of results and capabilities (nlohmann/json). Field names are the public schema
+// (README.md, "JSON result"). Byte strings are shown as UTF-8 with U+FFFD replacements
 // and a *_lossy flag; artifacts carry base64.
 #pragma once
 
@@ -12,6 +12,7 @@ namespace cordon {
 
 [[nodiscard]] nlohmann::json to_json(const RunResult& result);
 [[nodiscard]] nlohmann::json to_json(const Capability& capability);
+// An array of to_json(Capability), in the order of capabilities.aspects.
 [[nodiscard]] nlohmann::json to_json(const Capabilities& capabilities);
 
 }  // namespace cordon

@@ -23,8 +23,8 @@ struct CollectedArtifacts {
   std::vector<Artifact> artifacts;
   std::vector<std::string> skipped;  // "path: reason"
 };
-[[nodiscard]] Result<CollectedArtifacts> collect_artifacts(
-    const std::filesystem::path& dir, const std::vector<std::string>& globs,
-    std::uint64_t max_total_bytes);
+[[nodiscard]] Result<CollectedArtifacts> collect_artifacts(const std::filesystem::path& dir,
+                                                           const std::vector<std::string>& globs,
+                                                           std::uint64_t max_total_bytes);
 
 }  // namespace cordon

@@ -1,0 +1,430 @@
+#include "subprocess_backend.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contained_tree.h"
+#include "cordon/interpreter.h"
+#include "cordon/owner.h"
+#include "cordon/proc/cgroup2.h"
+#include "cordon/proc/output_pump.h"
+#include "cordon/proc/pipe.h"
+#include "cordon/proc/reaper.h"
+#include "cordon/scope_exit.h"
+#include "cordon/temp_dir.h"
+#include "cordon/units.h"
+#include "cordon/workspace.h"
+
+namespace cordon::subprocess {
+namespace fs = std::filesystem;
+namespace {
+
+using std::chrono::milliseconds;
+
+// After the tree is dead its pipes reach EOF at once; this only bounds the case where
+// something outside the tree got hold of a write end.
+constexpr milliseconds kDrainBound{1000};
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+// Lowers a limit only: without CAP_SYS_RESOURCE (root here lacks it) a value above the
+// current hard limit would make setrlimit fail in the child.
+rlim_t clamp_to_hard(int resource, rlim_t wanted) {
+  struct rlimit cur{};
+  if (::getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+    return std::min(wanted, cur.rlim_max);
+  }
+  return wanted;
+}
+
+// The rlimits a request asks for, and what they enforce, as they will be applied.
+struct RlimitPlan {
+  std::vector<proc::RlimitSetting> settings;
+  std::vector<Enforced> enforced;
+};
+
+RlimitPlan plan_rlimits(const Limits& limits) {
+  RlimitPlan plan;
+  if (limits.memory_bytes) {
+    const rlim_t v = clamp_to_hard(RLIMIT_AS, *limits.memory_bytes);
+    plan.settings.push_back({RLIMIT_AS, v, v});
+    plan.enforced.push_back({Aspect::kMemory, "RLIMIT_AS per process", format_size(v)});
+  }
+  if (limits.cpu_time) {
+    // Whole seconds, rounded up; SIGXCPU at the soft limit, SIGKILL a second later.
+    const auto secs = static_cast<rlim_t>((limits.cpu_time->count() + 999) / 1000);
+    const rlim_t soft = clamp_to_hard(RLIMIT_CPU, std::max<rlim_t>(secs, 1));
+    const rlim_t hard = clamp_to_hard(RLIMIT_CPU, soft + 1);
+    plan.settings.push_back({RLIMIT_CPU, soft, hard});
+    plan.enforced.push_back(
+        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(soft))});
+  }
+  // RLIMIT_NPROC counts every process of the uid, and root ignores it: applied only for
+  // other users, and then only partially meaningful (see capabilities()).
+  if (limits.max_processes && ::geteuid() != 0) {
+    const rlim_t v = clamp_to_hard(RLIMIT_NPROC, *limits.max_processes);
+    plan.settings.push_back({RLIMIT_NPROC, v, v});
+    plan.enforced.push_back({Aspect::kProcesses, "RLIMIT_NPROC per uid", std::to_string(v)});
+  }
+  return plan;
+}
+
+Status write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return fail(ErrorCode::kSystem, "write " + path.string());
+  return {};
+}
+
+std::vector<std::string> make_env(const RunRequest& request, const fs::path& home) {
+  std::vector<std::string> env = {std::string("PATH=") + kSandboxPath, "HOME=" + home.string()};
+  const bool has_lang = std::any_of(request.env.begin(), request.env.end(),
+                                    [](const auto& kv) { return kv.first == "LANG"; });
+  if (!has_lang) env.emplace_back("LANG=C.UTF-8");
+  for (const auto& [name, value] : request.env) env.push_back(name + "=" + value);
+  return env;
+}
+
+Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
+               std::optional<std::string> value, std::string detail) {
+  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
+}
+
+// Observer calls with a null check, and kFinished guaranteed on every return path.
+class StateReporter {
+ public:
+  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
+  StateReporter(const StateReporter&) = delete;
+  StateReporter& operator=(const StateReporter&) = delete;
+  ~StateReporter() { set(RunState::kFinished); }
+  void set(RunState state) {
+    if (observer_ != nullptr && !finished_) observer_->on_state(state);
+    if (state == RunState::kFinished) finished_ = true;
+  }
+
+ private:
+  RunObserver* observer_;
+  bool finished_ = false;
+};
+
+// Run dirs are "cordon-run-<pid>-XXXXXX" so a later start can sweep a dead cordon's.
+constexpr std::string_view kRunDirPrefix = "cordon-run-";
+
+}  // namespace
+
+SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(options) {
+  if (auto dir = proc::own_cgroup2_dir(); dir && ::access(dir->c_str(), W_OK) == 0) {
+    cgroup_parent_ = *dir;
+    // Cgroups left by a cordon that died (its pid gone): kill what runs in them, remove.
+    (void)proc::sweep_stale_cgroups(*cgroup_parent_);
+  }
+  // Temp dirs left by a cordon that was SIGKILLed mid-run (named with its pid).
+  (void)sweep_stale_temp_dirs(kRunDirPrefix, default_run_parent());
+  helper_ = proc::find_reaper_helper();
+}
+
+std::optional<proc::Cgroup2> SubprocessBackend::take_idle_cgroup() {
+  const std::lock_guard lock(idle_mu_);
+  if (idle_cgroups_.empty()) return std::nullopt;
+  proc::Cgroup2 cg = std::move(idle_cgroups_.back());
+  idle_cgroups_.pop_back();
+  return cg;
+}
+
+void SubprocessBackend::give_back_cgroup(proc::Cgroup2 cgroup) {
+  const std::lock_guard lock(idle_mu_);
+  if (idle_cgroups_.size() < kMaxIdleCgroups) idle_cgroups_.push_back(std::move(cgroup));
+  // else: dropped here, and its destructor removes it.
+}
+
+bool SubprocessBackend::uses_cgroup() const {
+  return !options_.force_fallback && cgroup_parent_.has_value();
+}
+
+std::string_view SubprocessBackend::tree_mechanism() const {
+  return uses_cgroup() ? "deadline + cgroup.kill" : "deadline + subreaper helper";
+}
+
+Probe SubprocessBackend::probe() const {
+  if (!uses_cgroup() && !helper_) {
+    return {false,
+            "cannot kill a whole process tree here: no writable cgroup v2 directory of our own "
+            "and the cordon-reaper helper was not found (set CORDON_LIBEXEC_DIR)"};
+  }
+  return {true,
+          "runs the code as a plain child process: it isolates nothing (the code can read "
+          "host files, use the network and see other processes); only the timeout and the "
+          "output cap are enforced, plus rlimits when asked for"};
+}
+
+Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
+  Capabilities caps;
+  const RlimitPlan plan = plan_rlimits(limits);
+  auto enforced_value = [&](Aspect a) -> const Enforced* {
+    for (const auto& e : plan.enforced) {
+      if (e.aspect == a) return &e;
+    }
+    return nullptr;
+  };
+  for (const Aspect aspect : kAllAspects) {
+    switch (aspect) {
+      case Aspect::kNetwork:
+        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                   "the code has the host's full network access"));
+        break;
+      case Aspect::kFilesystem:
+        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                   "runs in a fresh temp dir, but can read and write every "
+                                   "host file the user running cordon can"));
+        break;
+      case Aspect::kEnvironment:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kNone, "", std::nullopt,
+                "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
+                "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
+                "readable"));
+        break;
+      case Aspect::kProcessTree:
+        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                   "the code sees and can signal every process of the user, "
+                                   "cordon itself included"));
+        break;
+      case Aspect::kSyscallFilter:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kNone, "", std::nullopt, "no seccomp filter"));
+        break;
+      case Aspect::kMemory:
+        if (const auto* e = enforced_value(aspect)) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                                     "address space per process, not the whole tree's memory"));
+        } else {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     "not limited unless a memory limit is asked for "
+                                     "(then RLIMIT_AS per process)"));
+        }
+        break;
+      case Aspect::kProcesses:
+        if (const auto* e = enforced_value(aspect)) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                                     "RLIMIT_NPROC counts every process of the uid, not only "
+                                     "the run's"));
+        } else if (limits.max_processes && ::geteuid() == 0) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     "RLIMIT_NPROC does not apply to root; the process count "
+                                     "is not limited"));
+        } else {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     "the process count is not limited"));
+        }
+        break;
+      case Aspect::kCpu:
+        if (const auto* e = enforced_value(aspect)) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                                     "CPU time per process, not the whole tree's"));
+        } else {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     "CPU time is bounded only by the wall-clock timeout"));
+        }
+        break;
+      case Aspect::kDisk:
+        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                   "writes are limited only by the host's free space"));
+        break;
+      case Aspect::kOutput:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
+                                   format_size(effective_output_cap(limits)),
+                                   "output past the cap is read and discarded; the result is "
+                                   "marked truncated"));
+        break;
+      case Aspect::kTimeout:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
+                "the whole process tree is killed at the deadline, including descendants "
+                "that called setsid or daemonised, and after the main process exits"));
+        break;
+    }
+  }
+  return caps;
+}
+
+RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& cancel,
+                                 RunObserver* observer) {
+  const BackendId id{std::string(name()), std::string(version())};
+  const Clock::time_point t_setup = Clock::now();
+  const Clock::time_point setup_until = t_setup + request.setup_bound;
+  StateReporter state(observer);
+  state.set(RunState::kPreparing);
+  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
+
+  // 1. Check the request.
+  if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
+  const milliseconds timeout = effective_timeout(request);
+  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
+
+  // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
+  //    for argv) goes beside them so the code's own listing of work/ does not show it.
+  auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), default_run_parent());
+  if (!tmp) return error("create temp dir: " + tmp.error().describe());
+  const fs::path work = tmp->path() / "work";
+  const fs::path home = tmp->path() / "home";
+  if (::mkdir(work.c_str(), 0700) != 0 || ::mkdir(home.c_str(), 0700) != 0) {
+    return error("mkdir in " + tmp->path().string() + ": " + std::strerror(errno));
+  }
+  if (auto st = place_input_files(work, request.input_files); !st) {
+    return error("place input files: " + st.error().describe());
+  }
+
+  // 3. The interpreter from the fixed system PATH, never the caller's.
+  auto interp = find_interpreter(request.language);
+  if (!interp) return error(interp.error().describe());
+  bool needs_file = false;
+  const fs::path code_file = tmp->path() / "code";
+  proc::SpawnOptions code;
+  code.argv = interpreter_argv(*interp, request.code, code_file, &needs_file);
+  if (needs_file) {
+    if (auto st = write_file(code_file, request.code); !st) return error(st.error().describe());
+  }
+  code.path = interp->string();
+  code.env = make_env(request, home);
+  code.cwd = work.string();
+  RlimitPlan rlimits = plan_rlimits(request.limits);
+  code.rlimits = rlimits.settings;
+
+  // 4. Pipes. Parent ends stay CLOEXEC; spawn() places the child ends at 0/1/2.
+  auto out = proc::make_pipe();
+  auto err = proc::make_pipe();
+  if (!out || !err) return error("pipe: " + (!out ? out : err).error().describe());
+  std::optional<proc::Pipe> in;
+  if (request.stdin_data) {
+    auto p = proc::make_pipe();
+    if (!p) return error("pipe: " + p.error().describe());
+    in = std::move(*p);
+    code.stdin_fd = in->read.get();
+  }
+  code.stdout_fd = out->write.get();
+  code.stderr_fd = err->write.get();
+
+  // 5. Containment: a cgroup of our own if we can make one, else the helper.
+  std::optional<proc::Cgroup2> cgroup;
+  if (uses_cgroup()) {
+    cgroup = take_idle_cgroup();
+    if (!cgroup) {
+      if (auto cg = proc::Cgroup2::create(*cgroup_parent_)) cgroup = std::move(*cg);
+    }
+  }
+  if (!cgroup && !helper_) {
+    return error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
+  }
+  if (Clock::now() > setup_until) return error("set-up exceeded its bound");
+  if (cancel.cancelled()) {
+    RunResult r;
+    r.backend = id;
+    Termination t;
+    t.cancelled = true;
+    apply_termination(t, r);
+    r.setup_ms = ms_between(t_setup, Clock::now());
+    return r;
+  }
+
+  // 6. Start the code. The deadline counts from here.
+  auto tree =
+      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup_until);
+  if (!tree) return error(tree.error().describe());
+  const Clock::time_point t_start = Clock::now();
+  const Clock::time_point deadline = t_start + timeout;
+  // Our copies of the child's ends must close, or the pipes never reach EOF.
+  out->write.reset();
+  err->write.reset();
+  if (in) in->read.reset();
+  state.set(RunState::kRunning);
+
+  // 7. Pump output until the main process ends, the deadline passes, or cancel.
+  proc::OutputPump pump(
+      std::move(out->read), std::move(err->read), in ? std::move(in->write) : UniqueFd(),
+      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
+  auto stop = pump.run(tree->exit_fd(), cancel.wait_fd(), deadline);
+  const Clock::time_point t_end = stop ? stop->at : Clock::now();
+  state.set(RunState::kStopping);
+
+  // 8. Nothing outlives the run: kill the tree whatever ended the pump, then reap and
+  //    measure, then read what the pipes still hold.
+  const Clock::time_point teardown_until = t_end + request.setup_bound;
+  tree->kill();
+  auto finish = tree->finish(teardown_until);
+  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
+
+  RunResult result;
+  result.backend = id;
+  result.stdout_data = std::move(pump.out().data);
+  result.stderr_data = std::move(pump.err().data);
+  result.stdout_truncated = pump.out().truncated;
+  result.stderr_truncated = pump.err().truncated;
+  result.wall_ms = ms_between(t_start, t_end);
+  result.enforced.push_back(
+      {Aspect::kTimeout, std::string(tree->mechanism()), format_duration(timeout)});
+  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  for (auto& e : rlimits.enforced) result.enforced.push_back(std::move(e));
+  result.tool_description = request.tool_description;
+
+  auto cgroup_back = finish ? tree->take_cgroup(teardown_until)
+                            : Result<std::optional<proc::Cgroup2>>(std::nullopt);
+  if (cgroup_back && *cgroup_back) give_back_cgroup(std::move(**cgroup_back));
+
+  if (!stop || !finish || !cgroup_back) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = !stop     ? "output pump: " + stop.error().describe()
+                   : !finish ? "teardown: " + finish.error().describe()
+                             : "remove cgroup: " + cgroup_back.error().describe();
+    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+    return result;
+  }
+
+  Termination t;
+  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
+  t.cancelled = stop->reason == proc::StopReason::kCancelled;
+  t.exited = finish->main.exited();
+  t.exit_code = finish->main.exit_code();
+  t.signal = finish->main.signal();
+  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
+  apply_termination(t, result);
+  result.cpu_ms = finish->cpu_us / 1000;
+  result.max_rss_kb = finish->max_rss_kb;
+
+  // 9. Artifacts, now that every writer is dead.
+  if (!request.artifact_globs.empty()) {
+    auto collected = collect_artifacts(work, request.artifact_globs, request.artifact_max_bytes);
+    if (!collected) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "collect artifacts: " + collected.error().describe();
+    } else {
+      result.artifacts = std::move(collected->artifacts);
+    }
+  }
+
+  // 10. Remove the temp dir; its failure is the sandbox's, not the code's.
+  if (auto st = tmp->remove(); !st && result.outcome != Outcome::kSandboxError) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = "remove temp dir: " + st.error().describe();
+  }
+  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+  if (Clock::now() > teardown_until && result.outcome != Outcome::kSandboxError) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = "teardown exceeded its bound";
+  }
+  return result;
+}
+
+}  // namespace cordon::subprocess

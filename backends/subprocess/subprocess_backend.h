@@ -1,0 +1,53 @@
+// The subprocess backend: the code runs as a plain child process of cordon, in its own
+// session, in a fresh temp dir with a minimal environment, behind a deadline that kills
+// its whole process tree. It isolates nothing: the code can read the host's files, use
+// the network and see other processes. Its capabilities() say exactly that.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "cordon/backend.h"
+#include "cordon/proc/cgroup2.h"
+
+namespace cordon::subprocess {
+
+struct SubprocessOptions {
+  // Use the subreaper helper even where a cgroup could be had (tests of the fallback).
+  // The plugin reads it from CORDON_SUBPROCESS_FORCE_FALLBACK=1 at creation.
+  bool force_fallback = false;
+};
+
+class SubprocessBackend final : public Backend {
+ public:
+  explicit SubprocessBackend(SubprocessOptions options);
+
+  [[nodiscard]] std::string_view name() const override { return "subprocess"; }
+  [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  [[nodiscard]] Probe probe() const override;
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override;
+
+ private:
+  // Whether runs will try a cgroup first (not forced off, and a writable v2 dir of ours).
+  [[nodiscard]] bool uses_cgroup() const;
+  [[nodiscard]] std::string_view tree_mechanism() const;
+
+  SubprocessOptions options_;
+  std::optional<std::filesystem::path> cgroup_parent_;  // our own v2 cgroup dir
+  std::optional<std::filesystem::path> helper_;         // cordon-reaper
+
+  // Empty, never-killed cgroups kept for the next run: mkdir + rmdir of a cgroup is a
+  // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend.
+  [[nodiscard]] std::optional<proc::Cgroup2> take_idle_cgroup();
+  void give_back_cgroup(proc::Cgroup2 cgroup);
+  static constexpr std::size_t kMaxIdleCgroups = 4;
+  std::mutex idle_mu_;
+  std::vector<proc::Cgroup2> idle_cgroups_;
+};
+
+}  // namespace cordon::subprocess

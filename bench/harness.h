@@ -1,0 +1,42 @@
+// A small benchmark harness for ratios measured in one run.
+//
+// Performance targets in cordon are ratios against a baseline measured in the same run
+// on the same machine (these machines are shared and noisy), so the harness interleaves
+// the candidate and its baseline round by round and compares medians: a burst of noise
+// hits both sides alike instead of one.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cordon::bench {
+
+struct Sample {
+  std::string name;
+  std::vector<double> ms;  // one wall-clock time per iteration
+  [[nodiscard]] double median() const;
+  [[nodiscard]] double percentile(double p) const;
+};
+
+struct Comparison {
+  std::string label;
+  Sample candidate;
+  Sample baseline;
+  double target = 0;  // the candidate/baseline ratio not to exceed (0: report only)
+  [[nodiscard]] double ratio() const { return candidate.median() / baseline.median(); }
+  [[nodiscard]] bool met() const { return target <= 0 || ratio() <= target; }
+};
+
+// Runs `warmup` untimed rounds, then `rounds` rounds of one candidate and one baseline
+// iteration each, alternating which goes first.
+Comparison compare(const std::string& label, const std::string& candidate_name,
+                   const std::function<void()>& candidate, const std::string& baseline_name,
+                   const std::function<void()>& baseline, int rounds, int warmup, double target);
+
+void print(const Comparison& c);
+// A JSON line per comparison for machines (prefix "BENCH_JSON ").
+void print_json(const Comparison& c);
+
+}  // namespace cordon::bench

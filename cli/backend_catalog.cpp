@@ -1,0 +1,49 @@
+#include "backend_catalog.h"
+
+#include <algorithm>
+
+namespace cordon::cli {
+
+BackendCatalog::BackendCatalog(const Limits& limits)
+    : search_path_(PluginRegistry::default_search_path()) {
+  registry_.discover(search_path_);
+  for (const PluginInfo& info : registry_.plugins()) {
+    CatalogEntry entry{.plugin = info, .backend = {}, .probe = {}, .capabilities = {}};
+    if (!info.loaded) {
+      entry.probe.reason = "failed to load: " + info.error;
+    } else if (Result<BackendPtr> created = registry_.create(info.name); !created) {
+      entry.probe.reason = "cannot be created: " + created.error().describe();
+    } else {
+      entry.backend = std::move(*created);
+      entry.probe = entry.backend->probe();
+      entry.capabilities = entry.backend->capabilities(limits);
+    }
+    entries_.push_back(std::move(entry));
+  }
+}
+
+BackendCatalog::~BackendCatalog() {
+  // Backends go back to their plugins before the registry dlcloses them.
+  entries_.clear();
+}
+
+std::vector<BackendCandidate> BackendCatalog::candidates() const {
+  std::vector<BackendCandidate> out;
+  out.reserve(entries_.size());
+  for (const CatalogEntry& entry : entries_) {
+    out.push_back(BackendCandidate{.name = entry.plugin.name,
+                                   .version = entry.plugin.version,
+                                   .available = entry.backend != nullptr && entry.probe.available,
+                                   .reason = entry.probe.reason,
+                                   .capabilities = entry.capabilities});
+  }
+  return out;
+}
+
+Backend* BackendCatalog::backend(const std::string& name) const {
+  const auto it = std::ranges::find_if(
+      entries_, [&](const CatalogEntry& entry) { return entry.plugin.name == name; });
+  return it == entries_.end() ? nullptr : it->backend.get();
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,46 @@
+// The plugins found on this host, each loaded one instantiated and probed: what both
+// `cordon run` (to choose) and `cordon backends` (to list) need.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend_choice.h"
+#include "cordon/plugin_registry.h"
+#include "cordon/request.h"
+
+namespace cordon::cli {
+
+struct CatalogEntry {
+  PluginInfo plugin;
+  BackendPtr backend;  // null when the plugin failed to load or create() failed
+  Probe probe;
+  Capabilities capabilities;  // for the limits the catalog was built with
+};
+
+class BackendCatalog {
+ public:
+  // Discovers plugins on the default search path and probes every loaded one with
+  // `limits` (capabilities depend on the limits asked for).
+  explicit BackendCatalog(const Limits& limits = {});
+  BackendCatalog(const BackendCatalog&) = delete;
+  BackendCatalog& operator=(const BackendCatalog&) = delete;
+  ~BackendCatalog();
+
+  [[nodiscard]] const std::vector<std::filesystem::path>& search_path() const {
+    return search_path_;
+  }
+  [[nodiscard]] const std::vector<CatalogEntry>& entries() const { return entries_; }
+  [[nodiscard]] std::vector<BackendCandidate> candidates() const;
+  // The backend named `name`, or null.
+  [[nodiscard]] Backend* backend(const std::string& name) const;
+
+ private:
+  // Declared first so it is destroyed last: the backends' code lives in its plugins.
+  PluginRegistry registry_;
+  std::vector<std::filesystem::path> search_path_;
+  std::vector<CatalogEntry> entries_;
+};
+
+}  // namespace cordon::cli

@@ -1,0 +1,111 @@
+#include "command_line.h"
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+
+#include "cli_error.h"
+
+namespace cordon::cli {
+namespace {
+
+constexpr const char* kRunFooter = R"(
+The code gets none of cordon's environment: only what the backend sets and --env adds.
+Without --json the code's stdout/stderr are passed through and a status line goes to stderr.
+
+Exit status: the code's own; 124 timed out; 128+N killed by signal N; 137 a limit
+(memory, processes, cpu, output, disk) stopped it; 130/143 cordon was interrupted
+(SIGINT/SIGTERM) and cancelled the run; 125 cordon itself failed (bad arguments, unknown
+or unavailable backend, no isolating backend for auto, sandbox error, artifacts not written).
+DUR: 500ms, 0.5s, 2s, 1m, or seconds. SIZE: 1024, 64K, 256M, 1G.)";
+
+// Repeatable options take one value per occurrence (allow_extra_args(false)): CLI11's
+// default for vectors would swallow the FILE positional that follows `--file x`.
+CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
+  CLI::App* run = app.add_subcommand("run", "Run code in a sandbox behind a timeout");
+  run->footer(kRunFooter);
+  run->add_option("-b,--backend", options.backend,
+                  "Backend name, or auto: the most isolating available (default auto)")
+      ->type_name("NAME|auto");
+  run->add_option("-t,--timeout", options.timeout, "Wall-clock limit DUR (default 5s)")
+      ->type_name("DUR");
+  run->add_option("-l,--language", options.language,
+                  "sh, bash or python (default: from FILE's extension, else sh)")
+      ->type_name("LANG");
+  run->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");
+  run->add_option("--processes", options.processes, "Most processes at once N")->type_name("N");
+  run->add_option("--cpu", options.cpu, "CPU time limit DUR")->type_name("DUR");
+  run->add_option("--output-cap", options.output_cap, "Bytes kept per stream SIZE (default 1M)")
+      ->type_name("SIZE");
+  run->add_option("-c,--code", options.code, "The code to run")->type_name("CODE");
+  run->add_option("source", options.source, "FILE holding the code, or - to read it from stdin")
+      ->type_name("FILE|-");
+  run->add_option("--file", options.files,
+                  "Input file LOCAL[:NAME] placed in the working directory (repeatable)")
+      ->type_name("LOCAL[:NAME]")
+      ->allow_extra_args(false);
+  run->add_option("--collect", options.collect,
+                  "Collect files matching GLOB after the run (repeatable)")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
+  run->add_option("--artifacts-dir", options.artifacts_dir, "Write collected artifacts to DIR")
+      ->type_name("DIR");
+  run->add_option("--stdin-file", options.stdin_file, "Feed FILE to the code's stdin")
+      ->type_name("FILE");
+  run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  run->add_flag("--json", options.json, "Print the result as one JSON object on stdout");
+  run->add_flag("--allow-unisolated", options.allow_unisolated,
+                "Let auto pick a backend that does not isolate");
+  return run;
+}
+
+CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
+  CLI::App* backends =
+      app.add_subcommand("backends", "List backend plugins, availability and capabilities");
+  backends->add_flag("--json", options.json, "Print one JSON object on stdout");
+  return backends;
+}
+
+// Whether the user asked for JSON, looked up before parsing so that a parse error can
+// still be reported as JSON.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--json") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, char** argv) {
+  CLI::App app{"cordon: run untrusted code in a sandbox behind a timeout, and say why it stopped"};
+  app.set_version_flag("--version", CORDON_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status of 'cordon run': see 'cordon run --help'; 125 means cordon itself failed.");
+
+  CommandLine line;
+  CLI::App* run = add_run_command(app, line.run);
+  CLI::App* backends = add_backends_command(app, line.backends);
+
+  const bool json = wants_json(argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version: printed by exit()
+    line.exit_status = app.exit(e);
+    return line;
+  } catch (const CLI::ParseError& e) {
+    line.exit_status =
+        report_failure(std::string(e.what()) + (json ? "" : " (see cordon --help)"), json);
+    return line;
+  }
+  if (run->parsed()) line.command = Command::kRun;
+  if (backends->parsed()) line.command = Command::kBackends;
+  return line;
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,27 @@
+// The command line, parsed with CLI11: the only place that knows CLI11, so the commands
+// themselves take plain option structs (and compile without its heavy headers).
+#pragma once
+
+#include "backends_command.h"
+#include "run_options.h"
+
+namespace cordon::cli {
+
+enum class Command {
+  kExit,  // nothing to run: help, version or a usage error was printed; see exit_status
+  kRun,
+  kBackends,
+};
+
+struct CommandLine {
+  Command command = Command::kExit;
+  int exit_status = 0;
+  RunOptions run;
+  BackendsOptions backends;
+};
+
+// Parses argv. Prints --help/--version output and usage errors (as JSON with --json)
+// itself, returning kExit with the status to exit with.
+[[nodiscard]] CommandLine parse_command_line(int argc, char** argv);
+
+}  // namespace cordon::cli

@@ -1,0 +1,32 @@
+// The `cordon` command: parse, dispatch, and map every failure of cordon itself to 125.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "backends_command.h"
+#include "command_line.h"
+#include "exit_status.h"
+#include "run_command.h"
+#include "signal_cancel.h"
+
+int main(int argc, char** argv) {
+  try {
+    const cordon::cli::CommandLine line = cordon::cli::parse_command_line(argc, argv);
+    cordon::cli::catch_sigpipe();
+    switch (line.command) {
+      case cordon::cli::Command::kRun:
+        return cordon::cli::run_command(line.run);
+      case cordon::cli::Command::kBackends:
+        return cordon::cli::backends_command(line.backends);
+      case cordon::cli::Command::kExit:
+        return line.exit_status;
+    }
+    return cordon::cli::kExitCordonFailed;
+  } catch (const std::exception& e) {
+    // A broken invariant in cordon is still cordon's failure, not the code's. The error
+    // goes to stderr only: with --json, stdout may already hold part of an object.
+    std::string message = std::string("cordon: internal error: ") + e.what() + "\n";
+    std::fputs(message.c_str(), stderr);
+    return cordon::cli::kExitCordonFailed;
+  }
+}

@@ -1,0 +1,184 @@
+#include "request_builder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+
+#include "cordon/unique_fd.h"
+#include "cordon/units.h"
+
+namespace cordon::cli {
+namespace {
+
+Result<std::string> read_fd(int fd, const std::string& shown) {
+  std::string data;
+  std::array<char, 65536> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail_errno("read " + shown);
+    }
+    if (n == 0) return data;
+    data.append(buffer.data(), static_cast<std::size_t>(n));
+  }
+}
+
+Result<std::string> read_file(const std::string& path) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("cannot open " + path);
+  return read_fd(fd.get(), path);
+}
+
+// Prefixes an error with the option it came from: "--timeout: ...".
+template <typename T>
+Result<T> for_option(Result<T> result, std::string_view option) {
+  if (!result) result.error().message = std::string(option) + ": " + result.error().message;
+  return result;
+}
+
+Result<std::uint64_t> parse_count(std::string_view text) {
+  std::uint64_t value = 0;
+  const char* begin = text.data();
+  const char* end = begin + text.size();  // from_chars is bounded: no terminator needed
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || value == 0) {
+    return fail(ErrorCode::kInvalidArgument,
+                "'" + std::string(text) + "' is not a positive whole number");
+  }
+  return value;
+}
+
+Status apply_limits(const RunOptions& options, RunRequest& request) {
+  if (options.timeout) {
+    auto timeout = for_option(parse_duration(*options.timeout), "--timeout");
+    if (!timeout) return std::unexpected(timeout.error());
+    request.timeout = *timeout;
+  }
+  if (options.memory) {
+    auto memory = for_option(parse_size(*options.memory), "--memory");
+    if (!memory) return std::unexpected(memory.error());
+    request.limits.memory_bytes = *memory;
+  }
+  if (options.processes) {
+    auto processes = for_option(parse_count(*options.processes), "--processes");
+    if (!processes) return std::unexpected(processes.error());
+    request.limits.max_processes = *processes;
+  }
+  if (options.cpu) {
+    auto cpu = for_option(parse_duration(*options.cpu), "--cpu");
+    if (!cpu) return std::unexpected(cpu.error());
+    if (cpu->count() <= 0) {
+      return fail(ErrorCode::kInvalidArgument, "--cpu: must be more than zero");
+    }
+    request.limits.cpu_time = *cpu;
+  }
+  if (options.output_cap) {
+    auto cap = for_option(parse_size(*options.output_cap), "--output-cap");
+    if (!cap) return std::unexpected(cap.error());
+    request.limits.output_bytes = *cap;
+  }
+  return {};
+}
+
+Status apply_code(const RunOptions& options, int stdin_fd, RunRequest& request) {
+  if (options.code && options.source) {
+    return fail(ErrorCode::kInvalidArgument,
+                "give the code once: -c CODE, or FILE, or - for stdin, not both");
+  }
+  if (!options.code && !options.source) {
+    return fail(ErrorCode::kInvalidArgument, "no code given: use -c CODE, FILE, or - for stdin");
+  }
+  std::optional<Language> inferred;
+  if (options.code) {
+    request.code = *options.code;
+  } else if (*options.source == "-") {
+    auto code = read_fd(stdin_fd, "stdin");
+    if (!code) return std::unexpected(code.error());
+    request.code = std::move(*code);
+  } else {
+    auto code = read_file(*options.source);
+    if (!code) return std::unexpected(code.error());
+    request.code = std::move(*code);
+    inferred = language_from_path(*options.source);
+  }
+  if (options.language) {
+    auto language = for_option(parse_language(*options.language), "--language");
+    if (!language) return std::unexpected(language.error());
+    request.language = *language;
+  } else {
+    request.language = inferred.value_or(Language::kSh);
+  }
+  return {};
+}
+
+Status apply_inputs(const RunOptions& options, RunRequest& request) {
+  for (const std::string& spec_text : options.files) {
+    auto spec = for_option(parse_input_file_spec(spec_text), "--file");
+    if (!spec) return std::unexpected(spec.error());
+    auto bytes = for_option(read_file(spec->local), "--file");
+    if (!bytes) return std::unexpected(bytes.error());
+    if (!request.input_files.emplace(spec->name, std::move(*bytes)).second) {
+      return fail(ErrorCode::kInvalidArgument, "--file: '" + spec->name + "' given twice");
+    }
+  }
+  for (const std::string& assignment : options.env) {
+    const std::size_t eq = assignment.find('=');
+    if (eq == std::string::npos) {
+      return fail(ErrorCode::kInvalidArgument, "--env: '" + assignment + "' is not NAME=VALUE");
+    }
+    request.env.emplace_back(assignment.substr(0, eq), assignment.substr(eq + 1));
+  }
+  if (options.stdin_file) {
+    auto data = for_option(read_file(*options.stdin_file), "--stdin-file");
+    if (!data) return std::unexpected(data.error());
+    request.stdin_data = std::move(*data);
+  }
+  request.artifact_globs = options.collect;
+  return {};
+}
+
+}  // namespace
+
+std::optional<Language> language_from_path(std::string_view path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".py") return Language::kPython;
+  if (extension == ".bash") return Language::kBash;
+  if (extension == ".sh") return Language::kSh;
+  return std::nullopt;
+}
+
+Result<InputFileSpec> parse_input_file_spec(std::string_view spec) {
+  InputFileSpec out;
+  const std::size_t colon = spec.rfind(':');
+  if (colon == std::string_view::npos) {
+    out.local = std::string(spec);
+    out.name = std::filesystem::path(out.local).filename().string();
+  } else {
+    out.local = std::string(spec.substr(0, colon));
+    out.name = std::string(spec.substr(colon + 1));
+  }
+  if (out.local.empty() || out.name.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "'" + std::string(spec) + "' is not LOCAL[:NAME] naming a file");
+  }
+  return out;
+}
+
+Result<RunRequest> build_request(const RunOptions& options, int stdin_fd) {
+  RunRequest request;
+  // Limits first: a typo in --timeout should not first swallow a script from stdin.
+  if (Status s = apply_limits(options, request); !s) return std::unexpected(s.error());
+  if (Status s = apply_code(options, stdin_fd, request); !s) return std::unexpected(s.error());
+  if (Status s = apply_inputs(options, request); !s) return std::unexpected(s.error());
+  // What every backend refuses alike (bad env names, input paths climbing out, ...),
+  // refused here already so the message is a usage error, not a sandbox error.
+  if (Status s = validate(request); !s) return std::unexpected(s.error());
+  return request;
+}
+
+}  // namespace cordon::cli

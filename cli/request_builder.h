@@ -1,0 +1,28 @@
+// RunOptions -> RunRequest: parses durations and sizes, reads the code, input files and
+// stdin file. Every error is a usage error (exit 125) with a message naming the option.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cordon/error.h"
+#include "cordon/request.h"
+#include "run_options.h"
+
+namespace cordon::cli {
+
+// Reads the code from stdin when options.source is "-" (fd `stdin_fd`).
+[[nodiscard]] Result<RunRequest> build_request(const RunOptions& options, int stdin_fd = 0);
+
+// The language a file's extension suggests (".py", ".sh", ".bash"), if any.
+[[nodiscard]] std::optional<Language> language_from_path(std::string_view path);
+
+// "LOCAL[:NAME]" -> {LOCAL, NAME}: split at the last ':'; NAME defaults to LOCAL's file name.
+struct InputFileSpec {
+  std::string local;
+  std::string name;
+};
+[[nodiscard]] Result<InputFileSpec> parse_input_file_spec(std::string_view spec);
+
+}  // namespace cordon::cli

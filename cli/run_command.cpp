@@ -1,0 +1,84 @@
+#include "run_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "artifacts_out.h"
+#include "backend_catalog.h"
+#include "cli_error.h"
+#include "cordon/result_json.h"
+#include "exit_status.h"
+#include "output_relay.h"
+#include "request_builder.h"
+#include "signal_cancel.h"
+
+namespace cordon::cli {
+namespace {
+
+void print_json(const RunResult& result) {
+  const std::string text =
+      to_json(result).dump(/*indent=*/-1, /*indent_char=*/' ',
+                           /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  std::fprintf(stdout, "%s\n", text.c_str());
+  std::fflush(stdout);
+}
+
+// Runs with live pass-through (text mode) or silently (JSON mode), cancelling on signals.
+RunResult execute(Backend& backend, const RunRequest& request, bool json, int* cancel_signal) {
+  CancelSource cancel;
+  const SignalCanceller canceller(cancel);
+  std::optional<OutputRelay> relay;
+  if (!json) relay.emplace(STDOUT_FILENO, STDERR_FILENO);
+  RunResult result = backend.run(request, cancel.token(), relay ? &*relay : nullptr);
+  if (relay) relay->finish(result);
+  *cancel_signal = canceller.received();
+  return result;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  Result<RunRequest> request = build_request(options);
+  if (!request) return report_failure(request.error().describe(), options.json);
+
+  const BackendCatalog catalog(request->limits);
+  const Result<BackendChoice> choice =
+      choose_backend(catalog.candidates(), options.backend, options.allow_unisolated);
+  if (!choice) return report_failure(choice.error().message, options.json);
+  Backend* backend = catalog.backend(choice->name);
+  if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
+
+  int cancel_signal = 0;
+  const RunResult result = execute(*backend, *request, options.json, &cancel_signal);
+  int status = exit_status(result, cancel_signal);
+  if (result.outcome == Outcome::kSandboxError && !options.json) {
+    // A sandbox error's status line also says where else the code could run.
+    std::fprintf(stderr, "cordon: %s; available backends: %s\n", status_line(result).c_str(),
+                 available_backend_list(catalog.candidates()).c_str());
+  } else if (!options.json) {
+    std::fprintf(stderr, "cordon: %s\n", status_line(result).c_str());
+  }
+
+  if (options.artifacts_dir && !result.artifacts.empty()) {
+    const auto written = write_artifacts(*options.artifacts_dir, result.artifacts);
+    if (!written) {
+      // stderr even with --json: stdout carries exactly the one result object.
+      std::fprintf(stderr, "cordon: artifacts not written: %s\n",
+                   written.error().describe().c_str());
+      status = kExitCordonFailed;
+    } else if (!options.json) {
+      std::fprintf(stderr, "cordon: wrote %zu artifact(s) to %s\n", written->size(),
+                   options.artifacts_dir->c_str());
+    }
+  } else if (!options.json && !result.artifacts.empty()) {
+    std::fprintf(stderr, "cordon: collected %zu artifact(s); --artifacts-dir DIR writes them\n",
+                 result.artifacts.size());
+  }
+  if (options.json) print_json(result);
+  return status;
+}
+
+}  // namespace cordon::cli

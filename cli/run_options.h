@@ -1,0 +1,32 @@
+// `cordon run`'s options as typed, before any of them is interpreted. Parsing them into a
+// RunRequest (request_builder.h) is separate so its errors are cordon's own, one style.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend_choice.h"
+
+namespace cordon::cli {
+
+struct RunOptions {
+  std::string backend{kAutoBackend};
+  std::optional<std::string> timeout;
+  std::optional<std::string> language;
+  std::optional<std::string> memory;
+  std::optional<std::string> processes;
+  std::optional<std::string> cpu;
+  std::optional<std::string> output_cap;
+  std::optional<std::string> code;        // -c CODE
+  std::optional<std::string> source;      // FILE, or "-" for stdin
+  std::optional<std::string> stdin_file;  // --stdin-file
+  std::optional<std::string> artifacts_dir;
+  std::vector<std::string> files;    // --file LOCAL[:NAME]
+  std::vector<std::string> collect;  // --collect GLOB
+  std::vector<std::string> env;      // --env NAME=VALUE
+  bool json = false;
+  bool allow_unisolated = false;
+};
+
+}  // namespace cordon::cli

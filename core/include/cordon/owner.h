@@ -1,0 +1,24 @@
+// Names that record which cordon process owns a host object ("cordon-run-<pid>-…",
+// "cordon-<pid>-<n>"), so a later start can sweep what a killed cordon left behind
+// without ever touching the objects of a cordon that is still running.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cordon {
+
+// Alive means the process exists and is not a zombie: on hosts whose PID 1 does not
+// reap, a dead cordon can stay a zombie forever, and what it owned is stale all the same.
+// A recycled pid reads as alive, which only delays a sweep: never a wrong removal.
+[[nodiscard]] bool pid_alive(pid_t pid);
+
+// "<prefix><our pid>-".
+[[nodiscard]] std::string owned_prefix(std::string_view prefix);
+// The pid in "<prefix><pid>-<rest>", or nullopt when `name` is not of that form.
+[[nodiscard]] std::optional<pid_t> owner_pid(std::string_view name, std::string_view prefix);
+
+}  // namespace cordon

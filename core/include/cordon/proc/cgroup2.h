@@ -1,0 +1,93 @@
+// A cgroup v2 per run: the one reliable way to find and kill every process the code
+// started, including descendants that called setsid or daemonised (a process-group kill
+// misses those). Needs only the controller-less core files: cgroup.procs, cgroup.kill
+// (Linux 5.14), cgroup.events and cpu.stat, which also work on a hybrid host's empty
+// /sys/fs/cgroup/unified tree.
+//
+// Cgroups are created only under the calling process's own v2 cgroup, named
+// cordon-<our pid>-<counter>, so a sweep can tell ours apart and find those of a cordon
+// that died (its pid no longer alive) without touching anyone else's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cordon/error.h"
+#include "cordon/unique_fd.h"
+
+namespace cordon::proc {
+
+// The mount point of the cgroup2 filesystem, from /proc/self/mountinfo text.
+[[nodiscard]] std::optional<std::filesystem::path> parse_cgroup2_mount(std::string_view mountinfo);
+// Our v2 path ("/", "/user.slice/x.scope") from the "0::" line of /proc/self/cgroup text.
+[[nodiscard]] std::optional<std::string> parse_cgroup2_path(std::string_view proc_cgroup);
+
+// <cgroup2 mount>/<our own v2 path>: where this process may create its run cgroups.
+[[nodiscard]] Result<std::filesystem::path> own_cgroup2_dir();
+
+// The owner pid encoded in a name made by Cgroup2::create ("cordon-123-4" -> 123).
+[[nodiscard]] std::optional<pid_t> cgroup_owner_pid(std::string_view name);
+
+class Cgroup2 {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // mkdir <parent>/cordon-<pid>-<n>. Fails (kUnavailable / kSystem) when there is no
+  // usable v2 tree or no permission: the caller falls back.
+  [[nodiscard]] static Result<Cgroup2> create(const std::filesystem::path& parent);
+  // Adopts an existing directory (for the sweep).
+  [[nodiscard]] static Result<Cgroup2> adopt(const std::filesystem::path& dir);
+
+  Cgroup2() = default;
+  Cgroup2(Cgroup2&& other) noexcept;
+  Cgroup2& operator=(Cgroup2&& other) noexcept;
+  Cgroup2(const Cgroup2&) = delete;
+  Cgroup2& operator=(const Cgroup2&) = delete;
+  // Kills what is left, waits (bounded, 2 s) and removes the directory, silently.
+  ~Cgroup2();
+
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // An open cgroup.procs: spawn() writes "0" to it in the child before exec.
+  [[nodiscard]] int procs_fd() const { return procs_.get(); }
+  // The cgroup's directory: spawn() starts the child directly inside it with clone3's
+  // CLONE_INTO_CGROUP where it can (no migration, see spawn.h). -1 if it could not be opened.
+  [[nodiscard]] int dir_fd() const { return dir_.get(); }
+
+  // Writes "1" to cgroup.kill: SIGKILL to every process in the cgroup and below, atomically
+  // with respect to forks (the kernel stops new members while it kills).
+  [[nodiscard]] Status kill() const;
+  // Whether any process is in the cgroup now (cgroup.events "populated").
+  [[nodiscard]] Result<bool> populated() const;
+  // Whether kill() was ever called. A killed cgroup must not be reused: on Linux 6.x a
+  // child later started in it with CLONE_INTO_CGROUP is SIGKILLed at birth (the fork
+  // compares kill sequence numbers of the parent's and the target cgroup; seen here).
+  [[nodiscard]] bool ever_killed() const { return ever_killed_; }
+
+  // Waits until cgroup.events says "populated 0" or `until` passes; returns whether empty.
+  [[nodiscard]] Result<bool> wait_empty(Clock::time_point until) const;
+  // usage_usec from cpu.stat: CPU time of every process that ever ran in it.
+  [[nodiscard]] Result<std::int64_t> cpu_usage_usec() const;
+  // kill(), wait_empty(until), then rmdir of any child cgroups (the code may make some
+  // when it runs as root) and of this one.
+  [[nodiscard]] Status remove(Clock::time_point until);
+
+ private:
+  explicit Cgroup2(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+  mutable bool ever_killed_ = false;
+  UniqueFd dir_;
+  UniqueFd procs_;
+};
+
+// Removes cgroups named cordon-<pid>-* under `parent` whose owner pid is dead (or a
+// zombie): kills what runs in them, then rmdir. Ours and those of live cordons stay.
+// Returns how many were removed.
+[[nodiscard]] Result<int> sweep_stale_cgroups(const std::filesystem::path& parent);
+
+}  // namespace cordon::proc

@@ -1,0 +1,223 @@
+// cordon-reaper: the fallback subreaper (see cordon/proc/reaper.h for why it exists).
+//
+// Started by ReaperProcess::start with the code's environment, cwd and stdio, and the
+// control socket at fd 3. It starts the code, then waits for either the code's main
+// process to end or cordon to ask (a byte, or EOF when cordon died); either way it kills
+// every descendant, reaps them all, reports, and exits. Compiled with spawn.cpp only; it
+// does not link libcordon-core.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cordon/proc/reaper_protocol.h"
+#include "cordon/proc/spawn.h"
+
+
+namespace {
+
+using cordon::proc::kReaperControlFd;
+using cordon::proc::ReaperMessage;
+using cordon::proc::ReaperMessageType;
+
+std::int64_t usec(const struct timeval& tv) {
+  return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
+}
+
+void send_message(const ReaperMessage& msg) {
+  // MSG_NOSIGNAL: cordon may be gone; the helper must still finish killing the tree.
+  (void)::send(kReaperControlFd, &msg, sizeof(msg), MSG_NOSIGNAL);
+}
+
+// pid -> ppid of every process visible in /proc.
+std::unordered_map<pid_t, pid_t> process_parents() {
+  std::unordered_map<pid_t, pid_t> parents;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return parents;
+  while (const struct dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    const std::string path = std::string("/proc/") + entry->d_name + "/stat";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may contain spaces and parentheses, so parse from
+    // the last ')'.
+    const char* paren = std::strrchr(buf, ')');
+    if (paren == nullptr || paren[1] == '\0') continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(paren + 2, "%c %d", &state, &ppid) != 2) continue;
+    parents[static_cast<pid_t>(pid)] = ppid;
+  }
+  ::closedir(dir);
+  return parents;
+}
+
+// SIGKILLs every process whose parent chain leads to us. Orphans of the tree are our
+// children (we are their subreaper), so the chain is never broken by a dead middle.
+void kill_descendants() {
+  const pid_t self = ::getpid();
+  const auto parents = process_parents();
+  std::unordered_set<pid_t> tree{self};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, ppid] : parents) {
+      if (!tree.contains(pid) && tree.contains(ppid)) {
+        tree.insert(pid);
+        grew = true;
+      }
+    }
+  }
+  for (const pid_t pid : tree) {
+    if (pid != self) ::kill(pid, SIGKILL);
+  }
+}
+
+// Kills and reaps until we have no children left. With no children there can be no
+// descendants: a descendant's topmost ancestor below us would be our child.
+void kill_and_reap_all(pid_t main_pid, ReaperMessage& report) {
+  for (;;) {
+    kill_descendants();
+    bool reaped_any = false;
+    for (;;) {
+      int status = 0;
+      struct rusage ru{};
+      const pid_t got = ::wait4(-1, &status, __WALL | WNOHANG, &ru);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return;  // ECHILD: done
+      }
+      if (got == 0) break;
+      reaped_any = true;
+      if (got == main_pid && report.main_reaped == 0) {
+        report.main_reaped = 1;
+        report.status = status;
+        report.main_utime_us = usec(ru.ru_utime);
+        report.main_stime_us = usec(ru.ru_stime);
+        report.main_maxrss_kb = ru.ru_maxrss;
+      }
+    }
+    // Killed processes take a moment to die; rescan soon (new orphans may have arrived).
+    if (!reaped_any) ::usleep(1000);
+  }
+}
+
+int usage() {
+  static const char msg[] =
+      "cordon-reaper: internal helper of cordon; not meant to be run by hand\n";
+  (void)::write(2, msg, sizeof(msg) - 1);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // argv: <parent pid> <path> <n> {<resource> <soft> <hard>}*n -- <code argv...>
+  if (argc < 5) return usage();
+  const pid_t parent = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
+
+  // Die with cordon. Then check it has not died already (the race PR_SET_PDEATHSIG
+  // leaves open); on EOF of the control socket we would kill the tree anyway.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return 1;
+  // Orphans of the code's tree are reparented to us instead of to PID 1.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return 1;
+  // The code may signal its parent (us) by accident or on purpose; only SIGKILL should
+  // stop the helper, and then cordon notices the missing report.
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2}) {
+    ::signal(sig, SIG_IGN);
+  }
+
+  cordon::proc::SpawnOptions code;
+  code.path = argv[2];
+  const long nlimits = std::strtol(argv[3], nullptr, 10);
+  int i = 4;
+  for (long k = 0; k < nlimits; ++k) {
+    if (i + 2 >= argc) return usage();
+    code.rlimits.push_back({static_cast<int>(std::strtol(argv[i], nullptr, 10)),
+                            static_cast<rlim_t>(std::strtoull(argv[i + 1], nullptr, 10)),
+                            static_cast<rlim_t>(std::strtoull(argv[i + 2], nullptr, 10))});
+    i += 3;
+  }
+  if (i >= argc || std::strcmp(argv[i], "--") != 0) return usage();
+  for (++i; i < argc; ++i) code.argv.emplace_back(argv[i]);
+  for (char** e = environ; *e != nullptr; ++e) code.env.emplace_back(*e);
+  code.stdin_fd = 0;
+  code.stdout_fd = 1;
+  code.stderr_fd = 2;
+  code.new_session = true;
+
+  cordon::proc::SpawnStage stage = cordon::proc::SpawnStage::kExec;
+  auto child = cordon::proc::spawn(code, &stage);
+  if (!child) {
+    ReaperMessage msg;
+    msg.type = ReaperMessageType::kSpawnFailed;
+    msg.error = child.error().sys_errno;
+    msg.stage = static_cast<std::int32_t>(stage);
+    send_message(msg);
+    return 1;
+  }
+  // Only the code holds its stdio from now on, so cordon sees EOF when the tree is gone.
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null_fd, fd);
+    ::close(null_fd);
+  }
+
+  const pid_t main_pid = child->pid();
+  {
+    ReaperMessage started;
+    started.type = ReaperMessageType::kStarted;
+    started.pid = main_pid;
+    send_message(started);
+  }
+
+  // Wait for the main process to end or for cordon to ask (a byte or EOF).
+  for (;;) {
+    struct pollfd pfd[2] = {{child->pidfd(), POLLIN, 0}, {kReaperControlFd, POLLIN, 0}};
+    if (::poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pfd[0].revents != 0 || pfd[1].revents != 0) break;
+  }
+
+  ReaperMessage report;
+  report.type = ReaperMessageType::kFinished;
+  report.pid = main_pid;
+  // Signal the main process first (a no-op on a zombie, whose exit status stays), then
+  // kill and reap everything; kill_and_reap_all records the main process's status.
+  (void)child->signal(SIGKILL);
+  kill_and_reap_all(main_pid, report);
+  struct rusage all{};
+  ::getrusage(RUSAGE_CHILDREN, &all);
+  report.tree_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);
+  report.tree_maxrss_kb = all.ru_maxrss;
+  send_message(report);
+  // Read what cordon sent (its "kill" byte): closing a socket with unread data makes
+  // cordon's next recv fail with ECONNRESET (it copes, but needs not to).
+  char drain[16];
+  while (::recv(kReaperControlFd, drain, sizeof drain, MSG_DONTWAIT) > 0) {
+  }
+  // _Exit: `child` still holds the pid it no longer owns (reaped above); skip its destructor.
+  std::_Exit(0);
+}

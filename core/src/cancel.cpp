@@ -1,0 +1,50 @@
+#include "cordon/cancel.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <system_error>
+
+#include "cordon/unique_fd.h"
+
+namespace cordon {
+
+// The flag answers cancelled() without a syscall; the eventfd wakes poll loops. Nobody
+// ever reads the eventfd, so once written it stays readable for every waiter.
+struct CancelSource::State {
+  UniqueFd event;
+  std::atomic<bool> cancelled{false};
+};
+
+CancelSource::CancelSource() : state_(std::make_shared<State>()) {
+  // A constructor cannot return a Result; running out of fds here is the one failure
+  // and silently degrading to "cannot be cancelled" would be worse than throwing.
+  state_->event.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!state_->event) {
+    throw std::system_error(errno, std::generic_category(), "eventfd for CancelSource");
+  }
+}
+
+void CancelSource::cancel() {
+  // exchange() makes the write happen once, however many threads cancel at once.
+  if (state_->cancelled.exchange(true, std::memory_order_acq_rel)) return;
+  const std::uint64_t one = 1;
+  // Cannot fail in a way that matters: the counter is far from overflow and EINTR does
+  // not apply to a non-blocking eventfd write.
+  [[maybe_unused]] const ssize_t n = ::write(state_->event.get(), &one, sizeof one);
+}
+
+bool CancelSource::cancelled() const { return state_->cancelled.load(std::memory_order_acquire); }
+
+CancelToken CancelSource::token() const { return CancelToken(state_); }
+
+bool CancelToken::cancelled() const {
+  return state_ && state_->cancelled.load(std::memory_order_acquire);
+}
+
+int CancelToken::wait_fd() const { return state_ ? state_->event.get() : -1; }
+
+}  // namespace cordon

@@ -1,0 +1,70 @@
+#include "cordon/interpreter.h"
+
+#include <sys/stat.h>
+
+#include <string>
+
+namespace cordon {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Linux caps one argv string at MAX_ARG_STRLEN = 32 pages = 128 KiB, counting its NUL.
+// The margin keeps clear of the edge (and of kernels with a different page size).
+constexpr std::size_t kMaxArgBytes = 128 * 1024;
+constexpr std::size_t kArgMargin = 4 * 1024;
+
+bool is_executable_file(const fs::path& path) {
+  struct stat st{};
+  // stat, not lstat: /usr/bin/python3 is a symlink to python3.11 on Debian.
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+}  // namespace
+
+std::string_view interpreter_name(Language language) {
+  switch (language) {
+    case Language::kSh:
+      return "sh";
+    case Language::kBash:
+      return "bash";
+    case Language::kPython:
+      return "python3";
+  }
+  return "sh";
+}
+
+Result<fs::path> find_interpreter(Language language, std::string_view search_path,
+                                  const fs::path& root) {
+  const std::string_view name = interpreter_name(language);
+  for (std::string_view rest = search_path;;) {
+    const auto colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    // An empty or relative entry means "relative to the cwd" to a shell: never wanted
+    // for finding the interpreter of untrusted code.
+    if (!dir.empty() && dir.front() == '/') {
+      fs::path inside = fs::path(dir) / name;
+      // Note: a symlink inside `root` with an absolute target resolves against the
+      // host's root here; fine for "/" and for roots that mirror the host's layout.
+      if (is_executable_file(root / inside.relative_path())) return inside;
+    }
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return fail(ErrorCode::kNotFound, std::string(name) + " not found on " +
+                                        std::string(search_path) +
+                                        (root == "/" ? "" : " below " + root.string()));
+}
+
+std::vector<std::string> interpreter_argv(const fs::path& interpreter, const std::string& code,
+                                          const fs::path& code_file, bool* needs_file) {
+  // A NUL cannot travel in an argv string (it would cut the code short), so such code
+  // goes through the file too.
+  const bool file =
+      code.size() + 1 > kMaxArgBytes - kArgMargin || code.find('\0') != std::string::npos;
+  if (needs_file) *needs_file = file;
+  if (file) return {interpreter.string(), code_file.string()};
+  return {interpreter.string(), "-c", code};
+}
+
+}  // namespace cordon

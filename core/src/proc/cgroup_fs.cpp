@@ -1,0 +1,75 @@
+#include "cgroup_fs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+
+#include "cordon/unique_fd.h"
+
+namespace cordon::proc::cgroupfs {
+
+Result<std::string> read(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + path.string());
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail_errno("read " + path.string());
+    }
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+Result<std::string> read_small(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + path.string());
+  char buf[1024];
+  ssize_t n = 0;
+  do {
+    n = ::read(fd.get(), buf, sizeof(buf));
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return fail_errno("read " + path.string());
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+Status write(const std::filesystem::path& path, std::string_view text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + path.string());
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return fail_errno("write \"" + std::string(text) + "\" to " + path.string());
+  }
+  return {};
+}
+
+namespace {
+std::optional<std::int64_t> to_int(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  std::int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+std::optional<std::int64_t> keyed_value(std::string_view text, std::string_view key) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ') {
+      return to_int(line.substr(key.size() + 1));
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> single_value(std::string_view text) { return to_int(text); }
+
+}  // namespace cordon::proc::cgroupfs

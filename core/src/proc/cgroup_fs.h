@@ -1,0 +1,32 @@
+// Reading and writing cgroup control files with the fewest syscalls (internal).
+//
+// Each run creates, fills, reads and removes a few groups, so these use open/read/close on
+// a stack buffer instead of iostreams: control files are small, and kernfs produces a
+// whole file in one read.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cordon/error.h"
+
+namespace cordon::proc::cgroupfs {
+
+// The whole text of a file (reads until EOF: seq files such as mountinfo or cgroup.procs
+// may return fewer bytes than asked while more follow), or an error with errno.
+[[nodiscard]] Result<std::string> read(const std::filesystem::path& path);
+// A small single-record control file (memory.oom_control, pids.events, cpu.stat, ...) in
+// one read(): kernfs produces such a file whole in the first read, so no read for EOF.
+[[nodiscard]] Result<std::string> read_small(const std::filesystem::path& path);
+// One write() of `text`; cgroup files take a value per write.
+[[nodiscard]] Status write(const std::filesystem::path& path, std::string_view text);
+
+// The number after `key ` on its own line ("oom_kill 3", "max 0", "usage_usec 12").
+[[nodiscard]] std::optional<std::int64_t> keyed_value(std::string_view text, std::string_view key);
+// The number a file holds ("67108864\n").
+[[nodiscard]] std::optional<std::int64_t> single_value(std::string_view text);
+
+}  // namespace cordon::proc::cgroupfs

@@ -1,0 +1,509 @@
+#include "cordon/proc/limit_group.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "cgroup_fs.h"
+#include "cordon/owner.h"
+#include "cordon/proc/cgroup2.h"
+#include "cordon/proc/cgroup_layout.h"
+#include "cordon/units.h"
+
+namespace cordon::proc {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = LimitGroup::Clock;
+
+// Per-process sequence for group names: cordon-<our pid>-<n>.
+std::atomic<std::uint64_t> g_counter{0};
+
+// What a group's directory is read for in stats() (Group::roles).
+enum Role : unsigned {
+  kRoleMemory = 1U << 0,
+  kRolePids = 1U << 1,
+  kRoleCpu = 1U << 2,
+  kRoleCpuacct = 1U << 3,
+};
+
+// The CFS period we ask for: the kernel's default, 100 ms.
+constexpr std::int64_t kCpuPeriodUsec = 100'000;
+
+const char* controller_of(LimitKindCg kind) {
+  switch (kind) {
+    case LimitKindCg::kMemory:
+      return "memory";
+    case LimitKindCg::kProcesses:
+      return "pids";
+    case LimitKindCg::kCpu:
+      return "cpu";
+  }
+  return "?";
+}
+
+unsigned role_of(LimitKindCg kind) {
+  switch (kind) {
+    case LimitKindCg::kMemory:
+      return kRoleMemory;
+    case LimitKindCg::kProcesses:
+      return kRolePids;
+    case LimitKindCg::kCpu:
+      return kRoleCpu;
+  }
+  return 0;
+}
+
+bool has_word(std::string_view list, std::string_view word) {
+  std::size_t start = 0;
+  while (start < list.size()) {
+    std::size_t end = list.find_first_of(" \n", start);
+    if (end == std::string_view::npos) end = list.size();
+    if (list.substr(start, end - start) == word) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Where a kind's group goes: the parent directory (our own cgroup in that hierarchy).
+struct Site {
+  fs::path parent;
+  bool v2 = false;
+};
+
+// Our own v2 cgroup can give `controller` to a child only when it is enabled in our
+// cgroup.subtree_control. Enabling it there (with `enable`) fails with EBUSY when our cgroup
+// holds processes (v2's no-internal-process rule; we are in it ourselves unless it is the
+// root), and then this kind is unavailable: we do not move ourselves around to make room.
+Result<Site> locate_v2(const CgroupHierarchy& h, const char* controller, bool enable) {
+  const auto subtree = h.own_dir / "cgroup.subtree_control";
+  auto enabled = cgroupfs::read_small(subtree);
+  if (!enabled) return std::unexpected(enabled.error());
+  if (has_word(*enabled, controller)) return Site{h.own_dir, true};
+  if (enable) {
+    if (auto st = cgroupfs::write(subtree, std::string("+") + controller); !st) {
+      return fail(ErrorCode::kUnavailable, std::string("cannot enable ") + controller + " in " +
+                                               subtree.string() + ": " +
+                                               errno_text(st.error().sys_errno));
+    }
+    return Site{h.own_dir, true};
+  }
+  // A probe does not change anything: predict the EBUSY instead.
+  auto procs = cgroupfs::read(h.own_dir / "cgroup.procs");
+  std::error_code ec;
+  const bool is_root = !fs::exists(h.own_dir / "cgroup.type", ec);  // the root has none
+  if (!is_root && procs && !procs->empty()) {
+    return fail(ErrorCode::kUnavailable,
+                std::string(controller) + " is not enabled in " + subtree.string() +
+                    " and cannot be: our own cgroup holds processes (cgroup v2 allows "
+                    "controllers for child groups only in a cgroup without processes)");
+  }
+  return Site{h.own_dir, true};
+}
+
+// Where `kind` can be placed. A controller is either in a v1 hierarchy or available to the
+// v2 tree, never both, so the order of the checks only matters for the message.
+Result<Site> locate(LimitKindCg kind, const std::vector<CgroupHierarchy>& hierarchies,
+                    const fs::path& cgroup_root, bool enable) {
+  const char* controller = controller_of(kind);
+  if (const auto* v1 = find_v1_hierarchy(hierarchies, controller)) return Site{v1->own_dir, false};
+  const auto* v2 = find_v2_hierarchy(hierarchies);
+  if (v2 != nullptr) {
+    // Our cgroup.controllers lists what our parent gives us, i.e. what we could hand on.
+    const auto available = cgroupfs::read_small(v2->own_dir / "cgroup.controllers");
+    if (available && has_word(*available, controller)) return locate_v2(*v2, controller, enable);
+  }
+  return fail(ErrorCode::kUnavailable,
+              std::string("no ") + controller + " controller mounted under " +
+                  cgroup_root.string() +
+                  (v2 != nullptr ? " (not a cgroup v1 hierarchy, and not available in " +
+                                       (v2->own_dir / "cgroup.controllers").string() + ")"
+                                 : ""));
+}
+
+// mkdir <parent>/cordon-<pid>-<n>. EEXIST can only be a name taken by a Cgroup2 (its own
+// counter, same naming, same v2 tree on a pure v2 host): take the next number.
+Result<fs::path> make_group_dir(const fs::path& parent) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    fs::path dir = parent / ("cordon-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(g_counter.fetch_add(1) + 1));
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
+  }
+  return fail(ErrorCode::kSystem, "no free group name under " + parent.string());
+}
+
+std::string format_cpus(double cpus) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), cpus);
+  return ec == std::errc() ? std::string(buf, end) + " CPU" : "? CPU";
+}
+
+// Writes the limit of `kind` into a fresh group. On v1 everything is written BEFORE any
+// process joins: a process joining a group without its limits could grow past them first.
+Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
+                                 const Limits& limits, const LimitGroupOptions& options) {
+  LimitApplied applied;
+  applied.kind = kind;
+  const std::string version = v2 ? "cgroup v2 " : "cgroup v1 ";
+  switch (kind) {
+    case LimitKindCg::kMemory: {
+      const std::string bytes = std::to_string(*limits.memory_bytes);
+      applied.value = format_size(*limits.memory_bytes);
+      if (v2) {
+        if (auto st = cgroupfs::write(dir / "memory.max", bytes); !st)
+          return std::unexpected(st.error());
+        // memory.max bounds RAM only; without swap.max 0 the group could page out and
+        // keep growing. ENOENT: no swap accounting, so no swap to extend into.
+        auto swap = cgroupfs::write(dir / "memory.swap.max", "0");
+        if (!swap && swap.error().sys_errno != ENOENT) return std::unexpected(swap.error());
+        applied.mechanism = version + "memory.max" + (swap ? " + memory.swap.max=0" : "");
+        return applied;
+      }
+      // limit_in_bytes first: the kernel keeps memsw.limit_in_bytes >= limit_in_bytes, and
+      // both start at "unlimited", so memsw first would be refused (EINVAL).
+      if (auto st = cgroupfs::write(dir / "memory.limit_in_bytes", bytes); !st) {
+        return std::unexpected(st.error());
+      }
+      // The same value for memory+swap, so swap cannot extend the limit. ENOENT: the kernel
+      // does no swap accounting (swapaccount=0); the limit then bounds RAM only, and the
+      // mechanism says so.
+      auto memsw = cgroupfs::write(dir / "memory.memsw.limit_in_bytes", bytes);
+      if (!memsw && memsw.error().sys_errno != ENOENT) return std::unexpected(memsw.error());
+      // A new v1 memory group inherits oom_kill_disable from its parent; 0 makes the kernel
+      // OOM-kill inside the group instead of pausing it at the limit.
+      if (auto st = cgroupfs::write(dir / "memory.oom_control", "0"); !st) {
+        return std::unexpected(st.error());
+      }
+      applied.mechanism = version + "memory.limit_in_bytes" +
+                          (memsw ? " + memory.memsw.limit_in_bytes" : " (no swap accounting)");
+      return applied;
+    }
+    case LimitKindCg::kProcesses: {
+      const std::string n = std::to_string(*limits.max_processes);
+      if (auto st = cgroupfs::write(dir / "pids.max", n); !st) return std::unexpected(st.error());
+      applied.mechanism = version + "pids.max";
+      applied.value = n;
+      return applied;
+    }
+    case LimitKindCg::kCpu: {
+      // The kernel refuses quotas under 1 ms.
+      const auto quota = std::max<std::int64_t>(
+          1000, std::llround(*options.cpus * static_cast<double>(kCpuPeriodUsec)));
+      applied.value = format_cpus(*options.cpus);
+      if (v2) {
+        const auto text = std::to_string(quota) + " " + std::to_string(kCpuPeriodUsec);
+        if (auto st = cgroupfs::write(dir / "cpu.max", text); !st)
+          return std::unexpected(st.error());
+        applied.mechanism = version + "cpu.max";
+        return applied;
+      }
+      // Period before quota: the quota is a share of the period.
+      if (auto st = cgroupfs::write(dir / "cpu.cfs_period_us", std::to_string(kCpuPeriodUsec));
+          !st) {
+        return std::unexpected(st.error());
+      }
+      if (auto st = cgroupfs::write(dir / "cpu.cfs_quota_us", std::to_string(quota)); !st) {
+        return std::unexpected(st.error());
+      }
+      applied.mechanism = version + "cpu.cfs_quota_us";
+      return applied;
+    }
+  }
+  return fail(ErrorCode::kInternal, "unknown limit kind");
+}
+
+// The pids in `dir` and in any groups below it (a v1 process in a child group is not listed
+// in the parent's cgroup.procs).
+void collect_members(const fs::path& dir, std::vector<pid_t>& out) {
+  if (auto text = cgroupfs::read(dir / "cgroup.procs")) {
+    std::size_t start = 0;
+    while (start < text->size()) {
+      std::size_t end = text->find('\n', start);
+      if (end == std::string::npos) end = text->size();
+      pid_t pid = 0;
+      if (std::from_chars(text->data() + start, text->data() + end, pid).ec == std::errc() &&
+          pid > 0) {
+        out.push_back(pid);
+      }
+      start = end + 1;
+    }
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) collect_members(entry.path(), out);
+  }
+}
+
+// rmdir children first: a cgroup with child cgroups cannot be removed.
+int remove_tree(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
+      if (const int err = remove_tree(entry.path()); err != 0) return err;
+    }
+  }
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return errno;
+  return 0;
+}
+
+// v1 has no cgroup.kill: SIGKILL every member, again and again, until the group can go.
+// A process forking meanwhile adds members the next round finds; pids.max bounds a fork
+// bomb. A pid read from cgroup.procs could in theory exit and be reused before kill();
+// that needs a full pid wrap-around within microseconds.
+Status remove_v1_group(const fs::path& dir, Clock::time_point until) {
+  std::vector<pid_t> members;
+  auto pause = std::chrono::microseconds(200);
+  for (;;) {
+    members.clear();
+    collect_members(dir, members);
+    for (const pid_t pid : members) ::kill(pid, SIGKILL);
+    // Members leave cgroup.procs as they exit, but rmdir can still see the group populated
+    // for a moment (a leader listed as gone while its threads finish exiting): retry.
+    const int err = members.empty() ? remove_tree(dir) : EBUSY;
+    if (err == 0) return {};
+    if (err != EBUSY) return fail_errno("rmdir " + dir.string(), err);
+    if (Clock::now() >= until) {
+      return fail(ErrorCode::kTimeout, "processes of " + dir.string() + " did not exit");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+  }
+}
+
+Status remove_group_dir(const fs::path& dir, bool v2, Clock::time_point until) {
+  // The common case: the backend has already killed and reaped everything, and one rmdir
+  // is all it takes.
+  if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return {};
+  if (errno != EBUSY) return fail_errno("rmdir " + dir.string());
+  if (v2) {
+    auto cg = Cgroup2::adopt(dir);  // cgroup.kill, wait for "populated 0", rmdir the tree
+    if (!cg) return std::unexpected(cg.error());
+    return cg->remove(until);
+  }
+  return remove_v1_group(dir, until);
+}
+
+// Discovery reads and parses /proc/self/mountinfo and /proc/self/cgroup: ~70 us of
+// syscalls alone, as much as a memory group's mkdir. Mounts and our own cgroups do not
+// change under a running cordon in practice, so the result is kept per cgroup_root;
+// `refresh` re-reads (used when a mkdir finds our own cgroup gone, and by the sweep).
+using Hierarchies = std::vector<CgroupHierarchy>;
+Result<std::shared_ptr<const Hierarchies>> hierarchies_for(const fs::path& cgroup_root,
+                                                           bool refresh) {
+  static std::mutex mutex;
+  static std::map<fs::path, std::shared_ptr<const Hierarchies>> cache;
+  std::lock_guard lock(mutex);
+  auto& slot = cache[cgroup_root];
+  if (!slot || refresh) {
+    auto found = discover_cgroup_hierarchies(cgroup_root);
+    if (!found) return std::unexpected(found.error());
+    slot = std::make_shared<const Hierarchies>(std::move(*found));
+  }
+  return slot;
+}
+
+bool is_limit_controller(const CgroupHierarchy& h) {
+  for (const auto& c : h.controllers) {
+    if (c == "memory" || c == "pids" || c == "cpu" || c == "cpuacct") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOptions& options) {
+  LimitGroup group;
+  std::vector<LimitKindCg> kinds;
+  if (limits.memory_bytes) kinds.push_back(LimitKindCg::kMemory);
+  if (limits.max_processes) kinds.push_back(LimitKindCg::kProcesses);
+  if (options.cpus) kinds.push_back(LimitKindCg::kCpu);
+  if (kinds.empty()) return group;
+
+  auto cached = hierarchies_for(options.cgroup_root, /*refresh=*/false);
+  if (!cached) return group;  // no cgroups to be had: nothing enforced
+  bool refreshed = false;
+
+  // Finds or makes the group under `parent` (co-mounted controllers, or the one v2 tree,
+  // share one directory).
+  auto group_under = [&](const fs::path& parent, bool v2) -> Result<Group*> {
+    for (auto& g : group.groups_) {
+      if (g.dir.parent_path() == parent) return &g;
+    }
+    auto dir = make_group_dir(parent);
+    if (!dir) return std::unexpected(dir.error());
+    group.groups_.push_back(Group{std::move(*dir), v2, 0});
+    return &group.groups_.back();
+  };
+
+  for (const auto kind : kinds) {
+    auto site = locate(kind, **cached, options.cgroup_root, /*enable=*/true);
+    if (!site) continue;  // unavailable here: unavailable_reason() says why
+    auto g = group_under(site->parent, site->v2);
+    if (!g && g.error().sys_errno == ENOENT && !refreshed) {
+      // Our own cgroup is gone, so we were moved since discovery: look again, once.
+      refreshed = true;
+      if (auto fresh = hierarchies_for(options.cgroup_root, /*refresh=*/true)) cached = *fresh;
+      site = locate(kind, **cached, options.cgroup_root, /*enable=*/true);
+      if (!site) continue;
+      g = group_under(site->parent, site->v2);
+    }
+    if (!g) continue;  // no permission (no delegation), read-only: a limit not placed
+    auto applied = write_limit((*g)->dir, (*g)->v2, kind, limits, options);
+    if (!applied) return std::unexpected(applied.error());  // ~LimitGroup removes the groups
+    (*g)->roles |= role_of(kind);
+    if ((*g)->v2) (*g)->roles |= kRoleCpuacct;  // v2 cpu.stat has usage_usec, no controller
+    group.enforced_.push_back(std::move(*applied));
+  }
+
+  // v1 CPU time comes from cpuacct, which this machine kind mounts apart from cpu: one more
+  // group, only when a CPU limit asked for the cpu hierarchy anyway.
+  if (group.has(LimitKindCg::kCpu)) {
+    if (const auto* acct = find_v1_hierarchy(**cached, "cpuacct")) {
+      if (auto g = group_under(acct->own_dir, false)) (*g)->roles |= kRoleCpuacct;
+    }
+  }
+
+  for (const auto& g : group.groups_) {
+    if (g.v2) {
+      // For clone3(CLONE_INTO_CGROUP): the child is born inside, no migration.
+      group.v2_dir_.reset(::open(g.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!group.v2_dir_) return fail_errno("open " + g.dir.string());
+    }
+  }
+  return group;
+}
+
+LimitGroup::LimitGroup(LimitGroup&& other) noexcept
+    : groups_(std::exchange(other.groups_, {})),
+      enforced_(std::exchange(other.enforced_, {})),
+      v2_dir_(std::move(other.v2_dir_)) {}
+
+LimitGroup& LimitGroup::operator=(LimitGroup&& other) noexcept {
+  if (this != &other) {
+    (void)remove(Clock::now() + std::chrono::seconds(2));
+    groups_ = std::exchange(other.groups_, {});
+    enforced_ = std::exchange(other.enforced_, {});
+    v2_dir_ = std::move(other.v2_dir_);
+  }
+  return *this;
+}
+
+LimitGroup::~LimitGroup() {
+  if (!groups_.empty()) (void)remove(Clock::now() + std::chrono::seconds(2));
+}
+
+bool LimitGroup::has(LimitKindCg kind) const {
+  for (const auto& e : enforced_) {
+    if (e.kind == kind) return true;
+  }
+  return false;
+}
+
+Status LimitGroup::join(pid_t pid) const {
+  // The limits are already in place (create): joining is the last step, so the process is
+  // never inside a group without them.
+  const std::string text = std::to_string(pid);
+  for (const auto& g : groups_) {
+    if (auto st = cgroupfs::write(g.dir / "cgroup.procs", text); !st) return st;
+  }
+  return {};
+}
+
+int LimitGroup::v2_dir_fd() const { return v2_dir_.get(); }
+
+LimitGroupStats LimitGroup::stats() const {
+  LimitGroupStats out;
+  for (const auto& g : groups_) {
+    if ((g.roles & kRoleMemory) != 0) {
+      // v1 keeps the OOM count in memory.oom_control of the group where the kill happened;
+      // v2's memory.events counts kills in the group and below.
+      if (auto t = cgroupfs::read_small(g.dir / (g.v2 ? "memory.events" : "memory.oom_control"))) {
+        out.oom_killed = cgroupfs::keyed_value(*t, "oom_kill").value_or(0) > 0;
+      }
+      if (auto t =
+              cgroupfs::read_small(g.dir / (g.v2 ? "memory.peak" : "memory.max_usage_in_bytes"))) {
+        if (auto v = cgroupfs::single_value(*t)) out.memory_peak_kb = *v / 1024;
+      }
+    }
+    if ((g.roles & kRolePids) != 0) {
+      if (auto t = cgroupfs::read_small(g.dir / "pids.events")) {
+        out.pids_limit_hit = cgroupfs::keyed_value(*t, "max").value_or(0) > 0;
+      }
+    }
+    if ((g.roles & kRoleCpuacct) != 0) {
+      if (g.v2) {
+        if (auto t = cgroupfs::read_small(g.dir / "cpu.stat")) {
+          out.cpu_usec = cgroupfs::keyed_value(*t, "usage_usec");
+        }
+      } else if (auto t = cgroupfs::read_small(g.dir / "cpuacct.usage")) {
+        if (auto ns = cgroupfs::single_value(*t)) out.cpu_usec = *ns / 1000;
+      }
+    }
+  }
+  return out;
+}
+
+Status LimitGroup::remove(Clock::time_point until) {
+  v2_dir_.reset();
+  Status status;
+  std::vector<Group> left;
+  for (auto& g : groups_) {
+    if (auto st = remove_group_dir(g.dir, g.v2, until); !st) {
+      if (status) status = std::unexpected(st.error());
+      left.push_back(std::move(g));  // the destructor tries again
+    }
+  }
+  groups_ = std::move(left);
+  enforced_.clear();
+  return status;
+}
+
+std::string LimitGroup::unavailable_reason(LimitKindCg kind, const LimitGroupOptions& options) {
+  auto hierarchies = hierarchies_for(options.cgroup_root, /*refresh=*/true);
+  if (!hierarchies) return hierarchies.error().describe();
+  auto site = locate(kind, **hierarchies, options.cgroup_root, /*enable=*/false);
+  if (!site) return site.error().describe();
+  // Creating a group is a mkdir in our own cgroup's directory: write access is the test
+  // (EROFS for a read-only mount, EACCES without delegation).
+  if (::access(site->parent.c_str(), W_OK) != 0) {
+    return "cannot create a group under " + site->parent.string() + ": " + errno_text(errno);
+  }
+  return {};
+}
+
+Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options) {
+  auto hierarchies = hierarchies_for(options.cgroup_root, /*refresh=*/true);
+  if (!hierarchies) return std::unexpected(hierarchies.error());
+  int removed = 0;
+  for (const auto& h : **hierarchies) {
+    if (h.v2) {
+      // Same names, same rule (owner dead): the cgroup v2 sweep does it.
+      if (auto n = sweep_stale_cgroups(h.own_dir)) removed += *n;
+      continue;
+    }
+    if (!is_limit_controller(h)) continue;  // we never create groups elsewhere
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(h.own_dir, ec)) {
+      const auto owner = cgroup_owner_pid(entry.path().filename().string());
+      if (!owner || !entry.is_directory(ec) || pid_alive(*owner)) continue;
+      if (remove_v1_group(entry.path(), Clock::now() + std::chrono::seconds(2))) ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace cordon::proc

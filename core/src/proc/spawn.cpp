@@ -1,0 +1,347 @@
+// Kept free of anything but headers from cordon_core so the subreaper helper
+// (core/libexec/cordon_reaper.cpp) can compile it in without linking the library.
+#include "cordon/proc/spawn.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>  // CLONE_PIDFD
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+namespace cordon::proc {
+namespace {
+
+constexpr std::size_t kMaxChildFds = 16;              // 0, 1, 2 and up to 13 kept fds
+constexpr std::size_t kChildStackBytes = 128 * 1024;  // execve and a few syscalls need little
+
+// Everything the child reads, prepared by the parent. Plain pointers into vectors the
+// parent keeps alive: the child must not allocate (it shares the parent's heap and the
+// parent's malloc lock may be held by another thread at clone time).
+struct ChildPlan {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* cwd = nullptr;
+  std::array<int, kMaxChildFds> fds{};
+  std::size_t fd_count = 0;
+  int cgroup_procs_fd = -1;  // -1 also when the child was born inside its cgroup
+  bool new_session = true;
+  const RlimitSetting* rlimits = nullptr;
+  std::size_t rlimit_count = 0;
+  ChildHook hook = nullptr;
+  void* hook_arg = nullptr;
+  // Written by the child on failure; the parent reads it after clone returns (CLONE_VFORK
+  // suspends the parent until the child execs or exits, so there is no race).
+  int error = 0;
+  SpawnStage stage = SpawnStage::kExec;
+};
+
+// A raw, full signal mask: glibc's sigfillset leaves out its two internal signals
+// (SIGCANCEL, SIGSETXID), and the rt_sigprocmask syscall takes a kernel-sized set.
+struct KernelSigset {
+  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
+};
+
+int raw_sigprocmask(int how, const KernelSigset* set, KernelSigset* old) {
+  return static_cast<int>(::syscall(SYS_rt_sigprocmask, how, set, old, sizeof(KernelSigset)));
+}
+
+[[noreturn]] void child_fail(ChildPlan* plan, SpawnStage stage, int err) {
+  plan->stage = stage;
+  plan->error = err != 0 ? err : EINVAL;
+  ::_exit(127);
+}
+
+// The child. Async-signal-safe calls only (see ChildPlan); errno is shared with the
+// parent thread's TLS, which is harmless because the parent is suspended meanwhile.
+__attribute__((no_sanitize("address"))) int child_main(void* arg) {
+  auto* plan = static_cast<ChildPlan*>(arg);
+
+  // Handlers of the parent must never run in the child (they would run on our memory),
+  // and an ignored SIGPIPE or SIGCHLD must not be inherited across exec by the code.
+  // Signals are still all blocked here (the parent blocked them before clone).
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::sigaction(sig, &dfl, nullptr);  // EINVAL for glibc's reserved signals: fine
+  }
+
+  // Join the cgroup first: from here on every process this one creates is born inside it,
+  // so cgroup.kill reaches all of them, including those that setsid or daemonise.
+  if (plan->cgroup_procs_fd >= 0 && ::write(plan->cgroup_procs_fd, "0", 1) != 1) {
+    child_fail(plan, SpawnStage::kCgroup, errno);
+  }
+  // Own session and process group and no controlling tty: the code cannot read our
+  // terminal, and a terminal's job-control signals do not reach it.
+  if (plan->new_session && ::setsid() < 0) child_fail(plan, SpawnStage::kSetsid, errno);
+
+  // Move every source fd above the target range first, so placing fd i never clobbers a
+  // source that happens to sit at a lower target number; then dup2 (which clears CLOEXEC).
+  const int count = static_cast<int>(plan->fd_count);
+  std::array<int, kMaxChildFds> high{};
+  for (int i = 0; i < count; ++i) {
+    high[i] = ::fcntl(plan->fds[i], F_DUPFD_CLOEXEC, count);
+    if (high[i] < 0) child_fail(plan, SpawnStage::kFds, errno);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (::dup2(high[i], i) < 0) child_fail(plan, SpawnStage::kFds, errno);
+  }
+
+  if (plan->cwd != nullptr && ::chdir(plan->cwd) != 0) child_fail(plan, SpawnStage::kChdir, errno);
+
+  for (std::size_t i = 0; i < plan->rlimit_count; ++i) {
+    const struct rlimit lim{plan->rlimits[i].soft, plan->rlimits[i].hard};
+    if (::setrlimit(plan->rlimits[i].resource, &lim) != 0) {
+      child_fail(plan, SpawnStage::kRlimit, errno);
+    }
+  }
+
+  if (plan->hook != nullptr) {
+    if (const int err = plan->hook(plan->hook_arg); err != 0) {
+      child_fail(plan, SpawnStage::kHook, err);
+    }
+  }
+
+  // Nothing of ours beyond the mapped fds reaches the code, CLOEXEC or not.
+  if (::close_range(static_cast<unsigned>(count), ~0U, /*flags=*/0) != 0) {
+    child_fail(plan, SpawnStage::kFds, errno);
+  }
+
+  // Unblock only now: a signal arriving earlier would find the dispositions half reset.
+  KernelSigset none{};
+  raw_sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  ::execve(plan->path, plan->argv, plan->envp);
+  child_fail(plan, SpawnStage::kExec, errno);
+}
+
+#if defined(__x86_64__)
+// clone3 for a CLONE_VM child on its own stack. The kernel starts the child with the
+// parent's registers but rsp = stack + stack_size, so no C code may run in the child
+// before it is on that stack with a fresh frame: the child half is assembly that calls
+// fn(arg) and exits if it ever returns (child_main never does; it execs or _exits).
+// fn and arg travel in r12/r13, which the kernel copies to the child.
+// Returns the child's pid, or -errno.
+long clone3_on_stack(struct clone_args* args, int (*fn)(void*), void* arg) {
+  long ret = SYS_clone3;
+  register int (*r12)(void*) asm("r12") = fn;
+  register void* r13 asm("r13") = arg;
+  asm volatile(
+      "syscall\n\t"
+      "testq %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      "xorl %%ebp, %%ebp\n\t"
+      "andq $-16, %%rsp\n\t"
+      "movq %%r13, %%rdi\n\t"
+      "callq *%%r12\n\t"
+      "movl %%eax, %%edi\n\t"
+      "movl $60, %%eax\n\t"  // SYS_exit
+      "syscall\n\t"
+      "hlt\n\t"
+      "1:\n\t"
+      : "+a"(ret)
+      : "D"(args), "S"(sizeof(*args)), "r"(r12), "r"(r13)
+      : "rcx", "r11", "memory");
+  return ret;
+}
+constexpr bool kHaveClone3Trampoline = true;
+#else
+long clone3_on_stack(struct clone_args*, int (*)(void*), void*) { return -ENOSYS; }
+constexpr bool kHaveClone3Trampoline = false;
+#endif
+
+std::vector<char*> c_array(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+bool ExitInfo::exited() const { return WIFEXITED(status); }
+int ExitInfo::exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+int ExitInfo::signal() const { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
+
+const char* to_string(SpawnStage stage) {
+  switch (stage) {
+    case SpawnStage::kSignals:
+      return "reset signals";
+    case SpawnStage::kCgroup:
+      return "join cgroup";
+    case SpawnStage::kSetsid:
+      return "setsid";
+    case SpawnStage::kFds:
+      return "set up fds";
+    case SpawnStage::kChdir:
+      return "chdir";
+    case SpawnStage::kRlimit:
+      return "setrlimit";
+    case SpawnStage::kHook:
+      return "child set-up";
+    case SpawnStage::kExec:
+      return "execve";
+  }
+  return "spawn";
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), pidfd_(std::move(other.pidfd_)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    kill_and_reap();
+    pid_ = std::exchange(other.pid_, -1);
+    pidfd_ = std::move(other.pidfd_);
+  }
+  return *this;
+}
+
+ChildProcess::~ChildProcess() { kill_and_reap(); }
+
+void ChildProcess::kill_and_reap() {
+  if (pid_ > 0) {
+    (void)signal(SIGKILL);
+    struct rusage ignored{};
+    int status = 0;
+    while (::wait4(pid_, &status, __WALL, &ignored) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+  pidfd_.reset();
+}
+
+Status ChildProcess::signal(int sig) const {
+  if (pid_ <= 0) return {};
+  // Through the pidfd: the pid cannot have been recycled, because we have not reaped it.
+  if (::syscall(SYS_pidfd_send_signal, pidfd_.get(), sig, nullptr, 0) != 0 && errno != ESRCH) {
+    return fail_errno("pidfd_send_signal");
+  }
+  return {};
+}
+
+Result<ExitInfo> ChildProcess::wait() {
+  if (pid_ <= 0) return fail(ErrorCode::kInternal, "wait: no child");
+  ExitInfo info;
+  // wait4 by pid is safe from reuse for the same reason as above; __WALL also reaps a
+  // child made with a non-SIGCHLD exit signal (a namespace backend's clone).
+  while (::wait4(pid_, &info.status, __WALL, &info.usage) < 0) {
+    if (errno != EINTR) return fail_errno("wait4");
+  }
+  pid_ = -1;
+  return info;
+}
+
+Result<std::optional<ExitInfo>> ChildProcess::try_wait() {
+  if (pid_ <= 0) return fail(ErrorCode::kInternal, "wait: no child");
+  ExitInfo info;
+  const pid_t got = ::wait4(pid_, &info.status, __WALL | WNOHANG, &info.usage);
+  if (got < 0) return fail_errno("wait4");
+  if (got == 0) return std::optional<ExitInfo>{};
+  pid_ = -1;
+  return std::optional<ExitInfo>{info};
+}
+
+Result<ChildProcess> spawn(const SpawnOptions& options, SpawnStage* failed_stage) {
+  if (options.argv.empty()) return fail(ErrorCode::kInvalidArgument, "spawn: empty argv");
+  if (options.keep_fds.size() + 3 > kMaxChildFds) {
+    return fail(ErrorCode::kInvalidArgument, "spawn: too many fds to keep");
+  }
+
+  // Everything the child touches is built here, before clone.
+  const std::vector<char*> argv = c_array(options.argv);
+  const std::vector<char*> envp = c_array(options.env);
+  std::vector<RlimitSetting> rlimits = options.rlimits;
+  rlimits.push_back({RLIMIT_CORE, 0, 0});  // a crashing program must not drop a core file
+
+  UniqueFd dev_null;
+  if (options.stdin_fd < 0 || options.stdout_fd < 0 || options.stderr_fd < 0) {
+    dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!dev_null) return fail_errno("open /dev/null");
+  }
+
+  ChildPlan plan;
+  plan.path = options.path.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+  plan.fds[0] = options.stdin_fd >= 0 ? options.stdin_fd : dev_null.get();
+  plan.fds[1] = options.stdout_fd >= 0 ? options.stdout_fd : dev_null.get();
+  plan.fds[2] = options.stderr_fd >= 0 ? options.stderr_fd : dev_null.get();
+  plan.fd_count = 3;
+  for (const int fd : options.keep_fds) plan.fds[plan.fd_count++] = fd;
+  plan.cgroup_procs_fd = options.cgroup_procs_fd;
+  plan.new_session = options.new_session;
+  plan.rlimits = rlimits.data();
+  plan.rlimit_count = rlimits.size();
+  plan.hook = options.hook;
+  plan.hook_arg = options.hook_arg;
+
+  void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+  if (stack == MAP_FAILED) return fail_errno("mmap child stack");
+  struct StackUnmap {
+    void* p;
+    ~StackUnmap() { ::munmap(p, kChildStackBytes); }
+  } unmap{stack};
+
+  // Block every signal (glibc's internal ones too) across clone: a handler of ours must
+  // not run in the child, which shares our memory and stack-adjacent state until exec.
+  // The child unblocks after resetting dispositions; we restore our mask right after.
+  KernelSigset all;
+  std::memset(&all, 0xff, sizeof(all));
+  KernelSigset old{};
+  raw_sigprocmask(SIG_SETMASK, &all, &old);
+
+  int pidfd = -1;
+  // CLONE_PIDFD hands us the pidfd atomically with the pid (no window for reuse).
+  const unsigned long flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | options.extra_clone_flags;
+  long pid = -ENOSYS;
+  if (kHaveClone3Trampoline && options.cgroup_dir_fd >= 0) {
+    struct clone_args args{};
+    args.flags = flags | CLONE_INTO_CGROUP;
+    args.pidfd = reinterpret_cast<std::uintptr_t>(&pidfd);
+    args.exit_signal = SIGCHLD;
+    args.stack = reinterpret_cast<std::uintptr_t>(stack);
+    args.stack_size = kChildStackBytes;
+    args.cgroup = static_cast<std::uint64_t>(options.cgroup_dir_fd);
+    plan.cgroup_procs_fd = -1;  // born inside: nothing to join
+    pid = clone3_on_stack(&args, child_main, &plan);
+  }
+  // No clone3 (Linux < 5.3), no CLONE_INTO_CGROUP (< 5.7: E2BIG or EINVAL), or no dir
+  // fd: clone, and the child joins through cgroup.procs before exec.
+  if (pid == -ENOSYS || pid == -E2BIG || pid == -EINVAL) {
+    plan.cgroup_procs_fd = options.cgroup_procs_fd;
+    char* stack_top = static_cast<char*>(stack) + kChildStackBytes;
+    pid = ::clone(child_main, stack_top, static_cast<int>(flags | SIGCHLD), &plan, &pidfd);
+    if (pid < 0) pid = -errno;
+  }
+  raw_sigprocmask(SIG_SETMASK, &old, nullptr);
+
+  if (pid < 0) return fail_errno("clone", static_cast<int>(-pid));
+  ChildProcess child(static_cast<pid_t>(pid), UniqueFd(pidfd));
+  if (plan.error != 0) {
+    // The child has exited (127); reap it before reporting why.
+    (void)child.wait();
+    if (failed_stage != nullptr) *failed_stage = plan.stage;
+    std::string what = std::string(to_string(plan.stage));
+    if (plan.stage == SpawnStage::kExec || plan.stage == SpawnStage::kChdir) {
+      what += ' ';
+      what += plan.stage == SpawnStage::kExec ? options.path : options.cwd;
+    }
+    return fail_errno(std::move(what), plan.error);
+  }
+  return child;
+}
+
+}  // namespace cordon::proc

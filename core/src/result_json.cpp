@@ -1,0 +1,90 @@
+#include "cordon/result_json.h"
+
+#include "cordon/text.h"
+
+namespace cordon {
+namespace {
+
+using nlohmann::json;
+
+// nlohmann::json throws when it serialises invalid UTF-8, and every string here can
+// carry bytes from the sandboxed code (file names, messages quoting paths). Each one
+// goes through to_valid_utf8 so dump() can never fail.
+json text(std::string_view bytes) { return to_valid_utf8(bytes); }
+
+json optional_text(const std::optional<std::string>& value) {
+  return value ? text(*value) : json(nullptr);
+}
+
+json artifact_json(const Artifact& artifact) {
+  return json{{"path", text(artifact.path)},
+              {"size", artifact.size},
+              {"sha256", text(artifact.sha256)},
+              {"content_base64", base64_encode(artifact.content)}};
+}
+
+json enforced_json(const Enforced& enforced) {
+  return json{{"aspect", to_string(enforced.aspect)},
+              {"mechanism", text(enforced.mechanism)},
+              {"value", optional_text(enforced.value)}};
+}
+
+}  // namespace
+
+json to_json(const RunResult& result) {
+  bool stdout_lossy = false;
+  bool stderr_lossy = false;
+  json out = json::object();
+  out["schema_version"] = kResultSchemaVersion;
+  out["outcome"] = to_string(result.outcome);
+  out["limit"] = result.limit ? json(to_string(*result.limit)) : json(nullptr);
+  out["ok"] = result.ok();
+  out["stdout"] = to_valid_utf8(result.stdout_data, &stdout_lossy);
+  out["stderr"] = to_valid_utf8(result.stderr_data, &stderr_lossy);
+  out["stdout_lossy"] = stdout_lossy;
+  out["stderr_lossy"] = stderr_lossy;
+  out["stdout_truncated"] = result.stdout_truncated;
+  out["stderr_truncated"] = result.stderr_truncated;
+  out["exit_code"] = result.exit_code;
+  out["signal"] = result.signal;
+  out["timed_out"] = result.timed_out;
+  out["oom_killed"] = result.oom_killed;
+  out["wall_ms"] = result.wall_ms;
+  out["setup_ms"] = result.setup_ms;
+  out["cpu_ms"] = result.cpu_ms;
+  out["max_rss_kb"] = result.max_rss_kb;
+  out["memory_peak_kb"] = result.memory_peak_kb ? json(*result.memory_peak_kb) : json(nullptr);
+  out["backend"] =
+      json{{"name", text(result.backend.name)}, {"version", text(result.backend.version)}};
+  out["policy"] =
+      result.policy ? json{{"name", text(result.policy->name)}, {"hash", text(result.policy->hash)}}
+                    : json(nullptr);
+  json enforced = json::array();
+  for (const auto& item : result.enforced) enforced.push_back(enforced_json(item));
+  out["enforced"] = std::move(enforced);
+  json artifacts = json::array();
+  for (const auto& artifact : result.artifacts) artifacts.push_back(artifact_json(artifact));
+  out["artifacts"] = std::move(artifacts);
+  out["error"] = optional_text(result.error);
+  out["tool_description"] = result.tool_description
+                                ? json{{"id", text(result.tool_description->id)},
+                                       {"version", result.tool_description->version}}
+                                : json(nullptr);
+  return out;
+}
+
+json to_json(const Capability& capability) {
+  return json{{"aspect", to_string(capability.aspect)},
+              {"enforcement", to_string(capability.enforcement)},
+              {"mechanism", text(capability.mechanism)},
+              {"value", optional_text(capability.value)},
+              {"detail", text(capability.detail)}};
+}
+
+json to_json(const Capabilities& capabilities) {
+  json out = json::array();
+  for (const auto& capability : capabilities.aspects) out.push_back(to_json(capability));
+  return out;
+}
+
+}  // namespace cordon

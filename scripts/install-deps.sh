@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what cordon needs to build, test and lint on Debian 12. Idempotent: when every
+# package is already installed it touches nothing (no apt-get update, no network).
+# Runs as root, or through sudo when not root. Needs no terminal and no stdin.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libseccomp-dev libsqlite3-dev
+  clang-format-19 clang-tidy-19
+  python3 bubblewrap runc
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  # "install ok installed" is dpkg's state for a fully installed package; anything else
+  # (absent, half-configured, removed with config left) needs installing.
+  if [[ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)" != "install ok installed" ]]; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo -n)  # -n: fail instead of prompting, there may be no terminal
+else
+  echo "install-deps: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null

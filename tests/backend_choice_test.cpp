@@ -1,0 +1,136 @@
+// The `--backend` decision, with hand-made candidates: no plugin is loaded.
+#include "backend_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace cordon::cli {
+namespace {
+
+Capabilities with_isolation(int aspects_enforced, Enforcement memory = Enforcement::kNone) {
+  Capabilities caps;
+  for (const Aspect aspect : kAllAspects) {
+    Capability capability;
+    capability.aspect = aspect;
+    caps.aspects.push_back(capability);
+  }
+  for (int i = 0; i < aspects_enforced; ++i) {
+    const Aspect aspect = kIsolationAspects[i];
+    for (Capability& capability : caps.aspects) {
+      if (capability.aspect == aspect) capability.enforcement = Enforcement::kEnforced;
+    }
+  }
+  for (Capability& capability : caps.aspects) {
+    if (capability.aspect == Aspect::kMemory) capability.enforcement = memory;
+  }
+  return caps;
+}
+
+BackendCandidate candidate(std::string name, bool available, Capabilities caps,
+                           std::string reason = {}) {
+  return BackendCandidate{std::move(name), "1.0", available, std::move(reason), std::move(caps)};
+}
+
+const std::vector<BackendCandidate> kOnlySubprocess = {
+    candidate("subprocess", true, with_isolation(0))};
+
+TEST(BackendChoiceTest, AutoPicksTheMostIsolatingAvailable) {
+  const std::vector<BackendCandidate> candidates = {
+      candidate("subprocess", true, with_isolation(0)),
+      candidate("namespace", true, with_isolation(4)),
+      candidate("container", false, with_isolation(4, Enforcement::kEnforced), "no runc"),
+      candidate("partial", true, with_isolation(2)),
+  };
+  const auto choice = choose_backend(candidates, "auto", /*allow_unisolated=*/false);
+  ASSERT_TRUE(choice) << choice.error().message;
+  EXPECT_EQ(choice->name, "namespace");
+  EXPECT_TRUE(choice->isolates);
+}
+
+TEST(BackendChoiceTest, TiesBrokenByTheOtherAspects) {
+  const std::vector<BackendCandidate> candidates = {
+      candidate("plain", true, with_isolation(4)),
+      candidate("capped", true, with_isolation(4, Enforcement::kEnforced)),
+  };
+  const auto choice = choose_backend(candidates, "auto", false);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->name, "capped");
+}
+
+TEST(BackendChoiceTest, AutoFailsClosedNamingWhatIsMissing) {
+  const std::vector<BackendCandidate> candidates = {
+      candidate("subprocess", true, with_isolation(0)),
+      candidate("halfway", true, with_isolation(2)),
+  };
+  const auto choice = choose_backend(candidates, "auto", false);
+  ASSERT_FALSE(choice);
+  EXPECT_EQ(choice.error().code, ErrorCode::kUnavailable);
+  const std::string& message = choice.error().message;
+  EXPECT_NE(message.find("'halfway'"), std::string::npos) << message;
+  // The first two isolation aspects are enforced; the message names the other two only.
+  EXPECT_EQ(message.find(std::string(to_string(kIsolationAspects[0])) + ","), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(to_string(kIsolationAspects[2])), std::string::npos) << message;
+  EXPECT_NE(message.find(to_string(kIsolationAspects[3])), std::string::npos) << message;
+  EXPECT_NE(message.find("--allow-unisolated"), std::string::npos) << message;
+  EXPECT_NE(message.find("available backends: subprocess, halfway"), std::string::npos) << message;
+}
+
+TEST(BackendChoiceTest, AllowUnisolatedTakesTheBestAnyway) {
+  const auto choice = choose_backend(kOnlySubprocess, "auto", /*allow_unisolated=*/true);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->name, "subprocess");
+  EXPECT_FALSE(choice->isolates);
+}
+
+TEST(BackendChoiceTest, NamingAnUnisolatedBackendIsAnInformedChoice) {
+  const auto choice = choose_backend(kOnlySubprocess, "subprocess", false);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->name, "subprocess");
+}
+
+TEST(BackendChoiceTest, UnknownNameListsTheAvailable) {
+  const auto choice = choose_backend(kOnlySubprocess, "docker", false);
+  ASSERT_FALSE(choice);
+  EXPECT_EQ(choice.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(choice.error().message, "unknown backend 'docker'; available backends: subprocess");
+}
+
+TEST(BackendChoiceTest, ALoadedDuplicateWinsOverAShadowedOne) {
+  const std::vector<BackendCandidate> candidates = {
+      candidate("subprocess", false, {}, "shadowed by /elsewhere"),
+      candidate("subprocess", true, with_isolation(0)),
+  };
+  EXPECT_TRUE(choose_backend(candidates, "subprocess", false));
+}
+
+TEST(BackendChoiceTest, UnavailableNameSaysWhy) {
+  const std::vector<BackendCandidate> candidates = {
+      candidate("subprocess", true, with_isolation(0)),
+      candidate("container", false, with_isolation(4), "runc not found"),
+  };
+  const auto choice = choose_backend(candidates, "container", false);
+  ASSERT_FALSE(choice);
+  EXPECT_NE(choice.error().message.find("runc not found"), std::string::npos);
+  EXPECT_NE(choice.error().message.find("available backends: subprocess"), std::string::npos);
+}
+
+TEST(BackendChoiceTest, NothingAvailable) {
+  const auto none = choose_backend({}, "auto", true);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no backend is available"), std::string::npos);
+  EXPECT_EQ(available_backend_list({}), "none");
+  const auto unavailable =
+      choose_backend({candidate("x", false, with_isolation(4), "broken")}, "auto", true);
+  ASSERT_FALSE(unavailable);
+}
+
+TEST(BackendChoiceTest, MissingIsolationListsEveryAspectNotFullyEnforced) {
+  EXPECT_EQ(missing_isolation(with_isolation(4)), "");
+  EXPECT_EQ(missing_isolation(with_isolation(0)), "network, filesystem, environment, process_tree");
+}
+
+}  // namespace
+}  // namespace cordon::cli

@@ -1,0 +1,82 @@
+#include "cordon/cancel.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace cordon {
+namespace {
+
+bool readable(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
+}
+
+TEST(Cancel, DefaultTokenIsNeverCancelled) {
+  const CancelToken token;
+  EXPECT_FALSE(token.cancelled());
+  EXPECT_EQ(token.wait_fd(), -1);
+}
+
+TEST(Cancel, TokenSeesCancelAndFdBecomesReadable) {
+  CancelSource source;
+  const CancelToken token = source.token();
+  ASSERT_GE(token.wait_fd(), 0);
+  EXPECT_FALSE(token.cancelled());
+  EXPECT_FALSE(readable(token.wait_fd(), 0));
+  source.cancel();
+  EXPECT_TRUE(source.cancelled());
+  EXPECT_TRUE(token.cancelled());
+  EXPECT_TRUE(readable(token.wait_fd(), 0));
+  source.cancel();  // idempotent
+  EXPECT_TRUE(readable(token.wait_fd(), 0));
+}
+
+TEST(Cancel, FdIsCloseOnExecAndNonBlocking) {
+  CancelSource source;
+  const int fd = source.token().wait_fd();
+  EXPECT_TRUE(::fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  EXPECT_TRUE(::fcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+TEST(Cancel, CancelFromAnotherThreadWakesPoll) {
+  CancelSource source;
+  const CancelToken token = source.token();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread canceller([&source] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    source.cancel();
+  });
+  // Correctness bound, not a performance target: poll must wake, long before 10 s.
+  EXPECT_TRUE(readable(token.wait_fd(), 10'000));
+  canceller.join();
+  EXPECT_TRUE(token.cancelled());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(Cancel, ManyThreadsCancellingAtOnce) {
+  CancelSource source;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) threads.emplace_back([&source] { source.cancel(); });
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(source.token().cancelled());
+  EXPECT_TRUE(readable(source.token().wait_fd(), 0));
+}
+
+TEST(Cancel, TokenOutlivesSource) {
+  CancelToken token;
+  {
+    CancelSource source;
+    token = source.token();
+    source.cancel();
+  }
+  EXPECT_TRUE(token.cancelled());
+  EXPECT_TRUE(readable(token.wait_fd(), 0));
+}
+
+}  // namespace
+}  // namespace cordon

@@ -1,0 +1,485 @@
+// The real `cordon` binary, run as a user would: exit statuses, JSON shape, inputs and
+// artifacts, and the errors of cordon itself (exit 125).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/temp_dir.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+struct Ran {
+  int status = -1;  // exit status, or 128+N when cordon itself died of signal N
+  std::string out;
+  std::string err;
+  milliseconds elapsed{0};
+};
+
+struct RunSpec {
+  std::vector<std::string> args;
+  std::optional<std::string> stdin_data;  // unset: stdin is /dev/null
+  std::vector<std::string> extra_env;     // NAME=VALUE added to cordon's environment
+  std::optional<std::string> signal_on;   // send SIGTERM to cordon once stdout has this
+};
+
+// posix_spawn of the binary with pipes for all three streams, drained with poll so a
+// chatty child can never deadlock the test.
+Ran run_cordon(const RunSpec& spec) {
+  std::array<int, 2> in{}, out{}, err{};
+  EXPECT_EQ(::pipe2(in.data(), O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(out.data(), O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(err.data(), O_CLOEXEC), 0);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (spec.stdin_data) {
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+
+  std::vector<std::string> argv_storage{CORDON_CLI_BINARY};
+  argv_storage.insert(argv_storage.end(), spec.args.begin(), spec.args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  env_storage.insert(env_storage.end(), spec.extra_env.begin(), spec.extra_env.end());
+  std::vector<char*> envp;
+  for (std::string& entry : env_storage) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+
+  const auto start = steady_clock::now();
+  pid_t pid = -1;
+  const int rc =
+      ::posix_spawn(&pid, CORDON_CLI_BINARY, &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  Ran ran;
+  if (rc != 0) {
+    ADD_FAILURE() << "posix_spawn " << CORDON_CLI_BINARY << ": " << rc;
+    ::close(in[1]);
+    ::close(out[0]);
+    ::close(err[0]);
+    return ran;
+  }
+  if (spec.stdin_data) {
+    // Small inputs only: they fit in the pipe buffer, so this never blocks.
+    EXPECT_EQ(::write(in[1], spec.stdin_data->data(), spec.stdin_data->size()),
+              static_cast<ssize_t>(spec.stdin_data->size()));
+  }
+  ::close(in[1]);
+
+  bool signalled = false;
+  std::array<pollfd, 2> fds{pollfd{out[0], POLLIN, 0}, pollfd{err[0], POLLIN, 0}};
+  std::array<std::string*, 2> sinks{&ran.out, &ran.err};
+  int open_streams = 2;
+  while (open_streams > 0) {
+    const int ready = ::poll(fds.data(), fds.size(), /*timeout=*/50);
+    if (spec.signal_on && !signalled && ran.out.find(*spec.signal_on) != std::string::npos) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+    if (ready <= 0) continue;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      std::array<char, 4096> buffer{};
+      const ssize_t n = ::read(fds[i].fd, buffer.data(), buffer.size());
+      if (n > 0) {
+        sinks[i]->append(buffer.data(), static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_streams;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ran.elapsed = std::chrono::duration_cast<milliseconds>(steady_clock::now() - start);
+  ran.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return ran;
+}
+
+Ran cordon(std::vector<std::string> args) {
+  return run_cordon(RunSpec{std::move(args), {}, {}, {}});
+}
+
+// The whole of stdout must be exactly one JSON object (parse() rejects trailing text).
+nlohmann::json parse_one_object(const std::string& text) {
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << "stdout is not one JSON document: " << e.what() << "\n" << text;
+    return nlohmann::json::object();
+  }
+  EXPECT_TRUE(value.is_object()) << text;
+  return value;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+cordon::TempDir make_temp() {
+  auto dir = cordon::TempDir::create("cordon-cli-test-");
+  EXPECT_TRUE(dir.has_value());
+  return dir ? std::move(*dir) : cordon::TempDir();
+}
+
+// Whether some backend here isolates, in which case `auto` legitimately runs.
+// --- exit statuses ---
+
+TEST(CliTest, OkPassesOutputThroughAndExitsZero) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-c", "echo hello; echo oops >&2"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "hello\n");
+  EXPECT_NE(ran.err.find("oops\n"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("cordon: ok (exit 0)"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("[subprocess"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, ExitStatusOfTheCodeIsCordonsOwn) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-c", "exit 7"});
+  EXPECT_EQ(ran.status, 7) << ran.err;
+  EXPECT_NE(ran.err.find("failed (exit 7)"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, TimeoutExits124Promptly) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-t", "200ms", "-c", "sleep 5"});
+  EXPECT_EQ(ran.status, 124) << ran.err;
+  EXPECT_LT(ran.elapsed, milliseconds(2000));
+  EXPECT_NE(ran.err.find("cordon: timed out after"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, SignalExits128PlusN) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-c", "kill -SEGV $$"});
+  EXPECT_EQ(ran.status, 128 + SIGSEGV) << ran.err;
+  EXPECT_NE(ran.err.find("killed by signal 11 (SIGSEGV)"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, SigtermToCordonCancelsTheRun) {
+  // The code prints its pid once running, then becomes `sleep`; cordon is signalled only
+  // then, so its handlers are in place and the test checks cancellation, not a default kill.
+  const RunSpec spec{
+      {"run", "-b", "subprocess", "-t", "20s", "-c", "echo $$; exec sleep 10"}, {}, {}, "\n"};
+  const Ran ran = run_cordon(spec);
+  EXPECT_EQ(ran.status, 128 + SIGTERM) << ran.err;
+  EXPECT_LT(ran.elapsed, milliseconds(5000));
+  EXPECT_NE(ran.err.find("cordon: cancelled"), std::string::npos) << ran.err;
+  ASSERT_FALSE(ran.out.empty());
+  const pid_t code_pid = std::stoi(ran.out);
+  EXPECT_EQ(::kill(code_pid, 0), -1) << "the code outlived cordon";
+}
+
+// --- failures of cordon itself: 125 ---
+
+TEST(CliTest, UnknownOptionIs125) {
+  const Ran ran = cordon({"run", "--no-such-option", "-c", "true"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("--no-such-option"), std::string::npos) << ran.err;
+  EXPECT_TRUE(ran.out.empty()) << ran.out;
+}
+
+TEST(CliTest, NoCommandIs125) { EXPECT_EQ(cordon({}).status, 125); }
+
+TEST(CliTest, NoCodeIs125) {
+  const Ran ran = cordon({"run", "-b", "subprocess"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("no code given"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, UnknownBackendIs125NamingTheAvailableOnes) {
+  const Ran ran = cordon({"run", "-b", "no-such-backend", "-c", "true"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("unknown backend 'no-such-backend'"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("available backends: "), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("subprocess"), std::string::npos) << ran.err;
+  EXPECT_EQ(std::count(ran.err.begin(), ran.err.end(), '\n'), 1) << "one line: " << ran.err;
+}
+
+struct BadValue {
+  std::vector<std::string> args;
+  std::string named;  // the option the message must name
+};
+
+class CliBadValueTest : public ::testing::TestWithParam<BadValue> {};
+
+TEST_P(CliBadValueTest, Is125NamingTheOption) {
+  std::vector<std::string> args{"run", "-b", "subprocess"};
+  args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+  args.insert(args.end(), {"-c", "true"});
+  const Ran ran = cordon(args);
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_NE(ran.err.find(GetParam().named), std::string::npos) << ran.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, CliBadValueTest,
+                         ::testing::Values(BadValue{{"-t", "5x"}, "--timeout"},
+                                           BadValue{{"-t", ""}, "--timeout"},
+                                           BadValue{{"--cpu", "soon"}, "--cpu"},
+                                           BadValue{{"--memory", "lots"}, "--memory"},
+                                           BadValue{{"--memory=-5M"}, "--memory"},
+                                           BadValue{{"--output-cap", "1.5"}, "--output-cap"},
+                                           BadValue{{"--processes", "0"}, "--processes"},
+                                           BadValue{{"-l", "cobol"}, "--language"},
+                                           BadValue{{"--env", "NOEQUALS"}, "--env"},
+                                           BadValue{{"--file", "/no/such/file"}, "--file"}));
+
+TEST(CliTest, AutoRefusesABackendThatDoesNotIsolate) {
+  // Only the subprocess plugin on the search path, whatever else this build has.
+  char tmpl[] = "/tmp/cordon-cli-plugins-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::string link = dir + "/cordon-backend-subprocess.so";
+  ASSERT_EQ(::symlink(CORDON_TEST_PLUGIN_DIR "/cordon-backend-subprocess.so", link.c_str()), 0);
+  const Ran ran = run_cordon({{"run", "-c", "echo should-not-run"},
+                              {},
+                              {"CORDON_PLUGIN_PATH=" + dir, "CORDON_PLUGIN_PATH_ONLY=1"},
+                              {}});
+  ::unlink(link.c_str());
+  ::rmdir(dir.c_str());
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_TRUE(ran.out.empty()) << "the code must not run: " << ran.out;
+  EXPECT_NE(ran.err.find("no isolating backend"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("network"), std::string::npos) << "names what is missing: " << ran.err;
+  EXPECT_NE(ran.err.find("--allow-unisolated"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, AutoWithAllowUnisolatedRuns) {
+  const Ran ran = cordon({"run", "--allow-unisolated", "-c", "echo ran"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "ran\n");
+}
+
+// --- JSON ---
+
+TEST(CliTest, JsonIsExactlyOneObjectWithTheSchemaFields) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "--json", "-c", "echo hi; exit 3"});
+  EXPECT_EQ(ran.status, 3) << ran.err;
+  const nlohmann::json result = parse_one_object(ran.out);
+  for (const char* field : {"schema_version",   "outcome",          "ok",
+                            "stdout",           "stderr",           "exit_code",
+                            "timed_out",        "signal",           "oom_killed",
+                            "stdout_truncated", "stderr_truncated", "wall_ms",
+                            "setup_ms",         "cpu_ms",           "max_rss_kb",
+                            "memory_peak_kb",   "backend",          "policy",
+                            "enforced",         "artifacts",        "error"}) {
+    EXPECT_TRUE(result.contains(field)) << field << " missing in " << ran.out;
+  }
+  EXPECT_EQ(result.value("outcome", ""), "failed");
+  EXPECT_EQ(result.value("exit_code", 0), 3);
+  EXPECT_EQ(result.value("stdout", ""), "hi\n");
+  EXPECT_EQ(result.value("ok", true), false);
+  EXPECT_EQ(ran.err.find("cordon:"), std::string::npos) << "no status line with --json";
+}
+
+TEST(CliTest, JsonTimeout) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "--json", "-t", "0.2s", "-c", "sleep 5"});
+  EXPECT_EQ(ran.status, 124);
+  const nlohmann::json result = parse_one_object(ran.out);
+  EXPECT_EQ(result.value("outcome", ""), "timed_out");
+  EXPECT_EQ(result.value("timed_out", false), true);
+}
+
+TEST(CliTest, JsonUsageErrorIsAnObjectWithError) {
+  const Ran ran = cordon({"run", "--json", "-t", "forever", "-c", "true"});
+  EXPECT_EQ(ran.status, 125);
+  const nlohmann::json error = parse_one_object(ran.out);
+  ASSERT_TRUE(error.contains("error")) << ran.out;
+  EXPECT_NE(error["error"].get<std::string>().find("--timeout"), std::string::npos);
+}
+
+TEST(CliTest, JsonParseErrorIsAnObjectWithError) {
+  const Ran ran = cordon({"run", "--json", "--bogus"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_TRUE(parse_one_object(ran.out).contains("error")) << ran.out;
+}
+
+TEST(CliTest, JsonUnknownBackendIsAnObjectWithError) {
+  const Ran ran = cordon({"run", "--json", "-b", "nope", "-c", "true"});
+  EXPECT_EQ(ran.status, 125);
+  const nlohmann::json error = parse_one_object(ran.out);
+  EXPECT_NE(error.value("error", "").find("subprocess"), std::string::npos) << ran.out;
+}
+
+TEST(CliTest, BackendsListsSubprocessWithCapabilities) {
+  const Ran json_ran = cordon({"backends", "--json"});
+  EXPECT_EQ(json_ran.status, 0) << json_ran.err;
+  const nlohmann::json listing = parse_one_object(json_ran.out);
+  bool found = false;
+  for (const auto& plugin : listing.value("plugins", nlohmann::json::array())) {
+    if (plugin.value("name", "") != "subprocess") continue;
+    found = true;
+    EXPECT_TRUE(plugin.value("available", false)) << plugin.dump();
+    EXPECT_FALSE(plugin.value("isolates", true)) << plugin.dump();
+    EXPECT_FALSE(plugin.value("version", "").empty());
+    EXPECT_TRUE(plugin.contains("capabilities")) << plugin.dump();
+  }
+  EXPECT_TRUE(found) << json_ran.out;
+
+  const Ran text = cordon({"backends"});
+  EXPECT_EQ(text.status, 0);
+  EXPECT_NE(text.out.find("subprocess"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("timeout"), std::string::npos) << text.out;
+}
+
+TEST(CliTest, BackendsListsAPluginThatFailedToLoad) {
+  const cordon::TempDir dir = make_temp();
+  write_text(dir.path() / "cordon-backend-broken.so", "not an ELF file");
+  const std::string plugin_path = "CORDON_PLUGIN_PATH=" + dir.path().string();
+  const Ran ran = run_cordon({{"backends", "--json"}, {}, {plugin_path}, {}});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  bool found = false;
+  for (const auto& plugin : parse_one_object(ran.out).value("plugins", nlohmann::json::array())) {
+    if (plugin.value("name", "") != "broken") continue;
+    found = true;
+    EXPECT_FALSE(plugin.value("loaded", true));
+    EXPECT_FALSE(plugin.value("available", true));
+    EXPECT_TRUE(plugin["load_error"].is_string()) << plugin.dump();
+  }
+  EXPECT_TRUE(found) << ran.out;
+
+  const Ran run = run_cordon({{"run", "-b", "broken", "-c", "true"}, {}, {plugin_path}, {}});
+  EXPECT_EQ(run.status, 125);
+  EXPECT_NE(run.err.find("failed to load"), std::string::npos) << run.err;
+}
+
+// --- where the code comes from ---
+
+TEST(CliTest, DashReadsCodeFromStdin) {
+  const Ran ran = run_cordon({{"run", "-b", "subprocess", "-"}, "echo from-stdin\n", {}, {}});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "from-stdin\n");
+}
+
+TEST(CliTest, FileArgumentWithLanguageFromExtension) {
+  const cordon::TempDir dir = make_temp();
+  write_text(dir.path() / "answer.py", "import sys\nprint(6 * 7)\nsys.exit(4)\n");
+  const Ran ran = cordon({"run", "-b", "subprocess", (dir.path() / "answer.py").string()});
+  EXPECT_EQ(ran.status, 4) << ran.err;
+  EXPECT_EQ(ran.out, "42\n");
+}
+
+TEST(CliTest, CodeGivenTwiceIs125) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-c", "true", "-"});
+  EXPECT_EQ(ran.status, 125);
+}
+
+TEST(CliTest, StdinFileFeedsTheCode) {
+  const cordon::TempDir dir = make_temp();
+  write_text(dir.path() / "in", "fed\n");
+  const Ran ran = cordon(
+      {"run", "-b", "subprocess", "--stdin-file", (dir.path() / "in").string(), "-c", "cat"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "fed\n");
+}
+
+// --- environment and caps ---
+
+TEST(CliTest, CallersEnvironmentIsNotPassedButEnvIs) {
+  const Ran ran = run_cordon({{"run", "-b", "subprocess", "--env", "GIVEN=yes", "-c",
+                               "echo ${CORDON_TEST_SECRET:-unset} $GIVEN"},
+                              {},
+                              {"CORDON_TEST_SECRET=leaked"},
+                              {}});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "unset yes\n");
+}
+
+TEST(CliTest, OutputCapHoldsForThePassThrough) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "--output-cap", "1K", "-c",
+                          "head -c 100000 /dev/zero | tr '\\0' x"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_LE(ran.out.size(), 1024u);
+  EXPECT_GT(ran.out.size(), 0u);
+  EXPECT_NE(ran.err.find("stdout truncated"), std::string::npos) << ran.err;
+}
+
+// --- input files and artifacts ---
+
+TEST(CliTest, FileCollectAndArtifactsDirRoundTrip) {
+  const cordon::TempDir dir = make_temp();
+  write_text(dir.path() / "local.txt", "payload");
+  const fs::path out = dir.path() / "out";
+  const Ran ran =
+      cordon({"run", "-b", "subprocess", "--file", (dir.path() / "local.txt").string() + ":in.txt",
+              "--collect", "*.out", "--collect", "sub/*", "--artifacts-dir", out.string(), "-c",
+              "cat in.txt > copy.out; mkdir sub; printf nested > sub/n.txt"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(read_text(out / "copy.out"), "payload");
+  EXPECT_EQ(read_text(out / "sub" / "n.txt"), "nested");
+  EXPECT_FALSE(fs::exists(out / "in.txt")) << "only what --collect matched";
+  EXPECT_NE(ran.err.find("wrote 2 artifact(s)"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, ArtifactsInJsonCarryContent) {
+  const Ran ran = cordon(
+      {"run", "-b", "subprocess", "--json", "--collect", "a.txt", "-c", "printf abc > a.txt"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  const nlohmann::json result = parse_one_object(ran.out);
+  ASSERT_EQ(result["artifacts"].size(), 1u) << ran.out;
+  EXPECT_EQ(result["artifacts"][0].value("path", ""), "a.txt");
+  EXPECT_EQ(result["artifacts"][0].value("size", 0), 3);
+}
+
+TEST(CliTest, ArtifactNamedLikeAPlantedSymlinkStaysInsideDir) {
+  const cordon::TempDir dir = make_temp();
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  write_text(dir.path() / "victim", "untouched");
+  // A symlink already standing in DIR under the artifact's name must be replaced, never
+  // written through.
+  fs::create_symlink(dir.path() / "victim", out / "evil.txt");
+  const Ran ran = cordon({"run", "-b", "subprocess", "--collect", "evil.txt", "--artifacts-dir",
+                          out.string(), "-c", "printf pwned > evil.txt"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(read_text(dir.path() / "victim"), "untouched");
+  EXPECT_FALSE(fs::is_symlink(out / "evil.txt"));
+  EXPECT_EQ(read_text(out / "evil.txt"), "pwned");
+}
+
+TEST(CliTest, HelpDocumentsExitStatuses) {
+  const Ran ran = cordon({"run", "--help"});
+  EXPECT_EQ(ran.status, 0);
+  EXPECT_NE(ran.out.find("124"), std::string::npos);
+  EXPECT_NE(ran.out.find("125"), std::string::npos);
+  EXPECT_NE(ran.out.find("--allow-unisolated"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,202 @@
+#include "cordon/plugin_registry.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cordon/temp_dir.h"
+
+namespace cordon {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = fs::path(CORDON_TEST_BUILD_DIR) / "test-plugins";
+const fs::path kShadow = kFixtures / "shadow";
+
+fs::path fixture(const std::string& name) { return kFixtures / ("cordon-backend-" + name + ".so"); }
+
+const PluginInfo* info_for(const PluginRegistry& registry, const fs::path& path) {
+  const auto& plugins = registry.plugins();
+  const auto it = std::ranges::find(plugins, path, &PluginInfo::path);
+  return it == plugins.end() ? nullptr : &*it;
+}
+
+// Reads the good fixture's create() counter without loading it a second time.
+int create_calls(const fs::path& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return -1;
+  const int* calls = static_cast<const int*>(::dlsym(handle, "cordon_fixture_create_calls"));
+  const int value = calls ? *calls : -1;
+  ::dlclose(handle);
+  return value;
+}
+
+TEST(PluginRegistry, GoodPluginLoadsAndListingCreatesNothing) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  const PluginInfo& info = registry.plugins().front();
+  EXPECT_TRUE(info.loaded) << info.error;
+  EXPECT_EQ(info.name, "fixture");
+  EXPECT_EQ(info.version, "1.0-first");
+  EXPECT_TRUE(info.error.empty());
+  EXPECT_EQ(registry.loaded_names(), std::vector<std::string>{"fixture"});
+  EXPECT_EQ(create_calls(fixture("fixture")), 0);
+
+  {
+    auto backend = registry.create("fixture");
+    ASSERT_TRUE(backend) << backend.error().describe();
+    EXPECT_EQ(create_calls(fixture("fixture")), 1);
+    EXPECT_EQ((*backend)->name(), "fixture");
+    EXPECT_TRUE((*backend)->probe().available);
+    const RunResult result = (*backend)->run(RunRequest{}, CancelToken{}, nullptr);
+    EXPECT_TRUE(result.ok());
+  }  // the backend goes back to the plugin before the registry dlcloses it
+}
+
+struct BadCase {
+  const char* file;
+  const char* reason;  // a substring of the listed error
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.file; }
+
+class BadPlugin : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadPlugin, IsListedWithItsReasonAndNeverCreated) {
+  const auto& c = GetParam();
+  PluginRegistry registry;
+  registry.load_file(fixture(c.file));  // the fixture's create() aborts if called
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  const PluginInfo& info = registry.plugins().front();
+  EXPECT_FALSE(info.loaded);
+  EXPECT_EQ(info.name, c.file);  // derived from the file name
+  EXPECT_TRUE(info.version.empty());
+  EXPECT_NE(info.error.find(c.reason), std::string::npos) << info.error;
+  EXPECT_TRUE(registry.loaded_names().empty());
+
+  auto backend = registry.create(c.file);
+  ASSERT_FALSE(backend);
+  EXPECT_EQ(backend.error().code, ErrorCode::kPlugin);
+  EXPECT_NE(backend.error().message.find(c.reason), std::string::npos) << backend.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, BadPlugin,
+                         testing::Values(BadCase{"badmajor", "major version differs"},
+                                         BadCase{"newminor", "is newer than"},
+                                         BadCase{"smallstruct", "expected at least"},
+                                         BadCase{"nosymbol",
+                                                 "missing entry symbol cordon_plugin_entry"}),
+                         [](const testing::TestParamInfo<BadCase>& param_info) {
+                           return std::string(param_info.param.file);
+                         });
+
+TEST(PluginRegistry, MissingFileIsListed) {
+  PluginRegistry registry;
+  registry.load_file("/nonexistent/cordon-backend-nope.so");
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  const PluginInfo& info = registry.plugins().front();
+  EXPECT_FALSE(info.loaded);
+  EXPECT_EQ(info.name, "nope");
+  EXPECT_NE(info.error.find("No such file"), std::string::npos) << info.error;
+}
+
+TEST(PluginRegistry, NonElfFileIsListedWithDlopenError) {
+  auto dir = TempDir::create("cordon-test-plugins-");
+  ASSERT_TRUE(dir);
+  std::ofstream(dir->path() / "cordon-backend-x.so") << "#!/bin/sh\necho not a library\n";
+  std::ofstream(dir->path() / "unrelated.so") << "ignored: wrong name pattern";
+  std::ofstream(dir->path() / "cordon-backend-.so") << "ignored: no name";
+  PluginRegistry registry;
+  registry.discover({dir->path()});
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  const PluginInfo& info = registry.plugins().front();
+  EXPECT_FALSE(info.loaded);
+  EXPECT_EQ(info.name, "x");
+  EXPECT_NE(info.error.find("dlopen failed"), std::string::npos) << info.error;
+}
+
+TEST(PluginRegistry, DiscoverListsEveryFixtureSortedAndSkipsMissingDirs) {
+  PluginRegistry registry;
+  registry.discover({"/nonexistent/cordon-plugins", kFixtures});
+  std::vector<std::string> files;
+  for (const auto& info : registry.plugins()) files.push_back(info.path.filename().string());
+  EXPECT_EQ(files,
+            (std::vector<std::string>{"cordon-backend-badmajor.so", "cordon-backend-fixture.so",
+                                      "cordon-backend-newminor.so", "cordon-backend-nosymbol.so",
+                                      "cordon-backend-smallstruct.so"}));
+  EXPECT_EQ(registry.loaded_names(), std::vector<std::string>{"fixture"});
+}
+
+TEST(PluginRegistry, FirstDirectoryWinsAndTheOtherIsShadowed) {
+  for (const bool shadow_first : {false, true}) {
+    SCOPED_TRACE(shadow_first ? "shadow dir first" : "fixture dir first");
+    const fs::path first = shadow_first ? kShadow : kFixtures;
+    const fs::path second = shadow_first ? kFixtures : kShadow;
+    PluginRegistry registry;
+    registry.discover({first, second});
+    const PluginInfo* winner = info_for(registry, first / "cordon-backend-fixture.so");
+    const PluginInfo* loser = info_for(registry, second / "cordon-backend-fixture.so");
+    ASSERT_TRUE(winner && loser);
+    EXPECT_TRUE(winner->loaded);
+    EXPECT_FALSE(loser->loaded);
+    EXPECT_EQ(loser->error, "shadowed by " + (first / "cordon-backend-fixture.so").string());
+    EXPECT_EQ(registry.loaded_names(), std::vector<std::string>{"fixture"});
+    auto backend = registry.create("fixture");
+    ASSERT_TRUE(backend);
+    EXPECT_EQ((*backend)->version(), shadow_first ? "2.0-second" : "1.0-first");
+  }
+}
+
+TEST(PluginRegistry, SameDirectoryTwiceIsSearchedOnce) {
+  PluginRegistry registry;
+  registry.discover({kShadow, kShadow, kShadow / "."});
+  EXPECT_EQ(registry.plugins().size(), 1u);
+  registry.load_file(kShadow / "cordon-backend-fixture.so");
+  EXPECT_EQ(registry.plugins().size(), 1u);
+}
+
+TEST(PluginRegistry, UnknownNameNamesTheAvailableOnes) {
+  PluginRegistry registry;
+  auto none = registry.create("subprocess");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(none.error().message.find("no backend plugins were found"), std::string::npos);
+
+  registry.discover({kFixtures});
+  auto missing = registry.create("nope");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message.find("'nope'"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("available: fixture"), std::string::npos)
+      << missing.error().message;
+}
+
+TEST(PluginRegistry, DefaultSearchPath) {
+  const char* old = std::getenv("CORDON_PLUGIN_PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("CORDON_PLUGIN_PATH", "/first::/second", 1);
+  const auto dirs = PluginRegistry::default_search_path();
+  if (old) {
+    ::setenv("CORDON_PLUGIN_PATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("CORDON_PLUGIN_PATH");
+  }
+  ASSERT_GE(dirs.size(), 3u);
+  EXPECT_EQ(dirs[0], "/first");
+  EXPECT_EQ(dirs[1], "/second");
+  EXPECT_EQ(dirs.back().filename(), "plugins");  // the install prefix's plugin dir
+  const bool has_build_dir =
+      std::ranges::find(dirs, fs::path(CORDON_TEST_PLUGIN_DIR)) != dirs.end();
+  EXPECT_EQ(has_build_dir, fs::is_directory(CORDON_TEST_PLUGIN_DIR));
+  EXPECT_EQ(std::ranges::find(dirs, kFixtures), dirs.end());  // fixtures stay private
+}
+
+}  // namespace
+}  // namespace cordon

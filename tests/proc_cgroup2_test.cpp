@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cordon/proc/cgroup2.h"
+#include "cordon/proc/spawn.h"
+#include "proc_test_support.h"
+
+namespace cordon::proc {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+TEST(Cgroup2Parse, FindsTheMountAfterOptionalFields) {
+  const char* text =
+      "25 30 0:23 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+      "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 master:2 - cgroup2 cgroup2 rw\n";
+  EXPECT_EQ(parse_cgroup2_mount(text), fs::path("/sys/fs/cgroup/unified"));
+  EXPECT_EQ(parse_cgroup2_mount("41 31 0:38 / /a\\040b rw - cgroup2 none rw\n"), fs::path("/a b"));
+  EXPECT_FALSE(parse_cgroup2_mount("25 30 0:23 / /sys rw - sysfs sysfs rw\n").has_value());
+}
+
+TEST(Cgroup2Parse, OwnPathFromProcCgroup) {
+  EXPECT_EQ(parse_cgroup2_path("4:memory:/x\n0::/user.slice/a.scope\n"), "/user.slice/a.scope");
+  EXPECT_EQ(parse_cgroup2_path("0::/\n"), "/");
+  EXPECT_FALSE(parse_cgroup2_path("4:memory:/x\n").has_value());
+}
+
+TEST(Cgroup2Parse, OwnerPid) {
+  EXPECT_EQ(cgroup_owner_pid("cordon-123-4"), 123);
+  EXPECT_FALSE(cgroup_owner_pid("cordon-123").has_value());
+  EXPECT_FALSE(cgroup_owner_pid("cordon-x-1").has_value());
+  EXPECT_FALSE(cgroup_owner_pid("other-1-2").has_value());
+  EXPECT_FALSE(cgroup_owner_pid("cordon-1-2x").has_value());
+}
+
+class Cgroup2Live : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = own_cgroup2_dir();
+    if (!dir) GTEST_SKIP() << "no cgroup v2: " << dir.error().describe();
+    auto cg = Cgroup2::create(*dir);
+    if (!cg) GTEST_SKIP() << "cannot create a cgroup v2 here: " << cg.error().describe();
+    parent_ = *dir;
+  }
+  fs::path parent_;
+};
+
+TEST_F(Cgroup2Live, KillReachesASetsidGrandchildAndRemoves) {
+  auto cg = Cgroup2::create(parent_);
+  ASSERT_TRUE(cg.has_value());
+  const fs::path path = cg->path();
+  EXPECT_EQ(path.parent_path(), parent_);
+  EXPECT_TRUE(path.filename().string().starts_with("cordon-" + std::to_string(::getpid()) + "-"));
+
+  testing::ScratchDir scratch;
+  SpawnOptions opts;
+  opts.path = "/bin/sh";
+  opts.argv = {"sh", "-c",
+               "setsid sh -c 'echo $$ > " + scratch.path + "/p.tmp; mv " + scratch.path +
+                   "/p.tmp " + scratch.path +
+                   "/p; exec sleep 30' & "
+                   "while [ ! -s " +
+                   scratch.path + "/p ]; do sleep 0.01; done"};
+  opts.cgroup_procs_fd = cg->procs_fd();
+  auto child = spawn(opts);
+  ASSERT_TRUE(child.has_value()) << child.error().describe();
+  ASSERT_TRUE(child->wait().has_value());
+  const pid_t grandchild = std::stoi(testing::read_file(scratch.path + "/p").value_or("0"));
+  ASSERT_GT(grandchild, 0);
+  // It outlived its parent (once it has exec'd sleep, which may take a moment).
+  bool alive = false;
+  for (int i = 0; i < 200 && !alive; ++i) {
+    alive = !testing::process_dead(grandchild, "sleep");
+    if (!alive) ::usleep(10000);
+  }
+  EXPECT_TRUE(alive);
+
+  ASSERT_TRUE(cg->kill().has_value());
+  auto empty = cg->wait_empty(Cgroup2::Clock::now() + seconds(5));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(*empty);
+  EXPECT_TRUE(testing::eventually_dead(grandchild, "sleep"));
+  EXPECT_TRUE(cg->cpu_usage_usec().has_value());
+  EXPECT_TRUE(cg->remove(Cgroup2::Clock::now() + seconds(5)).has_value());
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(Cgroup2Live, DestructorRemovesEvenWithChildCgroups) {
+  fs::path path;
+  {
+    auto cg = Cgroup2::create(parent_);
+    ASSERT_TRUE(cg.has_value());
+    path = cg->path();
+    ASSERT_EQ(::mkdir((path / "nested").c_str(), 0755), 0);  // as root code could
+  }
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(Cgroup2Live, SweepRemovesOnlyDeadOwners) {
+  // A pid that is certainly dead: a child we started and reaped.
+  SpawnOptions opts;
+  opts.path = "/bin/true";
+  opts.argv = {"true"};
+  auto child = spawn(opts);
+  ASSERT_TRUE(child.has_value());
+  const pid_t dead = child->pid();
+  ASSERT_TRUE(child->wait().has_value());
+  const fs::path stale = parent_ / ("cordon-" + std::to_string(dead) + "-1");
+  ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0);
+  auto live = Cgroup2::create(parent_);
+  ASSERT_TRUE(live.has_value());
+
+  auto removed = sweep_stale_cgroups(parent_);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_GE(*removed, 1);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live->path()));  // ours: our pid is alive
+}
+
+}  // namespace
+}  // namespace cordon::proc

@@ -1,0 +1,165 @@
+#include "cordon/result_json.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "cordon/capabilities.h"
+#include "cordon/text.h"
+
+namespace cordon {
+namespace {
+
+using nlohmann::json;
+
+Termination exited(int code) {
+  Termination t;
+  t.exited = true;
+  t.exit_code = code;
+  return t;
+}
+
+Termination oom_killed(int signal) {
+  Termination t;
+  t.oom_killed = true;
+  t.signal = signal;
+  return t;
+}
+
+RunResult sample() {
+  RunResult r;
+  apply_termination(exited(0), r);
+  r.stdout_data = "hello\n";
+  r.stderr_data = "warn\n";
+  r.wall_ms = 12;
+  r.setup_ms = 3;
+  r.cpu_ms = 5;
+  r.max_rss_kb = 1024;
+  r.backend = {"subprocess", "0.1.0"};
+  r.enforced.push_back({Aspect::kTimeout, "deadline", "5 s"});
+  r.enforced.push_back({Aspect::kOutput, "capped read", std::nullopt});
+  r.artifacts.push_back(
+      {"out/a.txt", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "abc"});
+  return r;
+}
+
+TEST(ResultJson, SchemaFieldsAndTypes) {
+  const json j = to_json(sample());
+  const std::set<std::string> expected = {
+      "schema_version",   "outcome",          "limit",          "ok",
+      "stdout",           "stderr",           "stdout_lossy",   "stderr_lossy",
+      "stdout_truncated", "stderr_truncated", "exit_code",      "signal",
+      "timed_out",        "oom_killed",       "wall_ms",        "setup_ms",
+      "cpu_ms",           "max_rss_kb",       "memory_peak_kb", "backend",
+      "policy",           "enforced",         "artifacts",      "error",
+      "tool_description"};
+  std::set<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.insert(key);
+  EXPECT_EQ(keys, expected);
+
+  EXPECT_EQ(j["schema_version"], kResultSchemaVersion);
+  EXPECT_EQ(j["outcome"], "ok");
+  EXPECT_TRUE(j["limit"].is_null());
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["stdout"], "hello\n");
+  EXPECT_EQ(j["stderr"], "warn\n");
+  EXPECT_EQ(j["stdout_lossy"], false);
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["signal"], 0);
+  EXPECT_EQ(j["timed_out"], false);
+  EXPECT_EQ(j["wall_ms"], 12);
+  EXPECT_EQ(j["setup_ms"], 3);
+  EXPECT_EQ(j["cpu_ms"], 5);
+  EXPECT_EQ(j["max_rss_kb"], 1024);
+  EXPECT_TRUE(j["memory_peak_kb"].is_null());
+  EXPECT_EQ(j["backend"], (json{{"name", "subprocess"}, {"version", "0.1.0"}}));
+  EXPECT_TRUE(j["policy"].is_null());
+  EXPECT_TRUE(j["error"].is_null());
+  EXPECT_TRUE(j["tool_description"].is_null());
+  ASSERT_EQ(j["enforced"].size(), 2u);
+  EXPECT_EQ(j["enforced"][0],
+            (json{{"aspect", "timeout"}, {"mechanism", "deadline"}, {"value", "5 s"}}));
+  EXPECT_TRUE(j["enforced"][1]["value"].is_null());
+  ASSERT_EQ(j["artifacts"].size(), 1u);
+  EXPECT_EQ(j["artifacts"][0]["path"], "out/a.txt");
+  EXPECT_EQ(j["artifacts"][0]["size"], 3);
+  EXPECT_EQ(j["artifacts"][0]["content_base64"], "YWJj");
+  EXPECT_EQ(j["artifacts"][0]["sha256"].get<std::string>().size(), 64u);
+}
+
+TEST(ResultJson, OptionalFieldsWhenSet) {
+  RunResult r = sample();
+  apply_termination(oom_killed(9), r);
+  r.memory_peak_kb = 2048;
+  r.policy = PolicyId{"default", "abc123"};
+  r.tool_description = ToolDescriptionRef{"run_code", 3};
+  const json j = to_json(r);
+  EXPECT_EQ(j["outcome"], "limit_exceeded");
+  EXPECT_EQ(j["limit"], "memory");
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["oom_killed"], true);
+  EXPECT_EQ(j["exit_code"], -1);
+  EXPECT_EQ(j["signal"], 9);
+  EXPECT_EQ(j["memory_peak_kb"], 2048);
+  EXPECT_EQ(j["policy"], (json{{"name", "default"}, {"hash", "abc123"}}));
+  EXPECT_EQ(j["tool_description"], (json{{"id", "run_code"}, {"version", 3}}));
+}
+
+TEST(ResultJson, SandboxErrorHasReason) {
+  const json j = to_json(sandbox_error({"ns", "1"}, "clone failed"));
+  EXPECT_EQ(j["outcome"], "sandbox_error");
+  EXPECT_EQ(j["error"], "clone failed");
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["exit_code"], -1);
+}
+
+TEST(ResultJson, ArbitraryBytesGiveValidJson) {
+  std::string garbage;
+  for (int i = 0; i < 256; ++i) garbage += static_cast<char>(i);
+  garbage += "\xF0\x9F\x98";  // truncated at the very end
+  RunResult r = sample();
+  r.stdout_data = garbage;
+  r.stderr_data = "ok \xC3\xA9";
+  r.error = garbage;
+  r.backend.name = garbage;
+  r.artifacts.front().path = garbage;
+  r.artifacts.front().content = garbage;
+  r.enforced.front().mechanism = garbage;
+
+  const json j = to_json(r);
+  std::string dumped;
+  ASSERT_NO_THROW(dumped = j.dump());
+  const json back = json::parse(dumped);  // strict parser: throws on invalid UTF-8
+  EXPECT_EQ(back["stdout_lossy"], true);
+  EXPECT_EQ(back["stderr_lossy"], false);
+  EXPECT_EQ(back["stderr"], "ok \xC3\xA9");
+  EXPECT_EQ(back["stdout"], to_valid_utf8(garbage));
+  EXPECT_EQ(back["artifacts"][0]["content_base64"], base64_encode(garbage));
+  // The raw bytes stay on the struct for the API and the history.
+  EXPECT_EQ(r.stdout_data, garbage);
+}
+
+TEST(CapabilityJson, Shape) {
+  Capability cap{Aspect::kMemory, Enforcement::kPartial, "RLIMIT_AS", "256 MiB",
+                 "per process, not for the tree"};
+  EXPECT_EQ(to_json(cap), (json{{"aspect", "memory"},
+                                {"enforcement", "partial"},
+                                {"mechanism", "RLIMIT_AS"},
+                                {"value", "256 MiB"},
+                                {"detail", "per process, not for the tree"}}));
+  cap.value.reset();
+  EXPECT_TRUE(to_json(cap)["value"].is_null());
+
+  Capabilities caps;
+  caps.aspects.push_back(cap);
+  caps.aspects.push_back({Aspect::kTimeout, Enforcement::kEnforced, "deadline", "5 s", ""});
+  const json list = to_json(caps);
+  ASSERT_TRUE(list.is_array());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1]["aspect"], "timeout");
+  EXPECT_EQ(list[1]["enforcement"], "enforced");
+}
+
+}  // namespace
+}  // namespace cordon

@@ -1,0 +1,92 @@
+#include "cordon/text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace cordon {
+namespace {
+
+const std::string kFffd = "\xEF\xBF\xBD";
+
+struct Utf8Case {
+  std::string input;
+  std::string expected;
+  bool lossy;
+};
+
+void PrintTo(const Utf8Case& c, std::ostream* os) { *os << testing::PrintToString(c.input); }
+
+class ToValidUtf8 : public testing::TestWithParam<Utf8Case> {};
+
+TEST_P(ToValidUtf8, Replaces) {
+  const auto& c = GetParam();
+  bool lossy = !c.lossy;
+  EXPECT_EQ(to_valid_utf8(c.input, &lossy), c.expected) << testing::PrintToString(c.input);
+  EXPECT_EQ(lossy, c.lossy);
+}
+
+// Cases from the Unicode standard's "U+FFFD Substitution of Maximal Subparts" (the
+// WHATWG decoder's rule): one U+FFFD per maximal subpart of an ill-formed sequence.
+INSTANTIATE_TEST_SUITE_P(
+    Table, ToValidUtf8,
+    testing::Values(
+        Utf8Case{"", "", false}, Utf8Case{"hello\n", "hello\n", false},
+        Utf8Case{std::string("a\0b", 3), std::string("a\0b", 3), false},
+        Utf8Case{"\xC3\xA9", "\xC3\xA9", false},                  // é
+        Utf8Case{"\xE2\x82\xAC", "\xE2\x82\xAC", false},          // €
+        Utf8Case{"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80", false},  // 😀
+        Utf8Case{"\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF", false},  // U+10FFFF
+        Utf8Case{"\x80", kFffd, true},                            // lone continuation
+        Utf8Case{"\xFF", kFffd, true},
+        Utf8Case{"a\xFE"
+                 "b",
+                 "a" + kFffd + "b", true},
+        Utf8Case{"\xC0\xAF", kFffd + kFffd, true},              // overlong: C0 never leads
+        Utf8Case{"\xE0\x80\xAF", kFffd + kFffd + kFffd, true},  // overlong 3-byte
+        Utf8Case{"\xED\xA0\x80", kFffd + kFffd + kFffd, true},  // surrogate D800
+        Utf8Case{"\xF4\x90\x80\x80", kFffd + kFffd + kFffd + kFffd, true},  // > U+10FFFF
+        Utf8Case{"\xE2\x82", kFffd, true},                                  // truncated at the end
+        Utf8Case{"\xE2\x82"
+                 "a",
+                 kFffd + "a", true},            // truncated mid-stream
+        Utf8Case{"\xF0\x9F\x98", kFffd, true},  // 3 of 4 bytes: one FFFD
+        Utf8Case{"\xF0\x9F\x98\xF0\x9F\x98\x80", kFffd + "\xF0\x9F\x98\x80", true},
+        Utf8Case{"\xC3"
+                 "\xC3\xA9",
+                 kFffd + "\xC3\xA9", true},
+        // The standard's example: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64
+        Utf8Case{"\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64",
+                 "a" + kFffd + kFffd + kFffd + "b" + kFffd + "c" + kFffd + kFffd + "d", true}));
+
+TEST(ToValidUtf8, EveryByteValueGivesValidOutput) {
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  bool lossy = false;
+  const std::string out = to_valid_utf8(all, &lossy);
+  EXPECT_TRUE(lossy);
+  bool again = true;
+  EXPECT_EQ(to_valid_utf8(out, &again), out);  // idempotent: the output is valid
+  EXPECT_FALSE(again);
+}
+
+TEST(ToValidUtf8, NullLossyPointerIsAllowed) { EXPECT_EQ(to_valid_utf8("\xFF"), kFffd); }
+
+TEST(Base64, Rfc4648Vectors) {
+  EXPECT_EQ(base64_encode(""), "");
+  EXPECT_EQ(base64_encode("f"), "Zg==");
+  EXPECT_EQ(base64_encode("fo"), "Zm8=");
+  EXPECT_EQ(base64_encode("foo"), "Zm9v");
+  EXPECT_EQ(base64_encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(base64_encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64_encode(std::string("\xFB\xFF\x00", 3)), "+/8A");
+}
+
+TEST(Hex, LowerCase) {
+  EXPECT_EQ(hex_encode(""), "");
+  EXPECT_EQ(hex_encode(std::string("\x00\x01\xAB\xFF", 4)), "0001abff");
+}
+
+}  // namespace
+}  // namespace cordon
