@@ -26,7 +26,6 @@
 #include "cordon/proc/reaper_protocol.h"
 #include "cordon/proc/spawn.h"
 
-
 namespace {
 
 using cordon::proc::kReaperControlFd;
@@ -133,7 +132,7 @@ int usage() {
 int main(int argc, char** argv) {
   // argv: <parent pid> <path> <n> {<resource> <soft> <hard>}*n -- <code argv...>
   if (argc < 5) return usage();
-  const pid_t parent = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
+  const auto parent = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
 
   // Die with cordon. Then check it has not died already (the race PR_SET_PDEATHSIG
   // leaves open); on EOF of the control socket we would kill the tree anyway.

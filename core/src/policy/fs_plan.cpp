@@ -24,8 +24,8 @@ constexpr const char* kDevices[] = {"null", "zero", "full", "random", "urandom"}
 
 bool is_under(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.starts_with(dir) &&
-                         path[dir.size()] == '/');
+  return path == dir ||
+         (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
 }
 
 bool normalised_absolute(const std::string& path) {

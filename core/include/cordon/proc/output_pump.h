@@ -74,7 +74,8 @@ class OutputPump {
   [[nodiscard]] Status read_some(int index);
   [[nodiscard]] Status write_some();
 
-  UniqueFd fds_[2];  // stdout, stderr read ends
+  // Set from the constructor's arguments; clang-tidy mistakes the aggregate for a default.
+  UniqueFd fds_[2];  // NOLINT(modernize-use-default-member-init) stdout, stderr read ends
   UniqueFd stdin_;
   std::string_view stdin_data_;
   std::size_t stdin_off_ = 0;

@@ -1,0 +1,473 @@
+// The child side of a namespace run: B (the sandbox's PID 1 until it execs
+// cordon-ns-init) and C (the code). See child_setup.h for the layout and why.
+// Everything below sandbox_child_main runs between clone and exec: async-signal-safe
+// calls only, no allocation, no locks; every value was prepared by PreparedChild::make.
+#include "child_setup.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <deque>
+
+#include "mount_apply.h"
+
+namespace cordon::ns {
+namespace {
+
+constexpr std::size_t kStackBytes = 128 * 1024;
+
+// B's fd slots. B first moves the fds it needs here and closes everything else it got
+// from the parent (other runs' pipe ends included), so nothing of the caller's survives
+// into the sandbox. The report pipe sits at 3 because that is where cordon-ns-init
+// expects it (init_protocol.h); the others are CLOEXEC and vanish at the exec of init.
+enum Slot : int {
+  kReportSlot = 3,
+  kInitExeSlot = 4,
+  kChannelSlot = 5,
+  kGoSlot = 6,
+  kStdinSlot = 7,
+  kStdoutSlot = 8,
+  kStderrSlot = 9,
+  kFirstFreeSlot = 10,
+};
+
+struct KernelSigset {
+  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
+};
+
+// Raw id syscalls: glibc's setresuid/setgroups broadcast the change to every thread it
+// knows of (SIGSETXID) and wait for them, but after clone the threads glibc remembers are
+// the parent's, which do not exist here: the wrapper would hang or fail.
+int set_ids(uid_t uid, gid_t gid) {
+  if (::syscall(SYS_setresgid, gid, gid, gid) != 0) return errno;
+  if (::syscall(SYS_setresuid, uid, uid, uid) != 0) return errno;
+  return 0;
+}
+
+void unblock_all_signals() {
+  KernelSigset none{};
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof(KernelSigset));
+}
+
+[[noreturn]] void fail(int channel, ChildStage stage, int err, int step = -1) {
+  ChildMessage msg;
+  msg.stage = static_cast<std::int32_t>(stage);
+  msg.error = err != 0 ? err : EINVAL;
+  msg.step = step;
+  // MSG_NOSIGNAL: a parent that gave up must not turn our report into a SIGPIPE.
+  (void)::send(channel, &msg, sizeof(msg), MSG_NOSIGNAL);
+  ::_exit(126);
+}
+
+[[noreturn]] void code_fail(ChildPlan* p, ChildStage stage, int err) {
+  p->code_stage = stage;
+  p->code_error = err != 0 ? err : EINVAL;
+  ::_exit(127);
+}
+
+int bring_loopback_up() {
+  // A new network namespace has only `lo`, and it is down: local servers and clients in
+  // the sandbox (a test's http.server, multiprocessing managers) need it. There is no
+  // other interface and no route, so nothing leaves the namespace.
+  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return errno;
+  struct ifreq ifr{};
+  std::memcpy(ifr.ifr_name, "lo", 3);
+  int err = 0;
+  if (::ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
+    err = errno;
+  } else {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+    if (::ioctl(s, SIOCSIFFLAGS, &ifr) != 0) err = errno;
+  }
+  ::close(s);
+  return err;
+}
+
+int send_fd(int channel, int fd) {
+  ChildMessage msg;
+  msg.stage = static_cast<std::int32_t>(ChildStage::kTmpFd);
+  struct iovec iov{&msg, sizeof(msg)};
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  struct msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = sizeof(control);
+  struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  return ::sendmsg(channel, &mh, MSG_NOSIGNAL) < 0 ? errno : 0;
+}
+
+int capset_raw(const __user_cap_data_struct (&data)[2]) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  return ::syscall(SYS_capset, &header, data) == 0 ? 0 : errno;
+}
+
+int drop_capabilities() {
+  // The ambient set first (it would re-grant caps at exec), then the bounding set (which
+  // needs CAP_SETPCAP, so while we still have it), then permitted/effective/inheritable.
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return errno;
+  for (int cap = 0; cap < 64; ++cap) {
+    // EINVAL: past the kernel's last capability.
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  }
+  const __user_cap_data_struct none[2] = {};
+  return capset_raw(none);
+}
+
+// Test only (NamespaceOptions::drop_capabilities = false): keep the user namespace's
+// capabilities across exec through the ambient set, so a positive control can show that
+// a syscall the filter denies would otherwise succeed.
+int keep_capabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return errno;
+  data[0].inheritable = data[0].permitted;
+  data[1].inheritable = data[1].permitted;
+  if (const int err = capset_raw(data); err != 0) return err;
+  for (int cap = 0; cap < 64; ++cap) (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+  return 0;
+}
+
+// C: the code's process, a CLONE_VM|CLONE_VFORK child of B (B waits until it execs).
+int code_main(void* arg) {
+  auto* p = static_cast<ChildPlan*>(arg);
+  // Own session and process group, no controlling terminal.
+  if (::setsid() < 0) code_fail(p, ChildStage::kSession, errno);
+  if (::dup2(kStdinSlot, 0) < 0 || ::dup2(kStdoutSlot, 1) < 0 || ::dup2(kStderrSlot, 2) < 0) {
+    code_fail(p, ChildStage::kFds, errno);
+  }
+  if (::chdir(p->cwd) != 0) code_fail(p, ChildStage::kChdir, errno);
+  // The only ids mapped in the user namespace; set all three of each explicitly so no
+  // saved id can differ.
+  if (const int err = set_ids(p->uid, p->gid); err != 0) code_fail(p, ChildStage::kIds, err);
+  for (std::size_t i = 0; i < p->rlimit_count; ++i) {
+    const struct rlimit lim{p->rlimits[i].soft, p->rlimits[i].hard};
+    if (::setrlimit(p->rlimits[i].resource, &lim) != 0) code_fail(p, ChildStage::kRlimit, errno);
+  }
+  ::umask(022);
+  const int cap_err = p->drop_capabilities ? drop_capabilities() : keep_capabilities();
+  if (cap_err != 0) code_fail(p, ChildStage::kCapabilities, cap_err);
+  // Only 0, 1, 2 reach the code.
+  if (::close_range(3, ~0U, 0) != 0) code_fail(p, ChildStage::kFds, errno);
+  // Seccomp last: everything above needs syscalls the filter denies (setrlimit is fine,
+  // but capset, prctl(PR_CAPBSET_DROP) and close_range are best done unfiltered).
+  if (p->seccomp != nullptr) {
+    if (const int err = policy::apply_seccomp(*p->seccomp); err != 0) {
+      code_fail(p, ChildStage::kSeccomp, err);
+    }
+  } else if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    code_fail(p, ChildStage::kSeccomp, errno);
+  }
+  unblock_all_signals();
+  ::execve(p->exe, p->argv, p->envp);
+  code_fail(p, ChildStage::kExecCode, errno);
+}
+
+void write_decimal(char* out, long value) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0 && n < 20);
+  for (int i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
+  out[n] = '\0';
+}
+
+}  // namespace
+
+const char* to_string(ChildStage stage) {
+  switch (stage) {
+    case ChildStage::kFds:
+      return "arrange fds";
+    case ChildStage::kWaitGo:
+      return "wait for the parent";
+    case ChildStage::kGroups:
+      return "clear supplementary groups";
+    case ChildStage::kMount:
+      return "mount";
+    case ChildStage::kHostname:
+      return "sethostname";
+    case ChildStage::kLoopback:
+      return "bring up lo";
+    case ChildStage::kTmpFd:
+      return "open /tmp";
+    case ChildStage::kStartCode:
+      return "clone the code's process";
+    case ChildStage::kSession:
+      return "setsid";
+    case ChildStage::kChdir:
+      return "chdir";
+    case ChildStage::kIds:
+      return "set uid/gid";
+    case ChildStage::kRlimit:
+      return "setrlimit";
+    case ChildStage::kCapabilities:
+      return "drop capabilities";
+    case ChildStage::kSeccomp:
+      return "seccomp";
+    case ChildStage::kExecCode:
+      return "execve the code";
+    case ChildStage::kExecInit:
+      return "execve cordon-ns-init";
+  }
+  return "child set-up";
+}
+
+int sandbox_child_main(void* arg) {
+  auto* p = static_cast<ChildPlan*>(arg);
+
+  // The parent blocked every signal across clone; reset every disposition before any can
+  // be delivered, so none of the parent's handlers ever runs here.
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < _NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+  }
+  // Die with the thread that started us (it owns the run). If it is already gone, the go
+  // pipe's write end is closed and the read below sees EOF.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+  // Move our fds to fixed slots (via a high range, so no source is clobbered), then
+  // close everything else inherited from the parent.
+  const int sources[] = {p->report_fd, p->init_exe_fd, p->channel_fd, p->go_fd,
+                         p->stdin_fd,  p->stdout_fd,   p->stderr_fd};
+  int high[7];
+  for (int i = 0; i < 7; ++i) {
+    high[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, static_cast<int>(kFirstFreeSlot));
+    if (high[i] < 0) fail(p->channel_fd, ChildStage::kFds, errno);
+  }
+  for (int i = 0; i < 7; ++i) {
+    if (::dup3(high[i], kReportSlot + i, O_CLOEXEC) < 0) fail(high[2], ChildStage::kFds, errno);
+  }
+  if (::close_range(kFirstFreeSlot, ~0U, 0) != 0) fail(kChannelSlot, ChildStage::kFds, errno);
+
+  // Wait until the parent has written our id maps and placed us in the limit groups.
+  char go = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(kGoSlot, &go, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) ::_exit(125);  // the parent gave up or died: nothing to report to
+  ::close(kGoSlot);
+  // From here our memory (a copy of the parent's) must not be readable by the code,
+  // which will run as the same uid: not dumpable, so no /proc/1/mem, environ or fd.
+  ::prctl(PR_SET_DUMPABLE, 0);
+
+  // Root's maps allow setgroups: drop every supplementary group of the caller.
+  if (p->clear_groups && ::syscall(SYS_setgroups, 0, nullptr) != 0) {
+    fail(kChannelSlot, ChildStage::kGroups, errno);
+  }
+  // Become the sandbox user now, not only in C: files this process creates (the root
+  // tmpfs's tree, input files) need an fsuid mapped in our user namespace, and a root
+  // caller's kuid 0 is not (EOVERFLOW). The capabilities of our own user namespace stay:
+  // the setuid rule that clears them concerns the namespace's uid 0, which is unmapped.
+  if (const int err = set_ids(p->uid, p->gid); err != 0) fail(kChannelSlot, ChildStage::kIds, err);
+  // A change of euid clears the parent-death signal: set it again, then make sure the
+  // parent did not die in between (its end of the channel would be closed).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  {
+    struct pollfd pfd{kChannelSlot, 0, 0};
+    if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR)) != 0) ::_exit(125);
+  }
+
+  // Modes in the plan are exact.
+  ::umask(0);
+  for (std::size_t i = 0; i < p->mount_count; ++i) {
+    if (const int err = apply_mount(p->mounts[i]); err != 0) {
+      fail(kChannelSlot, ChildStage::kMount, err, static_cast<int>(i));
+    }
+  }
+  if (::sethostname(p->hostname, p->hostname_len) != 0) {
+    fail(kChannelSlot, ChildStage::kHostname, errno);
+  }
+  if (p->loopback_up) {
+    if (const int err = bring_loopback_up(); err != 0)
+      fail(kChannelSlot, ChildStage::kLoopback, err);
+  }
+  if (p->send_tmp_fd) {
+    // The parent collects artifacts through this after the namespace is gone: an open fd
+    // keeps the (detached) tmpfs alive.
+    const int tmp = ::open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (tmp < 0) fail(kChannelSlot, ChildStage::kTmpFd, errno);
+    if (const int err = send_fd(kChannelSlot, tmp); err != 0) {
+      fail(kChannelSlot, ChildStage::kTmpFd, err);
+    }
+    ::close(tmp);
+  }
+
+  // C: shares our memory and we are suspended until it execs or dies, so it reports a
+  // failure through p->code_error.
+  const long pid =
+      ::clone(code_main, p->code_stack + p->code_stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+  if (pid < 0) fail(kChannelSlot, ChildStage::kStartCode, errno);
+  if (p->code_error != 0) fail(kChannelSlot, p->code_stage, p->code_error);
+  write_decimal(p->main_pid_text, pid);
+
+  // Become cordon-ns-init: a fresh image (nothing of the parent's memory), an empty
+  // environment, /dev/null as stdio and the report pipe at fd 3, nothing else.
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::dup2(null, fd) < 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
+  }
+  ::close(null);
+  if (::fcntl(kReportSlot, F_SETFD, 0) != 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
+  if (::close_range(kGoSlot, ~0U, 0) != 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
+  // The channel (CLOEXEC) closes with this exec: EOF tells the parent the code runs.
+  ::syscall(SYS_execveat, kInitExeSlot, "", p->init_argv, p->init_envp, AT_EMPTY_PATH);
+  fail(kChannelSlot, ChildStage::kExecInit, errno);
+}
+
+// ---- parent side ----
+
+PreparedChild::~PreparedChild() {
+  if (stacks_ != nullptr) ::munmap(stacks_, stacks_size_);
+}
+
+void* PreparedChild::init_stack_top() const { return static_cast<char*>(stacks_) + kStackBytes; }
+
+std::string PreparedChild::describe_mount(int index) const {
+  if (index < 0 || static_cast<std::size_t>(index) >= mounts_.size()) return "mount step";
+  const ChildMount& m = mounts_[static_cast<std::size_t>(index)];
+  std::string out = std::string(policy::to_string(m.op)) + " " + m.target;
+  if (m.source != nullptr && m.op != policy::FsOp::kWriteFile)
+    out += std::string(" <- ") + m.source;
+  return out;
+}
+
+Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& plan,
+                                                           const policy::SeccompProgram* seccomp,
+                                                           const Fds& fds, bool want_tmp_fd) {
+  std::unique_ptr<PreparedChild> pc(new PreparedChild());
+  if (plan.seccomp && seccomp == nullptr) {
+    return fail(ErrorCode::kInternal, "the plan asks for seccomp but no program was compiled");
+  }
+  auto keep = [&](std::string s) -> const char* {
+    return pc->strings_.emplace_back(std::move(s)).c_str();
+  };
+  const std::string staging = kStaging;
+  auto staged = [&](const std::string& target) {
+    return keep(target == "/" ? staging : staging + target);
+  };
+  auto flags_of = [](const policy::FsStep& s) {
+    unsigned long f = 0;
+    if (s.nosuid) f |= MS_NOSUID;
+    if (s.nodev) f |= MS_NODEV;
+    if (s.noexec) f |= MS_NOEXEC;
+    return f;
+  };
+
+  bool files_placed = false;
+  for (const policy::FsStep& s : plan.fs.steps) {
+    if (s.op == policy::FsOp::kRemountReadonly && s.target == "/" && !files_placed) {
+      // Input files and the code file, while the root and /tmp are still writable.
+      for (const SandboxFile& f : plan.files) {
+        ChildMount m;
+        m.op = f.directory ? policy::FsOp::kMkdir : policy::FsOp::kWriteFile;
+        m.target = staged(f.path);
+        const char* data = keep(f.data);
+        m.data = data;
+        m.data_len = f.data.size();
+        m.mode = f.mode;
+        pc->mounts_.push_back(m);
+      }
+      files_placed = true;
+    }
+    ChildMount m;
+    m.op = s.op;
+    m.mode = s.mode;
+    m.flags = flags_of(s);
+    m.read_only = s.read_only;
+    m.optional = s.optional;
+    switch (s.op) {
+      case policy::FsOp::kMakePrivate:
+        m.target = keep("/");
+        break;
+      case policy::FsOp::kDetachOldRoot:
+        m.target = keep(".");
+        break;
+      default:
+        m.target = staged(s.target);
+    }
+    if (s.op == policy::FsOp::kMask) m.source = keep("/dev/null");
+    if (!s.source.empty()) m.source = keep(s.source);
+    if (s.op == policy::FsOp::kWriteFile || s.op == policy::FsOp::kTmpfs) {
+      const char* data = keep(s.data);
+      m.data = data;
+      m.data_len = s.data.size();
+    }
+    pc->mounts_.push_back(m);
+  }
+  if (!files_placed && !plan.files.empty()) {
+    return fail(ErrorCode::kInternal, "filesystem plan has no final read-only remount of /");
+  }
+
+  for (const auto& a : plan.argv) pc->argv_.push_back(const_cast<char*>(keep(a)));
+  pc->argv_.push_back(nullptr);
+  for (const auto& e : plan.env) pc->envp_.push_back(const_cast<char*>(keep(e)));
+  pc->envp_.push_back(nullptr);
+  pc->init_argv_ = {const_cast<char*>(keep("cordon-ns-init")), pc->pid_text_, nullptr};
+  pc->init_envp_ = {nullptr};
+  for (const auto& r : plan.rlimits) pc->rlimits_.push_back(r.setting);
+
+  pc->stacks_size_ = 2 * kStackBytes;
+  pc->stacks_ = ::mmap(nullptr, pc->stacks_size_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+  if (pc->stacks_ == MAP_FAILED) {
+    pc->stacks_ = nullptr;
+    return fail_errno("mmap child stacks");
+  }
+
+  ChildPlan& cp = pc->plan_;
+  cp.go_fd = fds.go;
+  cp.channel_fd = fds.channel;
+  cp.report_fd = fds.report;
+  cp.init_exe_fd = fds.init_exe;
+  cp.stdin_fd = fds.in;
+  cp.stdout_fd = fds.out;
+  cp.stderr_fd = fds.err;
+  cp.mounts = pc->mounts_.data();
+  cp.mount_count = pc->mounts_.size();
+  cp.hostname = keep(plan.fs.hostname);
+  cp.hostname_len = plan.fs.hostname.size();
+  cp.loopback_up = plan.loopback_up;
+  cp.clear_groups = plan.clear_groups;
+  cp.drop_capabilities = plan.drop_capabilities;
+  cp.send_tmp_fd = want_tmp_fd;
+  cp.uid = plan.fs.uid;
+  cp.gid = plan.fs.gid;
+  cp.cwd = keep(plan.cwd);
+  cp.exe = keep(plan.executable);
+  cp.argv = pc->argv_.data();
+  cp.envp = pc->envp_.data();
+  cp.rlimits = pc->rlimits_.data();
+  cp.rlimit_count = pc->rlimits_.size();
+  cp.seccomp = plan.seccomp ? seccomp : nullptr;
+  cp.code_stack = static_cast<char*>(pc->stacks_) + kStackBytes;
+  cp.code_stack_size = kStackBytes;
+  cp.init_argv = pc->init_argv_.data();
+  cp.main_pid_text = pc->pid_text_;
+  cp.init_envp = pc->init_envp_.data();
+  return pc;
+}
+
+}  // namespace cordon::ns

@@ -1,0 +1,92 @@
+// Finding cordon-ns-init and explaining why namespaces cannot be had on this host.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "cordon/proc/reaper.h"
+#include "namespace_backend.h"
+
+namespace cordon::ns {
+namespace fs = std::filesystem;
+namespace {
+
+std::optional<std::string> read_sysctl(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  if (!in || !(in >> value)) return std::nullopt;
+  return value;
+}
+
+int exit_at_once(void*) { return 0; }
+
+}  // namespace
+
+std::optional<fs::path> find_ns_init() {
+  constexpr const char* kName = "cordon-ns-init";
+  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
+  if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && dir[0] != '\0') {
+    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
+  }
+  if (auto reaper = proc::find_reaper_helper(); reaper && usable(reaper->parent_path() / kName)) {
+    return reaper->parent_path() / kName;
+  }
+  for (const char* dir : {CORDON_NS_BUILD_LIBEXEC_DIR, CORDON_NS_INSTALL_LIBEXEC_DIR}) {
+    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
+  }
+  return std::nullopt;
+}
+
+std::string namespace_unavailable_reason(unsigned long clone_flags) {
+  // One real attempt: a child in all the namespaces that exits at once (about 1 ms). No
+  // CLONE_VM, so it shares nothing with us; it touches nothing.
+  constexpr std::size_t kStack = 16 * 1024;
+  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return std::string("mmap: ") + std::strerror(errno);
+  const long pid = ::clone(exit_at_once, static_cast<char*>(stack) + kStack,
+                           static_cast<int>(clone_flags | SIGCHLD), nullptr);
+  const int err = errno;
+  if (pid > 0) {
+    int status = 0;
+    while (::waitpid(static_cast<pid_t>(pid), &status, __WALL) < 0 && errno == EINTR) {
+    }
+  }
+  ::munmap(stack, kStack);
+  if (pid > 0) return "";
+
+  std::string why = std::string("cannot create user/PID/mount/network namespaces (clone: ") +
+                    std::strerror(err) + ")";
+  if (auto v = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"); v && *v == "0") {
+    why +=
+        "; unprivileged user namespaces are disabled: sysctl kernel.unprivileged_userns_clone=0"
+        " (set it to 1, or run cordon as root)";
+  }
+  if (auto v = read_sysctl("/proc/sys/user/max_user_namespaces"); v && *v == "0") {
+    why += "; sysctl user.max_user_namespaces=0 (set it above 0)";
+  }
+  if (auto v = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+      v && *v == "1") {
+    why +=
+        "; AppArmor restricts unprivileged user namespaces: "
+        "kernel.apparmor_restrict_unprivileged_userns=1 (set it to 0 or give cordon an "
+        "AppArmor profile with 'userns,')";
+  }
+  if (err == EPERM && ::geteuid() == 0) {
+    why +=
+        "; root was refused: cordon itself may run in a container or under a seccomp "
+        "filter that forbids namespaces";
+  }
+  if (err == ENOSPC) why += "; a namespace count limit (user.max_*_namespaces) is reached";
+  return why;
+}
+
+}  // namespace cordon::ns

@@ -1,0 +1,505 @@
+// NamespaceBackend::run as a short ordered list of steps (nsjail's containProc), each
+// returning a sandbox error on failure; RAII owners undo whatever was done.
+#include "namespace_backend.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+#include <utility>
+
+#include "cordon/policy/syscall_policy.h"
+#include "cordon/proc/limit_group.h"
+#include "cordon/proc/output_pump.h"
+#include "cordon/proc/pipe.h"
+#include "cordon/units.h"
+#include "cordon/workspace.h"
+#include "sandbox_process.h"
+#include "uid_slot.h"
+
+namespace cordon::ns {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr milliseconds kDrainBound{1000};
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
+               std::optional<std::string> value, std::string detail) {
+  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
+}
+
+std::optional<rlim_t> nofile_hard() {
+  struct rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
+  return r.rlim_max;
+}
+
+class StateReporter {
+ public:
+  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
+  StateReporter(const StateReporter&) = delete;
+  StateReporter& operator=(const StateReporter&) = delete;
+  ~StateReporter() { set(RunState::kFinished); }
+  void set(RunState state) {
+    if (observer_ != nullptr && !finished_) observer_->on_state(state);
+    if (state == RunState::kFinished) finished_ = true;
+  }
+
+ private:
+  RunObserver* observer_;
+  bool finished_ = false;
+};
+
+std::string fs_summary(std::uint64_t tmp_bytes) {
+  return "fresh root, /usr read-only, tmpfs /tmp " + format_size(tmp_bytes);
+}
+
+}  // namespace
+
+NamespaceBackend::NamespaceBackend(NamespaceOptions options)
+    : options_(std::move(options)), root_(::geteuid() == 0) {
+  runtime_dir_ = options_.runtime_dir.empty() ? default_runtime_dir()
+                                              : std::filesystem::path(options_.runtime_dir);
+  // Leftovers of a cordon that was killed: its limit groups and its uid-slot files.
+  (void)proc::sweep_stale_limit_groups();
+  if (root_) (void)sweep_uid_slots(runtime_dir_);
+
+  for (const auto kind :
+       {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses, proc::LimitKindCg::kCpu}) {
+    limit_unavailable_[static_cast<int>(kind)] =
+        options_.use_cgroups ? proc::LimitGroup::unavailable_reason(kind)
+                             : "cgroups switched off for this backend instance";
+  }
+
+  std::string why;
+  if (auto layout = policy::probe_host_layout()) {
+    layout_ = *layout;
+  } else {
+    why = "cannot read the host's filesystem layout: " + layout.error().describe();
+  }
+  if (auto program = policy::compile_seccomp(policy::default_syscall_policy())) {
+    seccomp_ = std::move(*program);
+  } else if (why.empty()) {
+    why = "cannot compile the seccomp policy: " + program.error().describe();
+  }
+  if (auto init = find_ns_init()) {
+    // O_PATH: only for execveat; it keeps working after the sandbox's pivot_root.
+    init_exe_.reset(::open(init->c_str(), O_PATH | O_CLOEXEC));
+  }
+  if (!init_exe_ && why.empty()) {
+    why = "the cordon-ns-init helper was not found (set CORDON_LIBEXEC_DIR)";
+  }
+  if (why.empty()) {
+    unsigned long flags =
+        CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+    if (options_.network_namespace) flags |= CLONE_NEWNET;
+    why = namespace_unavailable_reason(flags);
+  }
+  if (!why.empty()) {
+    probe_ = {false, why};
+    return;
+  }
+  std::string reason = root_ ? "runs as root: each run maps its sandbox user to its own host uid"
+                             : "runs in an unprivileged user namespace";
+  if (!cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) ||
+      !cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses))) {
+    reason +=
+        "; no cgroup for memory/process limits here, so they fall back to rlimits (per "
+        "process or per uid) and an OOM kill cannot be reported";
+  }
+  probe_ = {true, reason};
+}
+
+bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailable_[kind].empty(); }
+
+Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
+  Capabilities caps;
+  const std::uint64_t tmp = limits.scratch_bytes.value_or(kDefaultScratchBytes);
+  const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
+  const bool cg_pids = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
+  const std::string policy_text = seccomp_ ? "seccomp " + seccomp_->policy_name + " v" +
+                                                 std::to_string(seccomp_->policy_version) + " " +
+                                                 seccomp_->policy_hash
+                                           : "seccomp";
+  for (const Aspect aspect : kAllAspects) {
+    switch (aspect) {
+      case Aspect::kNetwork:
+        caps.aspects.push_back(
+            options_.network_namespace
+                ? cap(aspect, Enforcement::kEnforced, "network namespace with loopback only",
+                      std::nullopt,
+                      "no interface but lo and no route out; the host's loopback and abstract "
+                      "unix sockets are unreachable")
+                : cap(aspect, Enforcement::kNone, "", std::nullopt,
+                      "network namespace switched off: the host's network is reachable"));
+        break;
+      case Aspect::kFilesystem:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
+                std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
+                            "and the host's /bin, /lib* read-only") +
+                    (options_.hide_usr_local ? ", /usr/local hidden" : "") +
+                    ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
+                    "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
+                    "/dev/shm"));
+        break;
+      case Aspect::kEnvironment:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "clean environment + mount namespace", std::nullopt,
+                                   "only PATH, HOME, LANG and the request's variables; no "
+                                   "process inside (PID 1 included) holds the caller's "
+                                   "environment, fds or memory; host credential files are "
+                                   "not mounted"));
+        break;
+      case Aspect::kProcessTree:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced, "PID namespace", std::nullopt,
+                "the code sees only its own processes; the whole namespace "
+                "is killed when the main process ends, at the deadline and "
+                "on cancel; it runs as uid 65534 with no capabilities and "
+                "no_new_privs" +
+                    std::string(root_ ? ", mapped to a host uid of its own" : "")));
+        break;
+      case Aspect::kSyscallFilter:
+        caps.aspects.push_back(
+            options_.seccomp
+                ? cap(aspect, Enforcement::kEnforced, policy_text, std::nullopt,
+                      "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, "
+                      "mount, unshare, keyctl, bpf, ...) with EPERM; other architectures are "
+                      "killed")
+                : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
+        break;
+      case Aspect::kMemory:
+        if (!limits.memory_bytes) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     std::string("not limited unless asked for (then ") +
+                                         (cg_mem ? "a cgroup" : "RLIMIT_AS per process") + ")"));
+        } else if (cg_mem) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup memory limit",
+                                     format_size(*limits.memory_bytes),
+                                     "the whole sandbox; swap excluded where the host accounts "
+                                     "it; an OOM kill is reported as oom_killed"));
+        } else {
+          caps.aspects.push_back(
+              cap(aspect, Enforcement::kPartial, "RLIMIT_AS per process",
+                  format_size(*limits.memory_bytes),
+                  "no cgroup here (" +
+                      limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
+                      "): address space per process, not the sandbox's total; an OOM kill cannot "
+                      "be reported"));
+        }
+        break;
+      case Aspect::kProcesses:
+        if (!limits.max_processes) {
+          caps.aspects.push_back(
+              cap(aspect, Enforcement::kNone, "", std::nullopt, "not limited unless asked for"));
+        } else if (cg_pids) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup pids limit",
+                                     std::to_string(*limits.max_processes),
+                                     "every process and thread of the sandbox (its init not "
+                                     "counted)"));
+        } else {
+          caps.aspects.push_back(
+              cap(aspect, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
+                  root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
+                  std::to_string(*limits.max_processes),
+                  root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
+                        : "counts every process of the user running cordon, not only the run's"));
+        }
+        break;
+      case Aspect::kCpu:
+        if (limits.cpu_time) {
+          const auto secs = std::max<long long>((limits.cpu_time->count() + 999) / 1000, 1);
+          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
+                                     format_duration(std::chrono::seconds(secs)),
+                                     "CPU time per process, not the whole sandbox's"));
+        } else {
+          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
+                                     "CPU time is bounded only by the wall-clock timeout"));
+        }
+        break;
+      case Aspect::kDisk:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "tmpfs size", format_size(tmp),
+                                   "the only writable places are the /tmp tmpfs and a 16 MiB "
+                                   "/dev/shm; writes past them fail with ENOSPC; the host's "
+                                   "disk is never written"));
+        break;
+      case Aspect::kOutput:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
+                                   format_size(effective_output_cap(limits)),
+                                   "output past the cap is read and discarded; the result is "
+                                   "marked truncated"));
+        break;
+      case Aspect::kTimeout:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "deadline + SIGKILL of the PID namespace's init", std::nullopt,
+                                   "the kernel kills every process of the sandbox at once, "
+                                   "including setsid'd and daemonised ones; also when cordon "
+                                   "itself dies"));
+        break;
+    }
+  }
+  return caps;
+}
+
+Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const HostIdentity& host,
+                                               const CgroupCoverage& cgroups) const {
+  if (!layout_) return fail(ErrorCode::kUnavailable, probe_.reason);
+  PlanInputs in;
+  in.request = &request;
+  in.options = options_;
+  in.layout = *layout_;
+  in.host = host;
+  in.cgroups = cgroups;
+  if (seccomp_) {
+    in.policy_name = seccomp_->policy_name;
+    in.policy_version = seccomp_->policy_version;
+    in.policy_hash = seccomp_->policy_hash;
+  }
+  in.nofile_hard = nofile_hard();
+  return make_sandbox_plan(in);
+}
+
+Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request) const {
+  HostIdentity host{root_, root_ ? options_.uid_base : ::getuid(),
+                    root_ ? options_.uid_base : ::getgid()};
+  CgroupCoverage cg;
+  cg.memory =
+      request.limits.memory_bytes && cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
+  cg.processes = request.limits.max_processes &&
+                 cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
+  auto plan = plan_for(request, host, cg);
+  if (!plan) return std::unexpected(plan.error());
+  nlohmann::json j = to_json(*plan);
+  j["backend"] = {{"name", name()}, {"version", version()}};
+  nlohmann::json limits = nlohmann::json::array();
+  if (cg.memory)
+    limits.push_back({{"memory", format_size(*request.limits.memory_bytes)}, {"by", "cgroup"}});
+  if (cg.processes)
+    limits.push_back({{"processes", *request.limits.max_processes}, {"by", "cgroup"}});
+  for (const auto& e : plan->rlimit_enforced) {
+    limits.push_back(
+        {{std::string(to_string(e.aspect)), e.value.value_or("")}, {"by", e.mechanism}});
+  }
+  j["limits"] = limits;
+  j["timeout_ms"] = effective_timeout(request).count();
+  return j;
+}
+
+RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
+                                RunObserver* observer) {
+  const BackendId id{std::string(name()), std::string(version())};
+  const Clock::time_point t_setup = Clock::now();
+  const Clock::time_point setup_until = t_setup + request.setup_bound;
+  StateReporter state(observer);
+  state.set(RunState::kPreparing);
+  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
+
+  // 1. The request, and whether this host can do it at all.
+  if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
+  if (!probe_.available) return error(probe_.reason);
+  const milliseconds timeout = effective_timeout(request);
+  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
+
+  // 2. Whose id the sandbox user maps to: for root a host uid of this run's own.
+  UidSlot slot;
+  HostIdentity host{root_, ::getuid(), ::getgid()};
+  if (root_) {
+    auto s = UidSlot::acquire(runtime_dir_, options_.uid_slots);
+    if (!s) return error("uid slot: " + s.error().describe());
+    slot = std::move(*s);
+    host.uid = host.gid = options_.uid_base + slot.index();
+  }
+
+  // 3. Limit groups (before the plan: what they cannot take falls back to rlimits). The
+  //    init counts as one process, so the pids limit is one above what was asked.
+  std::optional<proc::LimitGroup> limits;
+  CgroupCoverage coverage;
+  if (options_.use_cgroups && (request.limits.memory_bytes || request.limits.max_processes)) {
+    Limits cg = request.limits;
+    if (cg.max_processes) *cg.max_processes += 1;
+    auto group = proc::LimitGroup::create(cg);
+    if (!group) return error("limit group: " + group.error().describe());
+    limits = std::move(*group);
+    coverage.memory = request.limits.memory_bytes && limits->has(proc::LimitKindCg::kMemory);
+    coverage.processes = request.limits.max_processes && limits->has(proc::LimitKindCg::kProcesses);
+  }
+
+  // 4. The plan: plain data, nothing applied yet.
+  auto plan = plan_for(request, host, coverage);
+  if (!plan) return error("plan: " + plan.error().describe());
+
+  // 5. Pipes; the parent ends stay CLOEXEC.
+  auto out = proc::make_pipe();
+  auto err = proc::make_pipe();
+  if (!out || !err) return error("pipe: " + (!out ? out : err).error().describe());
+  std::optional<proc::Pipe> in;
+  if (request.stdin_data) {
+    auto p = proc::make_pipe();
+    if (!p) return error("pipe: " + p.error().describe());
+    in = std::move(*p);
+  }
+  if (cancel.cancelled()) {
+    RunResult r;
+    r.backend = id;
+    Termination t;
+    t.cancelled = true;
+    apply_termination(t, r);
+    r.setup_ms = ms_between(t_setup, Clock::now());
+    return r;
+  }
+
+  // 6. The sandbox: namespaces, maps, limit groups, root filesystem, then the code.
+  SandboxStart start;
+  start.plan = &*plan;
+  start.seccomp = seccomp_ ? &*seccomp_ : nullptr;
+  start.init_exe_fd = init_exe_.get();
+  start.stdin_fd = in ? in->read.get() : -1;
+  start.stdout_fd = out->write.get();
+  start.stderr_fd = err->write.get();
+  start.limits = limits ? &*limits : nullptr;
+  start.want_tmp_fd = !request.artifact_globs.empty();
+  auto sandbox = SandboxProcess::start(start, setup_until);
+  if (!sandbox) return error(sandbox.error().describe());
+  const Clock::time_point t_start = Clock::now();
+  const Clock::time_point deadline = t_start + timeout;
+  out->write.reset();
+  err->write.reset();
+  if (in) in->read.reset();
+  state.set(RunState::kRunning);
+
+  // 7. Pump output until the init exits (right after the main process), the deadline or
+  //    cancel.
+  proc::OutputPump pump(
+      std::move(out->read), std::move(err->read), in ? std::move(in->write) : UniqueFd(),
+      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
+  auto stop = pump.run(sandbox->exit_fd(), cancel.wait_fd(), deadline);
+  const Clock::time_point t_end = stop ? stop->at : Clock::now();
+  state.set(RunState::kStopping);
+
+  // 8. Kill the namespace whatever ended the pump (a no-op when init already exited),
+  //    reap it (which waits for every process of the namespace), drain the pipes.
+  const Clock::time_point teardown_until = t_end + request.setup_bound;
+  sandbox->kill();
+  auto finished = sandbox->finish(teardown_until);
+  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
+  proc::LimitGroupStats stats;
+  if (limits) stats = limits->stats();
+
+  RunResult result;
+  result.backend = id;
+  result.tool_description = request.tool_description;
+  result.stdout_data = std::move(pump.out().data);
+  result.stderr_data = std::move(pump.err().data);
+  result.stdout_truncated = pump.out().truncated;
+  result.stderr_truncated = pump.err().truncated;
+  result.wall_ms = ms_between(t_start, t_end);
+  if (plan->seccomp) result.policy = PolicyId{plan->policy_name, plan->policy_hash};
+  result.enforced.push_back({Aspect::kTimeout, "deadline + SIGKILL of the PID namespace's init",
+                             format_duration(timeout)});
+  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  if (plan->loopback_up) {
+    result.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
+  }
+  result.enforced.push_back(
+      {Aspect::kFilesystem,
+       fs_summary(plan->fs.steps.empty()
+                      ? 0
+                      : request.limits.scratch_bytes.value_or(kDefaultScratchBytes)),
+       {}});
+  result.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
+  result.enforced.push_back({Aspect::kProcessTree, "PID namespace", {}});
+  if (plan->seccomp) {
+    result.enforced.push_back(
+        {Aspect::kSyscallFilter,
+         "seccomp " + plan->policy_name + " v" + std::to_string(plan->policy_version),
+         plan->policy_hash});
+  }
+  result.enforced.push_back(
+      {Aspect::kDisk, "tmpfs size",
+       format_size(request.limits.scratch_bytes.value_or(kDefaultScratchBytes))});
+  if (limits) {
+    for (const auto& a : limits->enforced()) {
+      const Aspect aspect = a.kind == proc::LimitKindCg::kMemory      ? Aspect::kMemory
+                            : a.kind == proc::LimitKindCg::kProcesses ? Aspect::kProcesses
+                                                                      : Aspect::kCpu;
+      result.enforced.push_back({aspect, a.mechanism, a.value});
+    }
+  }
+  for (const auto& e : plan->rlimit_enforced) result.enforced.push_back(e);
+
+  if (!stop || !finished) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = !stop ? "output pump: " + stop.error().describe()
+                         : "teardown: " + finished.error().describe();
+    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+    return result;
+  }
+
+  // 9. The outcome, in apply_termination's order: deadline, cancel, limits, exit.
+  Termination t;
+  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
+  t.cancelled = stop->reason == proc::StopReason::kCancelled;
+  const auto& report = finished->report;
+  if (report) {
+    proc::ExitInfo main;
+    main.status = report->status;
+    t.exited = main.exited();
+    t.exit_code = main.exit_code();
+    t.signal = main.signal();
+    result.max_rss_kb = report->maxrss_kb;
+    result.cpu_ms = report->children_cpu_us / 1000;
+  } else if (!t.deadline_passed && !t.cancelled) {
+    // The init died without reporting: something killed it from outside (the OOM killer,
+    // an administrator); the code's own status is unknown.
+    t.signal = finished->init.signal();
+  }
+  t.oom_killed = stats.oom_killed;
+  // A pids-limit hit explains a failure, never a success: ordinary code may probe fork
+  // failures and still exit 0.
+  const bool failed = !t.exited || t.exit_code != 0;
+  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
+  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
+  apply_termination(t, result);
+  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
+  result.memory_peak_kb = stats.memory_peak_kb;
+  if (!report && !t.deadline_passed && !t.cancelled && !t.oom_killed) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = "the sandbox's init ended without reporting the code's status";
+  }
+
+  // 10. Artifacts, from the sandbox's /tmp kept open past the namespace's end.
+  if (!request.artifact_globs.empty()) {
+    UniqueFd tmp = sandbox->take_tmp_fd();
+    auto collected = tmp ? collect_artifacts("/proc/self/fd/" + std::to_string(tmp.get()),
+                                             request.artifact_globs, request.artifact_max_bytes)
+                         : Result<CollectedArtifacts>(std::unexpected(
+                               Error{ErrorCode::kInternal, 0, "no /tmp from the sandbox"}));
+    if (!collected) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "collect artifacts: " + collected.error().describe();
+    } else {
+      result.artifacts = std::move(collected->artifacts);
+    }
+  }
+
+  // 11. Remove the limit groups (the namespace is already gone).
+  if (limits) {
+    if (auto st = limits->remove(teardown_until); !st && result.outcome != Outcome::kSandboxError) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "remove limit groups: " + st.error().describe();
+    }
+  }
+  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+  return result;
+}
+
+}  // namespace cordon::ns

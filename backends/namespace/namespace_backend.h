@@ -1,0 +1,63 @@
+// The namespace backend: real isolation without a container engine. Each run gets new
+// user, PID, network, mount, IPC, UTS and cgroup namespaces, a fresh minimal root
+// filesystem (fs_plan.h), an unprivileged uid with no capabilities, the cordon-default
+// seccomp policy, and cgroup limits (rlimits where no cgroup can be had). Timeout, cancel
+// and the main process's exit kill the PID namespace's init, and with it every process of
+// the sandbox. See docs/THREAT_MODEL.md for what holds and what does not.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cordon/backend.h"
+#include "cordon/policy/fs_plan.h"
+#include "cordon/policy/seccomp_compiler.h"
+#include "cordon/unique_fd.h"
+#include "sandbox_plan.h"
+
+namespace cordon::ns {
+
+class NamespaceBackend final : public Backend {
+ public:
+  explicit NamespaceBackend(NamespaceOptions options = {});
+
+  [[nodiscard]] std::string_view name() const override { return "namespace"; }
+  [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  [[nodiscard]] Probe probe() const override { return probe_; }
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override;
+
+  // The plan a run of `request` would apply, without running it (`cordon plan --json`).
+  // Host ids are shown as they would be mapped (for root: the first uid slot).
+  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const;
+
+  [[nodiscard]] const NamespaceOptions& options() const { return options_; }
+
+ private:
+  [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
+                                             const CgroupCoverage& cgroups) const;
+  [[nodiscard]] bool cgroup_available(int kind) const;
+
+  NamespaceOptions options_;
+  bool root_ = false;
+  std::filesystem::path runtime_dir_;
+  std::optional<policy::HostLayout> layout_;
+  std::optional<policy::SeccompProgram> seccomp_;
+  UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
+  std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
+  Probe probe_;
+};
+
+// Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, beside cordon-reaper, the build tree,
+// or the install dir.
+[[nodiscard]] std::optional<std::filesystem::path> find_ns_init();
+
+// Why namespaces cannot be created here, in words a user can act on ("" = they can).
+// Tries once (a child that exits at once) and reads the sysctls that explain a refusal.
+[[nodiscard]] std::string namespace_unavailable_reason(unsigned long clone_flags);
+
+}  // namespace cordon::ns

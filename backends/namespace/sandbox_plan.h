@@ -1,0 +1,130 @@
+// A run of the namespace backend as plain data: which namespaces, which ids map to which
+// host ids, the root filesystem plan, the seccomp policy, rlimits, argv and environment.
+// Built in the parent without touching the system (plan, then apply: child_setup.h does
+// the syscalls), unit-tested without privileges, and printable as JSON for
+// `cordon plan --json`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.h"
+#include "cordon/policy/fs_plan.h"
+#include "cordon/proc/spawn.h"
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+namespace cordon::ns {
+
+// Test-only switches and host-specific settings of the backend. Production code uses the
+// defaults; the integration tests turn one protection off at a time for positive controls
+// (the same probe must succeed without it, so a broken probe cannot read as "blocked").
+struct NamespaceOptions {
+  bool network_namespace = true;  // off: the code shares the host's network
+  bool seccomp = true;            // off: no syscall filter
+  bool drop_capabilities = true;  // off: the code keeps its capabilities in its user namespace
+  bool use_cgroups = true;        // off: limits fall back to rlimits (as for a non-root user)
+  bool hide_usr_local = true;
+  std::vector<std::string> extra_ro_paths;  // absolute host paths exposed read-only
+  // When cordon runs as root, each concurrent run's sandbox user maps to its own host uid
+  // (and gid) uid_base + slot, slot in [0, uid_slots). Runs never share a host uid.
+  std::uint32_t uid_base = 200000;
+  std::uint32_t uid_slots = 4096;
+  // Where uid-slot lock files live; empty: /run/cordon for root, else
+  // $XDG_RUNTIME_DIR/cordon or /tmp/cordon-<uid>.
+  std::string runtime_dir;
+};
+
+// One line of /proc/<pid>/uid_map or gid_map.
+struct IdMapping {
+  std::uint32_t inside = 65534;
+  std::uint32_t outside = 0;
+  std::uint32_t count = 1;
+};
+
+// A file the child writes into the sandbox before the root becomes read-only: the input
+// files (under the working directory) and the code file when the code is too long for argv.
+struct SandboxFile {
+  std::string path;  // absolute inside the sandbox
+  std::string data;
+  std::uint32_t mode = 0644;
+  bool directory = false;  // mkdir instead of a file
+};
+
+struct NamedRlimit {
+  proc::RlimitSetting setting;
+  std::string name;  // "RLIMIT_NOFILE"
+};
+
+// Who runs cordon, as far as the plan is concerned.
+struct HostIdentity {
+  bool root = false;      // euid 0: may map any host id, uses uid slots
+  std::uint32_t uid = 0;  // host uid the sandbox user maps to (slot uid for root)
+  std::uint32_t gid = 0;
+};
+
+// What the limit group could place by cgroup (the rest falls back to rlimits).
+struct CgroupCoverage {
+  bool memory = false;
+  bool processes = false;
+  bool cpu = false;
+};
+
+struct SandboxPlan {
+  unsigned long clone_flags = 0;
+  std::vector<std::string> namespaces;  // "user", "pid", ... for JSON and capabilities
+  IdMapping uid_map;
+  IdMapping gid_map;
+  bool deny_setgroups = true;  // an unprivileged writer must deny setgroups to map gids
+  bool clear_groups = false;   // root: setgroups(0, NULL) in the child, so no host group stays
+  policy::FsPlan fs;
+  std::vector<SandboxFile> files;
+  std::string cwd = "/tmp";
+  std::string executable;  // the interpreter, absolute inside the sandbox
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::vector<NamedRlimit> rlimits;
+  std::vector<Enforced> rlimit_enforced;  // the limits an rlimit stands in for a cgroup
+  bool loopback_up = true;
+  bool drop_capabilities = true;
+  bool seccomp = true;
+  std::string policy_name;
+  int policy_version = 0;
+  std::string policy_hash;
+};
+
+struct PlanInputs {
+  const RunRequest* request = nullptr;
+  NamespaceOptions options;
+  policy::HostLayout layout;
+  HostIdentity host;
+  CgroupCoverage cgroups;
+  std::string policy_name;
+  int policy_version = 0;
+  std::string policy_hash;
+  // The hard limits of the calling process: rlimits are only ever lowered (root here has
+  // no CAP_SYS_RESOURCE, so raising one in the child would fail).
+  std::optional<rlim_t> nofile_hard;
+};
+
+inline constexpr std::uint32_t kSandboxUid = 65534;
+inline constexpr std::uint32_t kSandboxGid = 65534;
+inline constexpr std::uint64_t kDefaultScratchBytes = 64ULL << 20;
+inline constexpr rlim_t kSandboxNofile = 1024;
+inline constexpr const char* kCodeFile = "/.cordon-code";
+
+// Pure: inputs in, plan out. Fails on an invalid request or options.
+[[nodiscard]] Result<SandboxPlan> make_sandbox_plan(const PlanInputs& inputs);
+
+// The plan as JSON (namespaces, id maps, mounts, seccomp policy and hash, rlimits, argv).
+[[nodiscard]] nlohmann::json to_json(const SandboxPlan& plan);
+
+// "<inside> <outside> <count>\n", as the kernel reads a map.
+[[nodiscard]] std::string map_line(const IdMapping& m);
+
+}  // namespace cordon::ns

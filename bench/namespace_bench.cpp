@@ -1,0 +1,161 @@
+// Per-run cost of the namespace backend, through the production path (the plugin loaded
+// by the registry, Backend::run; the `cordon` CLI), against bare spawns and bubblewrap.
+//
+//   in-process:     Backend::run("true", sh)          vs posix_spawn(/usr/bin/true)  target <= 2x
+//   whole process:  cordon run -b namespace -c true   vs bwrap (comparable flags)    target <= 0.7x
+//   python:         Backend::run("pass", python)      vs /usr/bin/python3 -c pass    target <= +6
+//   ms teardown:       deadline -> sandbox gone (kStopping -> run() returns)            target < 20
+//   ms sustained:      runs/s of `true` on 2 threads                                    reported
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/plugin_registry.h"
+#include "harness.h"
+#include "spawn_baseline.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int arg_int(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+const std::vector<std::string> kBwrap = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent",
+                                         "--new-session",  "--ro-bind",     "/usr",
+                                         "/usr",           "--symlink",     "usr/bin",
+                                         "/bin",           "--symlink",     "usr/lib",
+                                         "/lib",           "--symlink",     "usr/lib64",
+                                         "/lib64",         "--proc",        "/proc",
+                                         "--dev",          "/dev",          "--tmpfs",
+                                         "/tmp",           "--cap-drop",    "ALL"};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = arg_int(argc, argv, "--rounds", 200);
+  const int warmup = arg_int(argc, argv, "--warmup", 20);
+
+  cordon::PluginRegistry registry;
+  registry.discover(cordon::PluginRegistry::default_search_path());
+  auto backend = registry.create("namespace");
+  if (!backend) {
+    std::fprintf(stderr, "bench: %s\n", backend.error().describe().c_str());
+    return 2;
+  }
+  if (!(*backend)->probe().available) {
+    std::fprintf(stderr, "bench: namespace backend unavailable: %s\n",
+                 (*backend)->probe().reason.c_str());
+    return 2;
+  }
+  const cordon::CancelToken never;
+  auto request = [](std::string code, cordon::Language lang) {
+    cordon::RunRequest r;
+    r.code = std::move(code);
+    r.language = lang;
+    r.timeout = std::chrono::seconds(10);
+    return r;
+  };
+  auto must_run = [&](const cordon::RunRequest& r) {
+    const cordon::RunResult res = (*backend)->run(r, never, nullptr);
+    if (!res.ok()) {
+      std::fprintf(stderr, "bench: namespace run failed: %s\n",
+                   res.error.value_or("not ok").c_str());
+      std::exit(2);
+    }
+  };
+  int missed = 0;
+
+  const auto sh_true = request("true", cordon::Language::kSh);
+  const auto in_process = cordon::bench::compare(
+      "in-process: namespace backend on `true`", "Backend::run(sh -c true)",
+      [&] { must_run(sh_true); }, "posix_spawn(/usr/bin/true)+waitpid",
+      [] { cordon::bench::spawn_and_wait({"/usr/bin/true"}); }, rounds, warmup, /*target=*/2.0);
+  cordon::bench::print(in_process);
+  cordon::bench::print_json(in_process);
+  if (!in_process.met()) ++missed;
+
+#ifdef CORDON_BENCH_CLI
+  std::vector<std::string> bwrap = kBwrap;
+  for (const char* a : {"/bin/sh", "-c", "true"}) bwrap.emplace_back(a);
+  const auto whole = cordon::bench::compare(
+      "whole process: cordon run -b namespace -c true vs bubblewrap",
+      "cordon run -b namespace -c true",
+      [] {
+        cordon::bench::spawn_and_wait({CORDON_BENCH_CLI, "run", "-b", "namespace", "-c", "true"});
+      },
+      "bwrap --unshare-all ... /bin/sh -c true", [&] { cordon::bench::spawn_and_wait(bwrap); },
+      rounds / 2, warmup / 2, /*target=*/0.7);
+  cordon::bench::print(whole);
+  cordon::bench::print_json(whole);
+  if (!whole.met()) ++missed;
+#endif
+
+  const auto py_pass = request("pass", cordon::Language::kPython);
+  const auto python = cordon::bench::compare(
+      "python3 -c pass through the namespace backend", "Backend::run(python3 -c pass)",
+      [&] { must_run(py_pass); }, "posix_spawn(/usr/bin/python3 -c pass)",
+      [] { cordon::bench::spawn_and_wait({"/usr/bin/python3", "-c", "pass"}); }, rounds / 2,
+      warmup / 2, /*target=*/0);
+  cordon::bench::print(python);
+  const double extra_ms = python.candidate.median() - python.baseline.median();
+  std::printf("python3 -c pass: +%.2f ms over bare (target <= 6 ms)%s\n", extra_ms,
+              extra_ms <= 6.0 ? "" : "  MISSED");
+  if (extra_ms > 6.0) ++missed;
+
+  // Deadline -> gone: the observer marks kStopping (the pump saw the deadline) and run()
+  // returns only after the init, and so the whole PID namespace, has been reaped.
+  struct Marks : cordon::RunObserver {
+    Clock::time_point stopping;
+    void on_state(cordon::RunState s) override {
+      if (s == cordon::RunState::kStopping) stopping = Clock::now();
+    }
+  };
+  cordon::bench::Sample teardown{"deadline -> sandbox gone", {}};
+  auto sleeper = request("sleep 10 & sleep 10", cordon::Language::kSh);
+  sleeper.timeout = std::chrono::milliseconds(50);
+  for (int i = 0; i < 30; ++i) {
+    Marks marks;
+    const cordon::RunResult r = (*backend)->run(sleeper, never, &marks);
+    if (r.outcome != cordon::Outcome::kTimedOut) {
+      std::fprintf(stderr, "bench: expected a timeout\n");
+      return 2;
+    }
+    teardown.ms.push_back(ms_since(marks.stopping));
+  }
+  std::printf("deadline -> sandbox gone: median %.2f ms, p90 %.2f ms (target < 20 ms)%s\n",
+              teardown.median(), teardown.percentile(90), teardown.median() < 20 ? "" : "  MISSED");
+  if (teardown.median() >= 20) ++missed;
+
+  // Sustained throughput on two threads (this machine kind has two cores).
+  std::atomic<int> done{0};
+  const auto t0 = Clock::now();
+  const auto until = t0 + std::chrono::seconds(3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      while (Clock::now() < until) {
+        must_run(sh_true);
+        ++done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::printf("sustained: %.1f runs/s of `true` on 2 threads\n", done * 1000.0 / ms_since(t0));
+
+  std::printf("targets missed: %d\n", missed);
+  return 0;
+}

@@ -1,0 +1,659 @@
+// The namespace backend end to end, attacked from outside and judged by host-side
+// evidence. Every attack has a positive control: the same probe with the protection in
+// question switched off (a NamespaceOptions switch, or the subprocess backend) succeeds,
+// so a broken probe cannot read as "blocked".
+//
+// Kernel features: when one is missing the test skips with the reason, unless
+// CORDON_REQUIRE_KERNEL_FEATURES=1 (CI), which turns the skip into a failure.
+//
+// As root (CI) everything below runs. As an unprivileged user (setpriv --reuid=65534 ...)
+// the expected differences are: limits fall back to rlimits (no cgroup delegation on a v1
+// host), so the OOM test expects a MemoryError/killed run instead of oom_killed, and the
+// fork bomb is bounded by RLIMIT_NPROC per uid; the distinct-host-uid test is root-only.
+#include "namespace_backend.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cordon/cancel.h"
+#include "cordon/plugin_registry.h"
+#include "proc_test_support.h"
+#include "uid_slot.h"
+
+extern char** environ;
+
+namespace cordon {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+bool require_features() {
+  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
+  return v != nullptr && std::string(v) == "1";
+}
+
+#define SKIP_OR_FAIL(why)                                                  \
+  do {                                                                     \
+    if (require_features()) FAIL() << "kernel feature missing: " << (why); \
+    GTEST_SKIP() << (why);                                                 \
+  } while (0)
+
+RunRequest sh(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r;
+  r.code = std::move(code);
+  r.timeout = timeout;
+  return r;
+}
+
+RunRequest py(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r = sh(std::move(code), timeout);
+  r.language = Language::kPython;
+  return r;
+}
+
+// Host pids of live (non-zombie) processes whose command line contains `needle`.
+std::vector<pid_t> host_processes_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid()) continue;
+    auto cmd = testing::read_file("/proc/" + name + "/cmdline");
+    if (!cmd || cmd->find(needle) == std::string::npos) continue;
+    if (testing::process_dead(pid, [&] {
+          auto st = testing::read_file("/proc/" + name + "/stat").value_or("");
+          auto o = st.find('('), c = st.rfind(')');
+          return o == std::string::npos ? std::string() : st.substr(o + 1, c - o - 1);
+        }())) {
+      continue;
+    }
+    out.push_back(pid);
+  }
+  return out;
+}
+
+class NamespaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    registry_.discover({CORDON_TEST_PLUGIN_DIR});
+    auto backend = registry_.create("namespace");
+    ASSERT_TRUE(backend.has_value()) << backend.error().describe();
+    backend_ = std::move(*backend);
+    const Probe probe = backend_->probe();
+    if (!probe.available) SKIP_OR_FAIL(probe.reason);
+  }
+  void TearDown() override {
+    backend_.reset();
+    subprocess_.reset();
+  }
+  RunResult run(const RunRequest& req, const CancelToken& cancel = {}) {
+    RunResult r = backend_->run(req, cancel, nullptr);
+    EXPECT_EQ(r.backend.name, "namespace");
+    return r;
+  }
+  // The unisolated control: a plain child process of this test.
+  RunResult run_unisolated(const RunRequest& req) {
+    if (!subprocess_) {
+      auto b = registry_.create("subprocess");
+      EXPECT_TRUE(b.has_value());
+      if (!b) return {};
+      subprocess_ = std::move(*b);
+    }
+    return subprocess_->run(req, {}, nullptr);
+  }
+  // A backend with one protection switched off, for positive controls.
+  static RunResult run_with(const ns::NamespaceOptions& options, const RunRequest& req) {
+    ns::NamespaceBackend b(options);
+    EXPECT_TRUE(b.probe().available) << b.probe().reason;
+    return b.run(req, {}, nullptr);
+  }
+
+  PluginRegistry registry_;
+  BackendPtr backend_;
+  BackendPtr subprocess_;
+};
+
+// ---- it runs, and behaves like the subprocess backend ----
+
+TEST_F(NamespaceTest, ShBashPythonRun) {
+  RunResult r = run(sh("echo hello"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "hello\n");
+  RunRequest b = sh("echo ${BASH_VERSION:+bash}");
+  b.language = Language::kBash;
+  r = run(b);
+  EXPECT_EQ(r.stdout_data, "bash\n") << r.stderr_data << r.error.value_or("");
+  r = run(py("print(1+1)"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "2\n");
+  ASSERT_TRUE(r.policy.has_value());
+  EXPECT_EQ(r.policy->name, "cordon-default");
+}
+
+TEST_F(NamespaceTest, ExitCodeSignalTimeoutCancel) {
+  RunResult r = run(sh("exit 7"));
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.exit_code, 7);
+  r = run(sh("kill -SEGV $$"));
+  EXPECT_EQ(r.outcome, Outcome::kSignaled);
+  EXPECT_EQ(r.signal, SIGSEGV);
+  auto start = Clock::now();
+  r = run(sh("echo before; sleep 5", milliseconds(300)));
+  EXPECT_LT(Clock::now() - start, seconds(2));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut);
+  EXPECT_EQ(r.stdout_data, "before\n");
+  CancelSource source;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    source.cancel();
+  });
+  start = Clock::now();
+  r = run(sh("sleep 30", seconds(20)), source.token());
+  canceller.join();
+  EXPECT_LT(Clock::now() - start, seconds(3));
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+}
+
+TEST_F(NamespaceTest, StdinInputFilesAndArtifacts) {
+  RunRequest req = sh("cat; cat data/in.txt > out.txt; echo more >> out.txt; ln -s /etc/passwd l");
+  req.stdin_data = "from stdin\n";
+  req.input_files = {{"data/in.txt", "abc\n"}};
+  req.artifact_globs = {"out*", "l"};
+  const RunResult r = run(req);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "from stdin\n");
+  ASSERT_EQ(r.artifacts.size(), 1u);
+  EXPECT_EQ(r.artifacts[0].content, "abc\nmore\n");
+}
+
+// ---- privileges ----
+
+TEST_F(NamespaceTest, NoCapabilitiesNoNewPrivsSeccompUid65534OnlyStdFds) {
+  const RunResult r = run(sh(
+      "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status; id -u; id -g; "
+      "for f in $(seq 3 1023); do [ -e /proc/$$/fd/$f ] && echo open $f; done; echo end"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
+  const std::string want =
+      "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"
+      "CapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+      "65534\n65534\nend\n";
+  EXPECT_EQ(r.stdout_data, want);
+  // Control: the same probe with capabilities kept shows them (the probe can see caps).
+  ns::NamespaceOptions keep;
+  keep.drop_capabilities = false;
+  const RunResult c = run_with(keep, sh("grep CapEff /proc/self/status"));
+  EXPECT_NE(c.stdout_data, "CapEff:\t0000000000000000\n") << c.stderr_data;
+}
+
+constexpr const char* kSyscallProbe = R"(
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    r = getattr(libc, name)(*args)
+    return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+os.mkdir("/tmp/m")
+print("mount", call("mount", b"none", b"/tmp/m", b"tmpfs", 0, None))
+print("keyctl", call("syscall", 250, 0, ctypes.c_long(-3), 1))   # KEYCTL_GET_KEYRING_ID session
+print("ptrace", call("ptrace", 0, 0, 0, 0))                      # PTRACE_TRACEME
+print("bpf", call("syscall", 321, 0, None, 0))                   # BPF_MAP_CREATE
+print("unshare", call("unshare", 0x10000000))                    # CLONE_NEWUSER, last
+)";
+
+constexpr const char* kAllDenied =
+    "mount Operation not permitted\nkeyctl Operation not permitted\n"
+    "ptrace Operation not permitted\nbpf Operation not permitted\n"
+    "unshare Operation not permitted\n";
+
+TEST_F(NamespaceTest, DeniedSyscallsFailWithEpermOnAProcessThatCouldOtherwise) {
+  // The production sandbox: every probe is refused.
+  const RunResult prod = run(py(kSyscallProbe));
+  EXPECT_EQ(prod.stdout_data, kAllDenied) << prod.stderr_data << prod.error.value_or("");
+  // Capabilities kept (in the sandbox's own user namespace) so that mount would succeed
+  // without the filter: the EPERM is the filter's, not a missing capability.
+  ns::NamespaceOptions caps;
+  caps.drop_capabilities = false;
+  const RunResult denied = run_with(caps, py(kSyscallProbe));
+  EXPECT_EQ(denied.stdout_data, kAllDenied) << denied.stderr_data << denied.error.value_or("");
+  // Controls without the filter. With capabilities: mount, keyctl and unshare succeed
+  // (ptrace(TRACEME) is refused by the kernel there because the init holds fewer
+  // capabilities than the tracee). Without capabilities, as in production: ptrace
+  // succeeds too. bpf stays refused by the kernel either way on this host
+  // (kernel.unprivileged_bpf_disabled), so bpf's denial has no positive control here.
+  ns::NamespaceOptions open = caps;
+  open.seccomp = false;
+  const RunResult with_caps = run_with(open, py(kSyscallProbe));
+  EXPECT_NE(with_caps.stdout_data.find("mount ok\nkeyctl ok\n"), std::string::npos)
+      << with_caps.stdout_data << with_caps.stderr_data;
+  EXPECT_NE(with_caps.stdout_data.find("unshare ok\n"), std::string::npos) << with_caps.stdout_data;
+  ns::NamespaceOptions no_filter;
+  no_filter.seccomp = false;
+  const RunResult plain = run_with(no_filter, py(kSyscallProbe));
+  EXPECT_NE(plain.stdout_data.find("keyctl ok\nptrace ok\n"), std::string::npos)
+      << plain.stdout_data << plain.stderr_data;
+  // `unshare -Ur` through the production backend.
+  const RunResult u = run(sh("unshare -Ur true && echo escaped; echo done"));
+  EXPECT_EQ(u.stdout_data, "done\n") << u.stderr_data;
+}
+
+// ---- network ----
+
+struct TcpListener {
+  int fd = -1;
+  int port = 0;
+  TcpListener() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    ::listen(fd, 8);
+    socklen_t len = sizeof(a);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~TcpListener() { ::close(fd); }
+  bool got_connection() const {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) ::close(c);
+    return c >= 0;
+  }
+};
+
+std::string tcp_probe(int port) {
+  return "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', " +
+         std::to_string(port) +
+         "))\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+}
+
+TEST_F(NamespaceTest, HostLoopbackListenerReceivesNothing) {
+  TcpListener l;
+  const RunResult r = run(py(tcp_probe(l.port)));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data.rfind("refused", 0), 0u) << r.stdout_data;
+  EXPECT_FALSE(l.got_connection());
+  // Controls: unisolated, and this backend with only the network namespace switched off.
+  RunResult c = run_unisolated(py(tcp_probe(l.port)));
+  EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
+  EXPECT_TRUE(l.got_connection());
+  ns::NamespaceOptions hostnet;
+  hostnet.network_namespace = false;
+  c = run_with(hostnet, py(tcp_probe(l.port)));
+  EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data << c.error.value_or("");
+  EXPECT_TRUE(l.got_connection());
+}
+
+TEST_F(NamespaceTest, HostAbstractUnixSocketReceivesNothing) {
+  const std::string name = "cordon-ns-test-" + std::to_string(::getpid());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, name.data(), name.size());
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);
+  const std::string probe =
+      "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0" + name +
+      "')\n    print('connected')\nexcept OSError as e:\n    print('refused')\n";
+  auto accepted = [&] {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) ::close(c);
+    return c >= 0;
+  };
+  const RunResult r = run(py(probe));
+  EXPECT_EQ(r.stdout_data, "refused\n") << r.stderr_data;
+  EXPECT_FALSE(accepted());
+  const RunResult c = run_unisolated(py(probe));
+  EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
+  EXPECT_TRUE(accepted());
+  ::close(fd);
+}
+
+TEST_F(NamespaceTest, NoRouteOutButLoopbackWorksInside) {
+  // UDP connect() sends nothing; it only picks a route. TEST-NET-1, never a real host.
+  const RunResult r =
+      run(py("import socket, errno\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ntry:\n"
+             "    s.connect(('192.0.2.1', 53)); print('route')\nexcept OSError as e:\n"
+             "    print(errno.errorcode[e.errno])\n"
+             "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()\n"
+             "c = socket.create_connection(srv.getsockname()); print('lo ok')\n"));
+  EXPECT_EQ(r.stdout_data, "ENETUNREACH\nlo ok\n") << r.stderr_data;
+}
+
+// ---- environment and files ----
+
+TEST_F(NamespaceTest, CallersSecretIsNowhereInTheSandbox) {
+  // Two places a secret lives: this process's environment (setenv: in our memory, which
+  // the sandbox's set-up process copies before it execs), and the exec-time environment
+  // of a host process (what /proc/<pid>/environ shows).
+  const std::string secret = "cordon-secret-" + std::to_string(::getpid());
+  ::setenv("CORDON_NS_TEST_SECRET", secret.c_str(), 1);
+  const std::string env_entry = "CORDON_NS_TEST_SECRET=" + secret;
+  char* child_env[] = {const_cast<char*>(env_entry.c_str()), nullptr};
+  char* child_argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("20.5"), nullptr};
+  pid_t holder = 0;
+  ASSERT_EQ(::posix_spawn(&holder, "/bin/sleep", nullptr, nullptr, child_argv, child_env), 0);
+  const std::string probe = "env; cat /proc/*/environ 2>/dev/null; cat /proc/" +
+                            std::to_string(holder) + "/environ 2>/dev/null; true";
+  const RunResult r = run(sh(probe));
+  const RunResult c = run_unisolated(sh(probe));
+  ::unsetenv("CORDON_NS_TEST_SECRET");
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(r.stdout_data.find(secret), std::string::npos) << r.stdout_data;
+  // Control: a plain child can read it from the holder's environ.
+  EXPECT_NE(c.stdout_data.find(secret), std::string::npos);
+}
+
+TEST_F(NamespaceTest, HomeCanaryIsNeitherReadableNorDeletable) {
+  const char* home = std::getenv("HOME");
+  const std::string dir = home != nullptr ? home : "/root";
+  std::string path = dir + "/cordon-canary-XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "canary\n", 7), 7);
+  ::close(fd);
+  const std::string probe = "cat '" + path + "'; rm -f '" + path + "'; echo done";
+  const RunResult r = run(sh(probe));
+  EXPECT_EQ(r.stdout_data, "done\n");
+  EXPECT_EQ(testing::read_file(path).value_or(""), "canary\n");  // still there, unchanged
+  const RunResult c = run_unisolated(sh("cat '" + path + "'"));
+  EXPECT_EQ(c.stdout_data, "canary\n");
+  ::unlink(path.c_str());
+}
+
+TEST_F(NamespaceTest, WritesOutsideTmpDoNotLandAndUsrLocalIsHidden) {
+  const std::string tag = "cordon-ns-write-" + std::to_string(::getpid());
+  const RunResult r = run(sh("for d in / /usr /etc /var; do echo x > $d/" + tag +
+                             " 2>/dev/null && echo wrote $d; done; echo x > /tmp/" + tag +
+                             " && echo wrote tmp; ls -A /usr/local | wc -l"));
+  EXPECT_EQ(r.stdout_data, "wrote tmp\n0\n") << r.stderr_data;
+  for (const char* d : {"/", "/usr/", "/etc/", "/var/", "/tmp/"}) {
+    EXPECT_FALSE(fs::exists(std::string(d) + tag)) << d;
+  }
+  // Control: the host's /usr/local is not empty on this machine kind.
+  EXPECT_FALSE(fs::is_empty("/usr/local"));
+}
+
+// ---- resources ----
+
+TEST_F(NamespaceTest, CpuSpinTimesOutPromptly) {
+  const auto start = Clock::now();
+  const RunResult r = run(sh("while :; do :; done", seconds(1)));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut);
+  EXPECT_LT(Clock::now() - start, milliseconds(1800));
+}
+
+TEST_F(NamespaceTest, MemoryHogIsOomKilled) {
+  RunRequest req = py("b = bytearray(2 << 30)\nprint('allocated')");
+  req.limits.memory_bytes = 128u << 20;
+  const RunResult r = run(req);
+  EXPECT_EQ(r.stdout_data, "");
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(r.oom_killed) << to_string(r.outcome) << r.stderr_data << r.error.value_or("");
+    EXPECT_EQ(r.outcome, Outcome::kLimitExceeded);
+    EXPECT_EQ(r.limit, LimitKind::kMemory);
+  } else {
+    // Unprivileged on a v1 host: RLIMIT_AS, so Python gets a MemoryError.
+    EXPECT_EQ(r.outcome, Outcome::kFailed);
+    EXPECT_NE(r.stderr_data.find("MemoryError"), std::string::npos);
+  }
+}
+
+TEST_F(NamespaceTest, BigWriteIntoTmpFailsWithEnospcAndHostDiskIsUntouched) {
+  struct statvfs before{}, after{};
+  ::statvfs("/tmp", &before);
+  RunRequest req = sh("dd if=/dev/zero of=/tmp/big bs=1M count=1024 2>&1 | head -1; echo done");
+  req.limits.scratch_bytes = 64u << 20;
+  const RunResult r = run(req);
+  ::statvfs("/tmp", &after);
+  EXPECT_NE(r.stdout_data.find("No space left on device"), std::string::npos) << r.stdout_data;
+  const auto free_before = before.f_bavail * before.f_frsize;
+  const auto free_after = after.f_bavail * after.f_frsize;
+  EXPECT_LT(free_before > free_after ? free_before - free_after : 0, 32u << 20);
+}
+
+TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
+  RunRequest req;
+  req.language = Language::kBash;
+  req.code = "bomb() { bomb | bomb & }; bomb; sleep 2";
+  req.timeout = seconds(4);
+  req.limits.max_processes = 32;
+  std::atomic<bool> done{false};
+  std::atomic<long> worst_ms{0};
+  std::thread prober([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    while (!done) {
+      const auto t0 = Clock::now();
+      pid_t pid = 0;
+      char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+      if (::posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) == 0) {
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+      }
+      const long ms = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+      worst_ms = std::max<long>(worst_ms, ms);
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  });
+  const auto start = Clock::now();
+  const RunResult r = run(req);
+  done = true;
+  prober.join();
+  EXPECT_LT(Clock::now() - start, seconds(6));
+  EXPECT_LT(worst_ms.load(), 1000);
+  bool limited = false;
+  for (const auto& e : r.enforced) limited |= e.aspect == Aspect::kProcesses;
+  EXPECT_TRUE(limited);
+  EXPECT_NE(r.outcome, Outcome::kSandboxError) << r.error.value_or("");
+  EXPECT_TRUE(host_processes_with("bomb").empty());
+}
+
+// ---- process tree ----
+
+TEST_F(NamespaceTest, SetsidAndNohupDescendantsAreGoneAfterExitAndTimeout) {
+  for (const bool timeout : {false, true}) {
+    const std::string mark = timeout ? "31.337" : "31.338";
+    const RunResult r =
+        run(sh("setsid sleep " + mark + " & nohup sleep " + mark +
+                   " >/dev/null 2>&1 & sleep 0.2; " + (timeout ? "sleep 30" : "exit 0"),
+               milliseconds(timeout ? 800 : 10000)));
+    EXPECT_EQ(r.outcome, timeout ? Outcome::kTimedOut : Outcome::kOk);
+    // Reaping the init waited for the whole namespace: nothing to wait for here.
+    EXPECT_TRUE(host_processes_with(mark).empty()) << mark;
+  }
+}
+
+TEST_F(NamespaceTest, OverlappingRunsCannotSeeEachOther) {
+  RunResult a, b;
+  std::thread ta([&] {
+    a = run(sh("echo a > /tmp/mine-a; sleep 1.2; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+  });
+  std::this_thread::sleep_for(milliseconds(300));
+  std::set<std::string> host_uids;
+  std::thread tb([&] {
+    b = run(sh("echo b > /tmp/mine-b; sleep 0.5; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+  });
+  std::this_thread::sleep_for(milliseconds(300));
+  // Host side, while both run: the two sandboxes' sleeps run as different host uids.
+  for (const pid_t pid : host_processes_with("sleep")) {
+    const auto st = testing::read_file("/proc/" + std::to_string(pid) + "/status").value_or("");
+    const auto at = st.find("Uid:\t");
+    if (at != std::string::npos)
+      host_uids.insert(st.substr(at + 5, st.find('\t', at + 5) - at - 5));
+  }
+  ta.join();
+  tb.join();
+  // Each sees its own file only, and only its own processes (init, sh, ls, grep).
+  EXPECT_EQ(a.stdout_data.substr(0, a.stdout_data.find('\n')), "mine-a") << a.stdout_data;
+  EXPECT_EQ(b.stdout_data.substr(0, b.stdout_data.find('\n')), "mine-b") << b.stdout_data;
+  EXPECT_LE(std::stoi(a.stdout_data.substr(a.stdout_data.find('\n') + 1)), 4);
+  if (::geteuid() == 0) {
+    host_uids.erase("0");
+    EXPECT_GE(host_uids.size(), 2u) << "concurrent sandboxes must not share a host uid";
+  }
+}
+
+// ---- nothing left behind ----
+
+struct Snapshot {
+  std::set<std::string> mounts, cgroups, runtime, tmp;
+  bool operator==(const Snapshot&) const = default;
+};
+
+std::set<std::string> lines(const std::string& path) {
+  std::set<std::string> out;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) out.insert(l);
+  return out;
+}
+
+std::set<std::string> entries(const fs::path& dir, const std::string& prefix = "") {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename();
+    if (n.starts_with(prefix)) out.insert(n);
+  }
+  return out;
+}
+
+// Cgroups named for `owners` (cordon-<pid>-*) only: other test processes that ctest runs
+// in parallel make their own groups beside ours. /tmp: entries owned by a sandbox uid
+// (the uid range) or named cordon-ns*, which a sandbox or this backend could leave.
+Snapshot snapshot(const std::vector<pid_t>& owners) {
+  Snapshot s;
+  s.mounts = lines("/proc/self/mountinfo");
+  for (const auto& line : lines("/proc/self/cgroup")) {
+    const auto c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    std::string ctrl = line.substr(c1 + 1, c2 - c1 - 1);
+    const std::string path = line.substr(c2 + 1);
+    if (ctrl.starts_with("name=")) continue;
+    const std::string root = ctrl.empty() ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup/" + ctrl;
+    for (const pid_t owner : owners) {
+      for (const auto& e : entries(root + path, "cordon-" + std::to_string(owner) + "-")) {
+        s.cgroups.insert(ctrl + ":" + e);
+      }
+    }
+  }
+  s.runtime = entries(ns::default_runtime_dir());
+  for (const auto& e : fs::directory_iterator("/tmp")) {
+    struct stat st{};
+    if (::lstat(e.path().c_str(), &st) != 0) continue;
+    const std::string n = e.path().filename();
+    if (st.st_uid >= 200000 || n.starts_with("cordon-ns")) s.tmp.insert(n);
+  }
+  return s;
+}
+
+TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
+  // A private runtime dir (uid-slot files), so parallel test processes cannot differ it.
+  testing::ScratchDir runtime;
+  ::setenv("CORDON_RUNTIME_DIR", runtime.path.c_str(), 1);
+  auto fresh = registry_.create("namespace");
+  ASSERT_TRUE(fresh.has_value());
+  backend_ = std::move(*fresh);
+  const Snapshot before = snapshot({::getpid()});
+  RunRequest limited = sh("echo x > /tmp/f; sleep 0.1");
+  limited.limits.memory_bytes = 64u << 20;
+  limited.limits.max_processes = 16;
+  (void)run(limited);
+  (void)run(sh("sleep 5", milliseconds(200)));
+  (void)run(sh("setsid sleep 32.5 & exit 3"));
+
+  // A cordon CLI SIGKILLed while its sandbox runs: the init dies with it (PDEATHSIG), the
+  // kernel kills the namespace; its limit groups are swept by the next backend.
+  pid_t cli = 0;
+  const std::string code = "sleep 33.25";
+  char* argv[] = {const_cast<char*>(CORDON_CLI_BINARY),
+                  const_cast<char*>("run"),
+                  const_cast<char*>("-b"),
+                  const_cast<char*>("namespace"),
+                  const_cast<char*>("--memory"),
+                  const_cast<char*>("64M"),
+                  const_cast<char*>("-t"),
+                  const_cast<char*>("20s"),
+                  const_cast<char*>("-c"),
+                  const_cast<char*>(code.c_str()),
+                  nullptr};
+  ASSERT_EQ(::posix_spawn(&cli, CORDON_CLI_BINARY, nullptr, nullptr, argv, environ), 0);
+  const auto until = Clock::now() + seconds(5);
+  while (host_processes_with("33.25").size() < 2 && Clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_FALSE(host_processes_with("sleep 33.25").empty() && host_processes_with("33.25").empty());
+  ::kill(cli, SIGKILL);
+  int st = 0;
+  ::waitpid(cli, &st, 0);
+  const auto gone_until = Clock::now() + seconds(3);
+  std::vector<pid_t> left;
+  do {
+    std::vector<pid_t> all = host_processes_with("33.25");
+    left.clear();
+    for (pid_t p : all) {
+      const auto cmd = testing::read_file("/proc/" + std::to_string(p) + "/cmdline").value_or("");
+      if (cmd.starts_with("sleep")) left.push_back(p);
+    }
+    if (left.empty()) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  } while (Clock::now() < gone_until);
+  EXPECT_TRUE(left.empty()) << "the sandbox outlived the killed cordon";
+  // The next backend sweeps what the killed one left (its cgroups).
+  {
+    ns::NamespaceBackend sweeper;
+  }
+  const Snapshot after = snapshot({::getpid(), cli});
+  ::unsetenv("CORDON_RUNTIME_DIR");
+  EXPECT_EQ(before.mounts, after.mounts);
+  EXPECT_EQ(before.cgroups, after.cgroups);
+  EXPECT_EQ(before.runtime, after.runtime);
+  EXPECT_EQ(before.tmp, after.tmp);
+}
+
+TEST_F(NamespaceTest, CapabilitiesArePrecise) {
+  Limits limits;
+  limits.memory_bytes = 128u << 20;
+  limits.max_processes = 10;
+  const Capabilities caps = backend_->capabilities(limits);
+  EXPECT_TRUE(caps.isolates());
+  EXPECT_EQ(caps.find(Aspect::kNetwork)->mechanism, "network namespace with loopback only");
+  EXPECT_EQ(caps.find(Aspect::kFilesystem)->mechanism,
+            "fresh root, /usr read-only, tmpfs /tmp 64 MiB");
+  EXPECT_EQ(caps.find(Aspect::kProcessTree)->mechanism, "PID namespace");
+  EXPECT_EQ(
+      caps.find(Aspect::kSyscallFilter)->mechanism.rfind("seccomp cordon-default v1 sha256:", 0),
+      0u);
+  EXPECT_EQ(caps.level(Aspect::kDisk), Enforcement::kEnforced);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(caps.level(Aspect::kMemory), Enforcement::kEnforced);
+    EXPECT_EQ(caps.level(Aspect::kProcesses), Enforcement::kEnforced);
+  }
+}
+
+}  // namespace
+}  // namespace cordon

@@ -1,0 +1,185 @@
+// The namespace backend's plan, without privileges: namespaces, id maps, rlimits and
+// their fallbacks, files, environment, JSON.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include "cordon/policy/syscall_policy.h"
+#include "sandbox_plan.h"
+
+namespace cordon::ns {
+namespace {
+
+policy::HostLayout debian_layout() {
+  policy::HostLayout l;
+  l.top_level = {{"/bin", policy::HostEntry::Kind::kSymlink, "usr/bin"},
+                 {"/lib", policy::HostEntry::Kind::kSymlink, "usr/lib"},
+                 {"/lib64", policy::HostEntry::Kind::kSymlink, "usr/lib64"}};
+  return l;
+}
+
+struct Fixture {
+  RunRequest req;
+  PlanInputs in;
+  Fixture() {
+    req.code = "echo hi";
+    in.request = &req;
+    in.layout = debian_layout();
+    in.host = {false, 1000, 1000};
+    in.policy_name = "cordon-default";
+    in.policy_version = 1;
+    in.policy_hash = "sha256:abc";
+  }
+  SandboxPlan plan() {
+    auto p = make_sandbox_plan(in);
+    EXPECT_TRUE(p.has_value()) << p.error().describe();
+    return p ? *p : SandboxPlan{};
+  }
+};
+
+const NamedRlimit* find_rlimit(const SandboxPlan& p, int resource) {
+  for (const auto& r : p.rlimits) {
+    if (r.setting.resource == resource) return &r;
+  }
+  return nullptr;
+}
+
+TEST(NamespacePlan, EveryNamespaceButTime) {
+  Fixture f;
+  const SandboxPlan p = f.plan();
+  for (const unsigned long flag : {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS, CLONE_NEWNET,
+                                   CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP}) {
+    EXPECT_NE(p.clone_flags & flag, 0u) << flag;
+  }
+  EXPECT_TRUE(p.loopback_up);
+  EXPECT_TRUE(p.seccomp);
+  EXPECT_TRUE(p.drop_capabilities);
+}
+
+TEST(NamespacePlan, NetworkSwitchForControls) {
+  Fixture f;
+  f.in.options.network_namespace = false;
+  const SandboxPlan p = f.plan();
+  EXPECT_EQ(p.clone_flags & CLONE_NEWNET, 0u);
+  EXPECT_FALSE(p.loopback_up);
+  EXPECT_EQ(std::count(p.namespaces.begin(), p.namespaces.end(), "network"), 0);
+}
+
+TEST(NamespacePlan, UnprivilegedMapsOwnIdOnlyAndDeniesSetgroups) {
+  Fixture f;
+  const SandboxPlan p = f.plan();
+  EXPECT_EQ(map_line(p.uid_map), "65534 1000 1\n");
+  EXPECT_EQ(map_line(p.gid_map), "65534 1000 1\n");
+  EXPECT_TRUE(p.deny_setgroups);
+  EXPECT_FALSE(p.clear_groups);
+}
+
+TEST(NamespacePlan, RootMapsTheRunsOwnHostUidAndClearsGroups) {
+  Fixture f;
+  f.in.host = {true, 200007, 200007};
+  const SandboxPlan p = f.plan();
+  EXPECT_EQ(map_line(p.uid_map), "65534 200007 1\n");
+  EXPECT_EQ(map_line(p.gid_map), "65534 200007 1\n");
+  EXPECT_FALSE(p.deny_setgroups);
+  EXPECT_TRUE(p.clear_groups);
+}
+
+TEST(NamespacePlan, DefaultRlimits) {
+  Fixture f;
+  f.in.nofile_hard = 512;  // never raised above the caller's hard limit
+  const SandboxPlan p = f.plan();
+  ASSERT_NE(find_rlimit(p, RLIMIT_CORE), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_CORE)->setting.hard, 0u);
+  ASSERT_NE(find_rlimit(p, RLIMIT_NOFILE), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NOFILE)->setting.soft, 512u);
+  ASSERT_NE(find_rlimit(p, RLIMIT_FSIZE), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_FSIZE)->setting.soft, kDefaultScratchBytes + (1u << 20));
+  EXPECT_EQ(find_rlimit(p, RLIMIT_AS), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_TRUE(p.rlimit_enforced.empty());
+}
+
+TEST(NamespacePlan, LimitsFallBackToRlimitsWithoutCgroups) {
+  Fixture f;
+  f.req.limits.memory_bytes = 128u << 20;
+  f.req.limits.max_processes = 10;
+  f.req.limits.cpu_time = std::chrono::milliseconds(1500);
+  const SandboxPlan p = f.plan();
+  ASSERT_NE(find_rlimit(p, RLIMIT_AS), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_AS)->setting.soft, 128u << 20);
+  ASSERT_NE(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC)->setting.soft, 11u);  // + the namespace's init
+  ASSERT_NE(find_rlimit(p, RLIMIT_CPU), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_CPU)->setting.soft, 2u);
+  EXPECT_EQ(p.rlimit_enforced.size(), 3u);
+  EXPECT_EQ(p.rlimit_enforced[1].mechanism, "RLIMIT_NPROC per uid");
+}
+
+TEST(NamespacePlan, CgroupCoveredLimitsGetNoRlimit) {
+  Fixture f;
+  f.req.limits.memory_bytes = 128u << 20;
+  f.req.limits.max_processes = 10;
+  f.in.cgroups = {true, true, false};
+  const SandboxPlan p = f.plan();
+  EXPECT_EQ(find_rlimit(p, RLIMIT_AS), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_TRUE(p.rlimit_enforced.empty());
+}
+
+TEST(NamespacePlan, CleanEnvironmentFromTheRequestOnly) {
+  ::setenv("CORDON_PLAN_TEST_SECRET", "x", 1);
+  Fixture f;
+  f.req.env = {{"EXTRA", "1"}};
+  const SandboxPlan p = f.plan();
+  ::unsetenv("CORDON_PLAN_TEST_SECRET");
+  const std::vector<std::string> want = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
+                                         "EXTRA=1"};
+  EXPECT_EQ(p.env, want);
+}
+
+TEST(NamespacePlan, InputFilesGoUnderTheWorkingDirectoryWithParents) {
+  Fixture f;
+  f.req.input_files = {{"data/sub/in.txt", "abc"}, {"top.txt", "x"}};
+  const SandboxPlan p = f.plan();
+  ASSERT_EQ(p.files.size(), 4u);
+  EXPECT_EQ(p.files[0].path, "/tmp/data");
+  EXPECT_TRUE(p.files[0].directory);
+  EXPECT_EQ(p.files[1].path, "/tmp/data/sub");
+  EXPECT_EQ(p.files[2].path, "/tmp/data/sub/in.txt");
+  EXPECT_EQ(p.files[2].data, "abc");
+  EXPECT_EQ(p.files[3].path, "/tmp/top.txt");
+}
+
+TEST(NamespacePlan, LongCodeGoesToAFileOutsideTheWorkingDirectory) {
+  Fixture f;
+  f.req.code = std::string(200 * 1024, '#');
+  const SandboxPlan p = f.plan();
+  ASSERT_EQ(p.files.size(), 1u);
+  EXPECT_EQ(p.files[0].path, kCodeFile);
+  EXPECT_EQ(p.argv.back(), kCodeFile);
+}
+
+TEST(NamespacePlan, InvalidRequestIsRefused) {
+  Fixture f;
+  f.req.input_files = {{"../escape", "x"}};
+  EXPECT_FALSE(make_sandbox_plan(f.in).has_value());
+}
+
+TEST(NamespacePlan, JsonNamesPolicyMountsAndLimits) {
+  Fixture f;
+  f.req.limits.memory_bytes = 64u << 20;
+  const nlohmann::json j = to_json(f.plan());
+  EXPECT_EQ(j.at("seccomp").at("policy"), "cordon-default");
+  EXPECT_EQ(j.at("seccomp").at("hash"), "sha256:abc");
+  EXPECT_EQ(j.at("uid_map"), "65534 1000 1\n");
+  EXPECT_TRUE(j.at("filesystem").is_object());
+  bool has_as = false;
+  for (const auto& r : j.at("rlimits")) has_as |= r.at("resource") == "RLIMIT_AS";
+  EXPECT_TRUE(has_as);
+  EXPECT_EQ(j.at("network"), "loopback only (lo up, no route out)");
+}
+
+}  // namespace
+}  // namespace cordon::ns
