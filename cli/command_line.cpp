@@ -19,11 +19,16 @@ Exit status: the code's own; 124 timed out; 128+N killed by signal N; 137 a limi
 or unavailable backend, no isolating backend for auto, sandbox error, artifacts not written).
 DUR: 500ms, 0.5s, 2s, 1m, or seconds. SIZE: 1024, 64K, 256M, 1G.)";
 
+constexpr const char* kPlanFooter = R"(
+Prints the plan 'cordon run' with the same options would apply — namespaces, mounts,
+seccomp policy and hash, limits and how each is enforced — and runs nothing. The backend
+is chosen exactly as for 'cordon run' (auto fails closed). The code is optional.
+Exit status: 0, or 125 when cordon fails (bad arguments, no backend, invalid request).)";
+
+// The options `cordon run` and `cordon plan` share: a plan is of the run they describe.
 // Repeatable options take one value per occurrence (allow_extra_args(false)): CLI11's
 // default for vectors would swallow the FILE positional that follows `--file x`.
-CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
-  CLI::App* run = app.add_subcommand("run", "Run code in a sandbox behind a timeout");
-  run->footer(kRunFooter);
+void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("-b,--backend", options.backend,
                   "Backend name, or auto: the most isolating available (default auto)")
       ->type_name("NAME|auto");
@@ -55,10 +60,26 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
-  run->add_flag("--json", options.json, "Print the result as one JSON object on stdout");
+  run->add_flag("--json", options.json, "Print one JSON object on stdout (the result or the plan)");
   run->add_flag("--allow-unisolated", options.allow_unisolated,
                 "Let auto pick a backend that does not isolate");
+}
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
+  CLI::App* run = app.add_subcommand("run", "Run code in a sandbox behind a timeout");
+  run->footer(kRunFooter);
+  add_run_options(run, options);
+  run->add_flag("--dry-run", options.dry_run,
+                "Print the plan the run would apply (as 'cordon plan') and run nothing");
   return run;
+}
+
+CLI::App* add_plan_command(CLI::App& app, RunOptions& options) {
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Print the sandbox plan a run would apply (namespaces, mounts, seccomp, limits)");
+  plan->footer(kPlanFooter);
+  add_run_options(plan, options);
+  return plan;
 }
 
 CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
@@ -90,6 +111,7 @@ CommandLine parse_command_line(int argc, char** argv) {
 
   CommandLine line;
   CLI::App* run = add_run_command(app, line.run);
+  CLI::App* plan = add_plan_command(app, line.run);
   CLI::App* backends = add_backends_command(app, line.backends);
 
   const bool json = wants_json(argc, argv);
@@ -104,6 +126,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     return line;
   }
   if (run->parsed()) line.command = Command::kRun;
+  if (plan->parsed()) line.command = Command::kPlan;
   if (backends->parsed()) line.command = Command::kBackends;
   return line;
 }

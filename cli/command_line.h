@@ -10,6 +10,7 @@ namespace cordon::cli {
 enum class Command {
   kExit,  // nothing to run: help, version or a usage error was printed; see exit_status
   kRun,
+  kPlan,  // `cordon plan`: RunOptions, code optional
   kBackends,
 };
 

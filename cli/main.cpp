@@ -6,6 +6,7 @@
 #include "backends_command.h"
 #include "command_line.h"
 #include "exit_status.h"
+#include "plan_command.h"
 #include "run_command.h"
 #include "signal_cancel.h"
 
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
     switch (line.command) {
       case cordon::cli::Command::kRun:
         return cordon::cli::run_command(line.run);
+      case cordon::cli::Command::kPlan:
+        return cordon::cli::plan_command(line.run);
       case cordon::cli::Command::kBackends:
         return cordon::cli::backends_command(line.backends);
       case cordon::cli::Command::kExit:

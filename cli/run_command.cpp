@@ -12,6 +12,7 @@
 #include "cordon/result_json.h"
 #include "exit_status.h"
 #include "output_relay.h"
+#include "plan_command.h"
 #include "request_builder.h"
 #include "signal_cancel.h"
 
@@ -41,6 +42,7 @@ RunResult execute(Backend& backend, const RunRequest& request, bool json, int* c
 }  // namespace
 
 int run_command(const RunOptions& options) {
+  if (options.dry_run) return plan_command(options);
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 

@@ -1,5 +1,5 @@
-// `cordon run`'s options as typed, before any of them is interpreted. Parsing them into a
-// RunRequest (request_builder.h) is separate so its errors are cordon's own, one style.
+// `cordon run`'s (and `cordon plan`'s) options as typed, before any of them is interpreted. Parsing
+// them into a RunRequest (request_builder.h) is separate so its errors are cordon's own, one style.
 #pragma once
 
 #include <optional>
@@ -27,6 +27,7 @@ struct RunOptions {
   std::vector<std::string> env;      // --env NAME=VALUE
   bool json = false;
   bool allow_unisolated = false;
+  bool dry_run = false;  // --dry-run: print the plan (plan_command.h) instead of running
 };
 
 }  // namespace cordon::cli

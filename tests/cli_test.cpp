@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -472,6 +473,139 @@ TEST(CliTest, ArtifactNamedLikeAPlantedSymlinkStaysInsideDir) {
   EXPECT_EQ(read_text(dir.path() / "victim"), "untouched");
   EXPECT_FALSE(fs::is_symlink(out / "evil.txt"));
   EXPECT_EQ(read_text(out / "evil.txt"), "pwned");
+}
+
+// --- plan and --dry-run ---
+
+bool require_features() {
+  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// Whether `cordon backends` says the namespace backend is available here, and if not why.
+std::string namespace_unavailable_reason() {
+  const Ran ran = cordon({"backends", "--json"});
+  for (const auto& plugin : parse_one_object(ran.out).value("plugins", nlohmann::json::array())) {
+    if (plugin.value("name", "") != "namespace") continue;
+    if (plugin.value("available", false)) return "";
+    return plugin.value("reason", std::string("not available"));
+  }
+  return "the namespace plugin is not in this build";
+}
+
+const nlohmann::json* find_step(const nlohmann::json& plan, const std::string& op,
+                                const std::string& target) {
+  for (const auto& step : plan["filesystem"]["steps"]) {
+    if (step.value("op", "") == op && step.value("target", "") == target) return &step;
+  }
+  return nullptr;
+}
+
+TEST(CliTest, PlanForSubprocessSaysNoIsolation) {
+  const Ran text = cordon({"plan", "-b", "subprocess", "--memory", "64M"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("plan of backend subprocess"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("isolation: no isolation"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("namespaces: none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("seccomp: none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("memory     64 MiB"), std::string::npos) << text.out;
+
+  const Ran json = cordon({"plan", "-b", "subprocess", "--json", "-c", "echo hi"});
+  EXPECT_EQ(json.status, 0) << json.err;
+  const nlohmann::json plan = parse_one_object(json.out);
+  EXPECT_EQ(plan["backend"].value("name", ""), "subprocess");
+  EXPECT_FALSE(plan.value("isolates", true));
+  EXPECT_TRUE(plan["namespaces"].empty()) << json.out;
+  EXPECT_TRUE(plan["seccomp"].is_null()) << json.out;
+  EXPECT_EQ(plan.value("timeout_ms", 0), 5000);
+  EXPECT_TRUE(plan["aspects"].is_array()) << json.out;
+}
+
+TEST(CliTest, PlanChoosesLikeRunAndFailsClosed) {
+  char tmpl[] = "/tmp/cordon-cli-plugins-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::string link = dir + "/cordon-backend-subprocess.so";
+  ASSERT_EQ(::symlink(CORDON_TEST_PLUGIN_DIR "/cordon-backend-subprocess.so", link.c_str()), 0);
+  const std::vector<std::string> env{"CORDON_PLUGIN_PATH=" + dir, "CORDON_PLUGIN_PATH_ONLY=1"};
+  const Ran refused = run_cordon({{"plan", "--json"}, {}, env, {}});
+  const Ran allowed = run_cordon({{"plan", "--allow-unisolated"}, {}, env, {}});
+  ::unlink(link.c_str());
+  ::rmdir(dir.c_str());
+  EXPECT_EQ(refused.status, 125);
+  EXPECT_NE(parse_one_object(refused.out).value("error", "").find("no isolating backend"),
+            std::string::npos)
+      << refused.out;
+  EXPECT_EQ(allowed.status, 0) << allowed.err;
+  EXPECT_NE(allowed.out.find("plan of backend subprocess"), std::string::npos) << allowed.out;
+
+  const Ran bad = cordon({"plan", "--json", "-b", "subprocess", "--memory", "lots"});
+  EXPECT_EQ(bad.status, 125);
+  EXPECT_NE(parse_one_object(bad.out).value("error", "").find("--memory"), std::string::npos);
+}
+
+TEST(CliTest, DryRunRunsNothing) {
+  const cordon::TempDir dir = make_temp();
+  const fs::path marker = dir.path() / "ran";
+  const std::string code = "touch '" + marker.string() + "'; echo ran";
+  const Ran text = cordon({"run", "-b", "subprocess", "--dry-run", "-c", code});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("plan of backend subprocess"), std::string::npos) << text.out;
+  // Through auto too, and with --json: stdout is the plan, one object, not a result.
+  const Ran json = cordon({"run", "--allow-unisolated", "--dry-run", "--json", "-c", code});
+  EXPECT_EQ(json.status, 0) << json.err;
+  const nlohmann::json plan = parse_one_object(json.out);
+  EXPECT_TRUE(plan.contains("backend")) << json.out;
+  EXPECT_FALSE(plan.contains("outcome")) << json.out;
+  EXPECT_FALSE(fs::exists(marker)) << "--dry-run ran the code";
+  // Control: the same code without --dry-run does create the file.
+  const Ran ran = cordon({"run", "-b", "subprocess", "-c", code});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_TRUE(fs::exists(marker));
+}
+
+TEST(CliTest, PlanForNamespaceShowsMountsAndThePolicyARunReports) {
+  if (const std::string why = namespace_unavailable_reason(); !why.empty()) {
+    if (require_features()) FAIL() << "kernel feature missing: " << why;
+    GTEST_SKIP() << why;
+  }
+  const Ran json = cordon({"plan", "-b", "namespace", "--json", "--memory", "128M", "-c", "true"});
+  EXPECT_EQ(json.status, 0) << json.err;
+  const nlohmann::json plan = parse_one_object(json.out);
+  EXPECT_TRUE(plan.value("isolates", false)) << json.out;
+  EXPECT_NE(std::ranges::find(plan["namespaces"], "network"), plan["namespaces"].end()) << json.out;
+  const nlohmann::json* usr = find_step(plan, "bind", "/usr");
+  ASSERT_NE(usr, nullptr) << json.out;
+  EXPECT_EQ(usr->value("source", ""), "/usr");
+  EXPECT_NE(std::ranges::find((*usr)["flags"], "ro"), (*usr)["flags"].end()) << usr->dump();
+  const nlohmann::json* tmp = find_step(plan, "tmpfs", "/tmp");
+  ASSERT_NE(tmp, nullptr) << json.out;
+  EXPECT_NE(tmp->value("options", "").find("size=67108864"), std::string::npos) << tmp->dump();
+  EXPECT_EQ(plan["seccomp"].value("policy", ""), "cordon-default");
+  const std::string hash = plan["seccomp"].value("hash", "");
+  EXPECT_TRUE(hash.starts_with("sha256:")) << json.out;
+  EXPECT_GT(plan["seccomp"]["rules"].value("allowed", 0), 0) << json.out;
+  bool memory_listed = false;
+  for (const auto& entry : plan["limits"])
+    memory_listed = memory_listed || entry.contains("memory");
+  EXPECT_TRUE(memory_listed) << plan["limits"];
+
+  // The hash the plan shows is the one a real run reports.
+  const Ran run = cordon({"run", "-b", "namespace", "--json", "-c", "true"});
+  EXPECT_EQ(run.status, 0) << run.err << run.out;
+  const nlohmann::json result = parse_one_object(run.out);
+  ASSERT_TRUE(result["policy"].is_object()) << run.out;
+  EXPECT_EQ(result["policy"].value("hash", ""), hash);
+  EXPECT_EQ(result["policy"].value("name", ""), "cordon-default");
+
+  const Ran text = cordon({"plan", "-b", "namespace"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("/usr                   from /usr [ro,nosuid,nodev]"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("/tmp                   size 64 MiB"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("seccomp: policy cordon-default v1, " + hash), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("syscalls allowed"), std::string::npos) << text.out;
 }
 
 TEST(CliTest, HelpDocumentsExitStatuses) {

@@ -10,6 +10,10 @@
 // the expected differences are: limits fall back to rlimits (no cgroup delegation on a v1
 // host), so the OOM test expects a MemoryError/killed run instead of oom_killed, and the
 // fork bomb is bounded by RLIMIT_NPROC per uid; the distinct-host-uid test is root-only.
+// CTest runs it that way too (namespace_backend_test_unprivileged: tests/run_unprivileged.sh
+// runs this binary as uid 65534 from a world-readable copy of the build tree, pointing it
+// at the copy with CORDON_TEST_PLUGIN_DIR, CORDON_TEST_CLI_BINARY, CORDON_PLUGIN_PATH and
+// CORDON_LIBEXEC_DIR).
 #include "namespace_backend.h"
 
 #include <arpa/inet.h>
@@ -31,6 +35,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -39,6 +45,7 @@
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "proc_test_support.h"
+#include "test_paths.h"
 #include "uid_slot.h"
 
 extern char** environ;
@@ -100,7 +107,7 @@ std::vector<pid_t> host_processes_with(const std::string& needle) {
 class NamespaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_.discover({CORDON_TEST_PLUGIN_DIR});
+    registry_.discover({testing::plugin_dir()});
     auto backend = registry_.create("namespace");
     ASSERT_TRUE(backend.has_value()) << backend.error().describe();
     backend_ = std::move(*backend);
@@ -438,12 +445,18 @@ TEST_F(NamespaceTest, BigWriteIntoTmpFailsWithEnospcAndHostDiskIsUntouched) {
   EXPECT_LT(free_before > free_after ? free_before - free_after : 0, 32u << 20);
 }
 
-TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
+// A bash fork bomb must end (bounded by the processes ceiling, at the latest by the
+// timeout) while a host-side spawn of /bin/true still completes within 1 s.
+// `fn` names the bomb's function, which the host-side check looks for: each test has
+// its own, so two bombs running in parallel tests cannot see each other's processes.
+void expect_fork_bomb_bounded(const std::function<RunResult(const RunRequest&)>& run,
+                              const std::string& fn, std::optional<std::uint64_t> max_processes,
+                              const std::string& want_value) {
   RunRequest req;
   req.language = Language::kBash;
-  req.code = "bomb() { bomb | bomb & }; bomb; sleep 2";
+  req.code = fn + "() { " + fn + " | " + fn + " & }; " + fn + "; sleep 2";
   req.timeout = seconds(4);
-  req.limits.max_processes = 32;
+  req.limits.max_processes = max_processes;
   std::atomic<bool> done{false};
   std::atomic<long> worst_ms{0};
   std::thread prober([&] {
@@ -467,11 +480,48 @@ TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
   prober.join();
   EXPECT_LT(Clock::now() - start, seconds(6));
   EXPECT_LT(worst_ms.load(), 1000);
-  bool limited = false;
-  for (const auto& e : r.enforced) limited |= e.aspect == Aspect::kProcesses;
-  EXPECT_TRUE(limited);
+  std::optional<std::string> limited;
+  for (const auto& e : r.enforced) {
+    if (e.aspect == Aspect::kProcesses) limited = e.value;
+  }
+  EXPECT_EQ(limited, want_value);
   EXPECT_NE(r.outcome, Outcome::kSandboxError) << r.error.value_or("");
-  EXPECT_TRUE(host_processes_with("bomb").empty());
+  EXPECT_TRUE(host_processes_with(fn).empty());
+}
+
+TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
+  expect_fork_bomb_bounded([&](const RunRequest& r) { return run(r); }, "bomb", 32, "32");
+}
+
+// No limits in the request: the default ceiling holds the bomb all the same.
+TEST_F(NamespaceTest, ForkBombWithoutLimitsEndsAtTheDefaultCeiling) {
+  expect_fork_bomb_bounded([&](const RunRequest& r) { return run(r); }, "ceilingfork", std::nullopt,
+                           std::to_string(ns::kDefaultProcessCeiling));
+}
+
+TEST_F(NamespaceTest, RunWithoutLimitsReportsTheDefaultCeilings) {
+  const RunResult r = run(sh("true"));
+  ASSERT_TRUE(r.ok()) << r.error.value_or("") << r.stderr_data;
+  std::optional<Enforced> memory;
+  std::optional<Enforced> processes;
+  for (const auto& e : r.enforced) {
+    if (e.aspect == Aspect::kMemory) memory = e;
+    if (e.aspect == Aspect::kProcesses) processes = e;
+  }
+  ASSERT_TRUE(memory.has_value());
+  ASSERT_TRUE(processes.has_value());
+  EXPECT_EQ(memory->value, "512 MiB");
+  EXPECT_EQ(processes->value, "256");
+  if (::geteuid() == 0) {
+    EXPECT_NE(memory->mechanism.find("cgroup"), std::string::npos) << memory->mechanism;
+    EXPECT_NE(processes->mechanism.find("cgroup"), std::string::npos) << processes->mechanism;
+  }
+  // And capabilities() says the same, without a request's limits.
+  const Capabilities caps = backend_->capabilities(Limits{});
+  EXPECT_EQ(caps.find(Aspect::kMemory)->value, "512 MiB");
+  EXPECT_EQ(caps.find(Aspect::kProcesses)->value, "256");
+  EXPECT_NE(caps.level(Aspect::kMemory), Enforcement::kNone);
+  EXPECT_NE(caps.level(Aspect::kProcesses), Enforcement::kNone);
 }
 
 // ---- process tree ----
@@ -492,16 +542,19 @@ TEST_F(NamespaceTest, SetsidAndNohupDescendantsAreGoneAfterExitAndTimeout) {
 TEST_F(NamespaceTest, OverlappingRunsCannotSeeEachOther) {
   RunResult a, b;
   std::thread ta([&] {
-    a = run(sh("echo a > /tmp/mine-a; sleep 1.2; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+    a = run(sh("echo a > /tmp/mine-a; sleep 1.217; ls /tmp; ls /proc | grep -c '^[0-9]'"));
   });
   std::this_thread::sleep_for(milliseconds(300));
   std::set<std::string> host_uids;
   std::thread tb([&] {
-    b = run(sh("echo b > /tmp/mine-b; sleep 0.5; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+    b = run(sh("echo b > /tmp/mine-b; sleep 0.717; ls /tmp; ls /proc | grep -c '^[0-9]'"));
   });
   std::this_thread::sleep_for(milliseconds(300));
   // Host side, while both run: the two sandboxes' sleeps run as different host uids.
-  for (const pid_t pid : host_processes_with("sleep")) {
+  // (Durations unique to this test, so sleeps of tests running in parallel don't count.)
+  std::vector<pid_t> sleeps = host_processes_with("1.217");
+  for (const pid_t pid : host_processes_with("0.717")) sleeps.push_back(pid);
+  for (const pid_t pid : sleeps) {
     const auto st = testing::read_file("/proc/" + std::to_string(pid) + "/status").value_or("");
     const auto at = st.find("Uid:\t");
     if (at != std::string::npos)
@@ -590,7 +643,8 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
   // kernel kills the namespace; its limit groups are swept by the next backend.
   pid_t cli = 0;
   const std::string code = "sleep 33.25";
-  char* argv[] = {const_cast<char*>(CORDON_CLI_BINARY),
+  const char* cli_binary = testing::cli_binary();
+  char* argv[] = {const_cast<char*>(cli_binary),
                   const_cast<char*>("run"),
                   const_cast<char*>("-b"),
                   const_cast<char*>("namespace"),
@@ -601,7 +655,7 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
                   const_cast<char*>("-c"),
                   const_cast<char*>(code.c_str()),
                   nullptr};
-  ASSERT_EQ(::posix_spawn(&cli, CORDON_CLI_BINARY, nullptr, nullptr, argv, environ), 0);
+  ASSERT_EQ(::posix_spawn(&cli, cli_binary, nullptr, nullptr, argv, environ), 0);
   const auto until = Clock::now() + seconds(5);
   while (host_processes_with("33.25").size() < 2 && Clock::now() < until) {
     std::this_thread::sleep_for(milliseconds(10));

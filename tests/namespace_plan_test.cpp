@@ -5,8 +5,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "cordon/policy/syscall_policy.h"
+#include "prebuilt_seccomp.h"
 #include "sandbox_plan.h"
 
 namespace cordon::ns {
@@ -96,9 +98,42 @@ TEST(NamespacePlan, DefaultRlimits) {
   EXPECT_EQ(find_rlimit(p, RLIMIT_NOFILE)->setting.soft, 512u);
   ASSERT_NE(find_rlimit(p, RLIMIT_FSIZE), nullptr);
   EXPECT_EQ(find_rlimit(p, RLIMIT_FSIZE)->setting.soft, kDefaultScratchBytes + (1u << 20));
-  EXPECT_EQ(find_rlimit(p, RLIMIT_AS), nullptr);
-  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC), nullptr);
-  EXPECT_TRUE(p.rlimit_enforced.empty());
+  // No cgroup here and no limits asked for: the default ceilings by rlimit.
+  ASSERT_NE(find_rlimit(p, RLIMIT_AS), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_AS)->setting.soft, kDefaultMemoryCeiling);
+  ASSERT_NE(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC)->setting.soft, kDefaultProcessCeiling + 1);
+  ASSERT_EQ(p.rlimit_enforced.size(), 2u);
+  EXPECT_EQ(p.rlimit_enforced[0].value, "512 MiB");
+  EXPECT_EQ(p.rlimit_enforced[1].value, "256");
+}
+
+TEST(NamespacePlan, DefaultCeilingsAreOverridableAndNeverZero) {
+  Fixture f;
+  f.in.options.default_memory_bytes = 96u << 20;
+  f.in.options.default_max_processes = 7;
+  SandboxPlan p = f.plan();
+  ASSERT_NE(find_rlimit(p, RLIMIT_AS), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_AS)->setting.soft, 96u << 20);
+  ASSERT_NE(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC)->setting.soft, 8u);
+  // The request's own values win over the defaults.
+  f.req.limits.max_processes = 3;
+  p = f.plan();
+  ASSERT_NE(find_rlimit(p, RLIMIT_NPROC), nullptr);
+  EXPECT_EQ(find_rlimit(p, RLIMIT_NPROC)->setting.soft, 4u);
+  f.in.options.default_max_processes = 0;
+  EXPECT_FALSE(make_sandbox_plan(f.in).has_value());
+}
+
+TEST(NamespacePlan, DefaultCeilingsFillOnlyWhatTheRequestLeavesUnset) {
+  Limits asked;
+  asked.memory_bytes = 1u << 30;
+  const Limits got = with_default_ceilings(asked, NamespaceOptions{});
+  EXPECT_EQ(got.memory_bytes, 1u << 30);
+  EXPECT_EQ(got.max_processes, kDefaultProcessCeiling);
+  EXPECT_EQ(with_default_ceilings(Limits{}, NamespaceOptions{}).memory_bytes,
+            kDefaultMemoryCeiling);
 }
 
 TEST(NamespacePlan, LimitsFallBackToRlimitsWithoutCgroups) {
@@ -179,6 +214,28 @@ TEST(NamespacePlan, JsonNamesPolicyMountsAndLimits) {
   for (const auto& r : j.at("rlimits")) has_as |= r.at("resource") == "RLIMIT_AS";
   EXPECT_TRUE(has_as);
   EXPECT_EQ(j.at("network"), "loopback only (lo up, no route out)");
+}
+
+// The BPF generated at build time must be exactly what libseccomp compiles now for the
+// default policy, so the two can never drift apart unnoticed.
+TEST(NamespaceSeccomp, PrebuiltDefaultProgramEqualsTheOneCompiledNow) {
+  auto compiled = policy::compile_seccomp(policy::default_syscall_policy());
+  ASSERT_TRUE(compiled.has_value()) << compiled.error().describe();
+  const auto prebuilt = prebuilt_default_seccomp();
+  ASSERT_TRUE(prebuilt.has_value()) << "the prebuilt program does not apply on this host";
+  EXPECT_EQ(prebuilt->policy_name, compiled->policy_name);
+  EXPECT_EQ(prebuilt->policy_version, compiled->policy_version);
+  EXPECT_EQ(prebuilt->policy_hash, compiled->policy_hash);
+  EXPECT_EQ(prebuilt->unknown_syscalls, compiled->unknown_syscalls);
+  EXPECT_EQ(prebuilt->absent_on_arch, compiled->absent_on_arch);
+  ASSERT_EQ(prebuilt->instructions.size(), compiled->instructions.size());
+  EXPECT_EQ(std::memcmp(prebuilt->instructions.data(), compiled->instructions.data(),
+                        compiled->instructions.size() * sizeof(sock_filter)),
+            0);
+  // And what the backend uses is the prebuilt one.
+  auto used = default_seccomp_program();
+  ASSERT_TRUE(used.has_value());
+  EXPECT_EQ(used->instructions.size(), prebuilt->instructions.size());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,9 +28,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// "" when unreadable. A process can exit between listing /proc and reading its files;
+// libstdc++'s filebuf then throws from underflow (ESRCH), which must not abort the check.
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 void processes(std::set<std::string>& out) {

@@ -16,6 +16,7 @@
 #include "cordon/proc/pipe.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
+#include "prebuilt_seccomp.h"
 #include "sandbox_process.h"
 #include "uid_slot.h"
 
@@ -58,6 +59,11 @@ class StateReporter {
   bool finished_ = false;
 };
 
+// Says whether a ceiling is the request's own or the backend's default.
+std::string default_note(bool requested) {
+  return requested ? "" : "default ceiling (the request set none); ";
+}
+
 std::string fs_summary(std::uint64_t tmp_bytes) {
   return "fresh root, /usr read-only, tmpfs /tmp " + format_size(tmp_bytes);
 }
@@ -85,7 +91,8 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
   } else {
     why = "cannot read the host's filesystem layout: " + layout.error().describe();
   }
-  if (auto program = policy::compile_seccomp(policy::default_syscall_policy())) {
+  // Prebuilt at build time for this architecture; compiled here only if that is stale.
+  if (auto program = default_seccomp_program()) {
     seccomp_ = std::move(*program);
   } else if (why.empty()) {
     why = "cannot compile the seccomp policy: " + program.error().describe();
@@ -123,6 +130,8 @@ bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailab
 Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   Capabilities caps;
   const std::uint64_t tmp = limits.scratch_bytes.value_or(kDefaultScratchBytes);
+  // Memory and processes are never unlimited: the request's ceiling or the default one.
+  const Limits ceilings = with_default_ceilings(limits, options_);
   const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
   const bool cg_pids = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
   const std::string policy_text = seccomp_ ? "seccomp " + seccomp_->policy_name + " v" +
@@ -178,41 +187,38 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
                 : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
         break;
       case Aspect::kMemory:
-        if (!limits.memory_bytes) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     std::string("not limited unless asked for (then ") +
-                                         (cg_mem ? "a cgroup" : "RLIMIT_AS per process") + ")"));
-        } else if (cg_mem) {
+        if (cg_mem) {
           caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup memory limit",
-                                     format_size(*limits.memory_bytes),
-                                     "the whole sandbox; swap excluded where the host accounts "
-                                     "it; an OOM kill is reported as oom_killed"));
+                                     format_size(*ceilings.memory_bytes),
+                                     default_note(limits.memory_bytes.has_value()) +
+                                         "the whole sandbox; swap excluded where the host "
+                                         "accounts it; an OOM kill is reported as oom_killed"));
         } else {
           caps.aspects.push_back(
               cap(aspect, Enforcement::kPartial, "RLIMIT_AS per process",
-                  format_size(*limits.memory_bytes),
-                  "no cgroup here (" +
+                  format_size(*ceilings.memory_bytes),
+                  default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
                       limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
                       "): address space per process, not the sandbox's total; an OOM kill cannot "
                       "be reported"));
         }
         break;
       case Aspect::kProcesses:
-        if (!limits.max_processes) {
-          caps.aspects.push_back(
-              cap(aspect, Enforcement::kNone, "", std::nullopt, "not limited unless asked for"));
-        } else if (cg_pids) {
+        if (cg_pids) {
           caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup pids limit",
-                                     std::to_string(*limits.max_processes),
-                                     "every process and thread of the sandbox (its init not "
-                                     "counted)"));
+                                     std::to_string(*ceilings.max_processes),
+                                     default_note(limits.max_processes.has_value()) +
+                                         "every process and thread of the sandbox (its init "
+                                         "not counted)"));
         } else {
           caps.aspects.push_back(
               cap(aspect, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
                   root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
-                  std::to_string(*limits.max_processes),
-                  root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
-                        : "counts every process of the user running cordon, not only the run's"));
+                  std::to_string(*ceilings.max_processes),
+                  default_note(limits.max_processes.has_value()) +
+                      (root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
+                             : "counts every process of the user running cordon, not only the "
+                               "run's")));
         }
         break;
       case Aspect::kCpu:
@@ -271,20 +277,25 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
 Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request) const {
   HostIdentity host{root_, root_ ? options_.uid_base : ::getuid(),
                     root_ ? options_.uid_base : ::getgid()};
+  const Limits ceilings = with_default_ceilings(request.limits, options_);
   CgroupCoverage cg;
-  cg.memory =
-      request.limits.memory_bytes && cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
-  cg.processes = request.limits.max_processes &&
-                 cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
+  cg.memory = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
+  cg.processes = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
   auto plan = plan_for(request, host, cg);
   if (!plan) return std::unexpected(plan.error());
   nlohmann::json j = to_json(*plan);
   j["backend"] = {{"name", name()}, {"version", version()}};
   nlohmann::json limits = nlohmann::json::array();
-  if (cg.memory)
-    limits.push_back({{"memory", format_size(*request.limits.memory_bytes)}, {"by", "cgroup"}});
-  if (cg.processes)
-    limits.push_back({{"processes", *request.limits.max_processes}, {"by", "cgroup"}});
+  if (cg.memory) {
+    limits.push_back({{"memory", format_size(*ceilings.memory_bytes)},
+                      {"by", "cgroup"},
+                      {"default", !request.limits.memory_bytes}});
+  }
+  if (cg.processes) {
+    limits.push_back({{"processes", *ceilings.max_processes},
+                      {"by", "cgroup"},
+                      {"default", !request.limits.max_processes}});
+  }
   for (const auto& e : plan->rlimit_enforced) {
     limits.push_back(
         {{std::string(to_string(e.aspect)), e.value.value_or("")}, {"by", e.mechanism}});
@@ -321,16 +332,18 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
 
   // 3. Limit groups (before the plan: what they cannot take falls back to rlimits). The
   //    init counts as one process, so the pids limit is one above what was asked.
+  //    Memory and processes always have a ceiling: the request's or the default one.
+  const Limits ceilings = with_default_ceilings(request.limits, options_);
   std::optional<proc::LimitGroup> limits;
   CgroupCoverage coverage;
-  if (options_.use_cgroups && (request.limits.memory_bytes || request.limits.max_processes)) {
-    Limits cg = request.limits;
-    if (cg.max_processes) *cg.max_processes += 1;
+  if (options_.use_cgroups) {
+    Limits cg = ceilings;
+    *cg.max_processes += 1;
     auto group = proc::LimitGroup::create(cg);
     if (!group) return error("limit group: " + group.error().describe());
     limits = std::move(*group);
-    coverage.memory = request.limits.memory_bytes && limits->has(proc::LimitKindCg::kMemory);
-    coverage.processes = request.limits.max_processes && limits->has(proc::LimitKindCg::kProcesses);
+    coverage.memory = limits->has(proc::LimitKindCg::kMemory);
+    coverage.processes = limits->has(proc::LimitKindCg::kProcesses);
   }
 
   // 4. The plan: plain data, nothing applied yet.
@@ -431,7 +444,10 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
       const Aspect aspect = a.kind == proc::LimitKindCg::kMemory      ? Aspect::kMemory
                             : a.kind == proc::LimitKindCg::kProcesses ? Aspect::kProcesses
                                                                       : Aspect::kCpu;
-      result.enforced.push_back({aspect, a.mechanism, a.value});
+      // The group's pids limit counts the init too; report the ceiling the code gets.
+      result.enforced.push_back(
+          {aspect, a.mechanism,
+           aspect == Aspect::kProcesses ? std::to_string(*ceilings.max_processes) : a.value});
     }
   }
   for (const auto& e : plan->rlimit_enforced) result.enforced.push_back(e);

@@ -33,6 +33,13 @@ void add_parent_dirs(const std::string& path, const std::string& root, std::set<
 
 }  // namespace
 
+Limits with_default_ceilings(const Limits& requested, const NamespaceOptions& options) {
+  Limits out = requested;
+  if (!out.memory_bytes) out.memory_bytes = options.default_memory_bytes;
+  if (!out.max_processes) out.max_processes = options.default_max_processes;
+  return out;
+}
+
 std::string map_line(const IdMapping& m) {
   return std::to_string(m.inside) + " " + std::to_string(m.outside) + " " +
          std::to_string(m.count) + "\n";
@@ -42,6 +49,9 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   if (in.request == nullptr) return fail(ErrorCode::kInvalidArgument, "no request");
   const RunRequest& req = *in.request;
   if (auto st = validate(req); !st) return std::unexpected(st.error());
+  if (in.options.default_memory_bytes == 0 || in.options.default_max_processes == 0) {
+    return fail(ErrorCode::kInvalidArgument, "default memory and process ceilings must be above 0");
+  }
 
   SandboxPlan plan;
   // Every namespace but time: the code gets its own view of users, processes, network,
@@ -125,8 +135,8 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   plan.rlimits.push_back({{RLIMIT_CORE, 0, 0}, "RLIMIT_CORE"});
   plan.rlimits.push_back({{RLIMIT_NOFILE, nofile, nofile}, "RLIMIT_NOFILE"});
   plan.rlimits.push_back({{RLIMIT_FSIZE, fsize, fsize}, "RLIMIT_FSIZE"});
-  // Fallbacks for limits no cgroup could take.
-  const Limits& lim = req.limits;
+  // Fallbacks for limits no cgroup could take (default ceilings included).
+  const Limits lim = with_default_ceilings(req.limits, in.options);
   if (lim.memory_bytes && !in.cgroups.memory) {
     const rlim_t v = *lim.memory_bytes;
     plan.rlimits.push_back({{RLIMIT_AS, v, v}, "RLIMIT_AS"});

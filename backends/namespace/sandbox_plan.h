@@ -21,6 +21,10 @@
 
 namespace cordon::ns {
 
+// The ceilings a run gets when its request sets none (NamespaceOptions can override them).
+inline constexpr std::uint64_t kDefaultMemoryCeiling = 512ULL << 20;
+inline constexpr std::uint64_t kDefaultProcessCeiling = 256;
+
 // Test-only switches and host-specific settings of the backend. Production code uses the
 // defaults; the integration tests turn one protection off at a time for positive controls
 // (the same probe must succeed without it, so a broken probe cannot read as "blocked").
@@ -38,6 +42,11 @@ struct NamespaceOptions {
   // Where uid-slot lock files live; empty: /run/cordon for root, else
   // $XDG_RUNTIME_DIR/cordon or /tmp/cordon-<uid>.
   std::string runtime_dir;
+  // Ceilings a run gets when its request sets none: an isolating backend never runs
+  // without memory and process limits (a missing ceiling is a threat we hold). Both must
+  // be above 0; the request's own values always win.
+  std::uint64_t default_memory_bytes = kDefaultMemoryCeiling;
+  std::uint64_t default_max_processes = kDefaultProcessCeiling;
 };
 
 // One line of /proc/<pid>/uid_map or gid_map.
@@ -117,6 +126,11 @@ inline constexpr std::uint32_t kSandboxGid = 65534;
 inline constexpr std::uint64_t kDefaultScratchBytes = 64ULL << 20;
 inline constexpr rlim_t kSandboxNofile = 1024;
 inline constexpr const char* kCodeFile = "/.cordon-code";
+
+// The limits a run is held to: the request's, with the options' default ceilings for
+// memory and processes where the request leaves them unset.
+[[nodiscard]] Limits with_default_ceilings(const Limits& requested,
+                                           const NamespaceOptions& options);
 
 // Pure: inputs in, plan out. Fails on an invalid request or options.
 [[nodiscard]] Result<SandboxPlan> make_sandbox_plan(const PlanInputs& inputs);

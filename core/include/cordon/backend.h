@@ -1,6 +1,12 @@
 // The interface every backend implements. Backends are plugins (plugin_abi.h).
+//
+// The vtable of Backend is part of the in-tree plugin contract: plugins are built in-tree
+// with the same compiler and flags as the loader (plugin_abi.h), so adding a virtual
+// function here needs no ABI constant change, but every plugin must be rebuilt with it.
+// An out-of-tree plugin built against an older Backend is not supported.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
@@ -36,6 +42,27 @@ class Backend {
   // `observer` may be null.
   [[nodiscard]] virtual RunResult run(const RunRequest& request, const CancelToken& cancel,
                                       RunObserver* observer) = 0;
+
+  // The plan a run of `request` would apply on this host, as plain JSON, without running
+  // anything and without creating any host object (process, cgroup, mount, file): what
+  // `cordon plan` and `cordon run --dry-run` print. Fails only on an invalid request.
+  //
+  // Every plan has "backend" ({name, version}), "timeout_ms" (the effective timeout) and
+  // "limits": one object per limit, {"<aspect>": value, "by": mechanism}. This default
+  // answers for a backend without a plan of its own and says no more than capabilities()
+  // does: it adds "enforcement" to each limit, "aspects" (the full per-aspect
+  // capabilities; "capabilities" in a plan means the Linux capabilities the code keeps),
+  // "isolates", and empty "namespaces" / null "filesystem" and "seccomp". A backend that
+  // builds a real plan (namespaces, mounts, seccomp policy and hash, rlimits) overrides it
+  // and adds those sections (see the namespace backend).
+  [[nodiscard]] virtual Result<nlohmann::json> describe_plan(const RunRequest& request) const;
 };
+
+// The "limits" of the default plan: one {"<aspect>": value, "by": mechanism,
+// "enforcement": level} per limit aspect (timeout, memory, processes, cpu, disk, output)
+// that was asked for or that the backend enforces anyway, as `capabilities` states it.
+// `cordon plan` also uses it to fill in limits a backend's own plan leaves out.
+[[nodiscard]] nlohmann::json plan_limits(const RunRequest& request,
+                                         const Capabilities& capabilities);
 
 }  // namespace cordon

@@ -1,0 +1,46 @@
+#include "plan_command.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "backend_catalog.h"
+#include "cli_error.h"
+#include "plan_text.h"
+#include "request_builder.h"
+
+namespace cordon::cli {
+
+int plan_command(const RunOptions& options) {
+  RunOptions effective = options;
+  // A plan does not depend on the code's text, only on its language: none given is an
+  // empty script (the language from -l, else sh).
+  if (!effective.code && !effective.source) effective.code = "";
+  Result<RunRequest> request = build_request(effective);
+  if (!request) return report_failure(request.error().describe(), options.json);
+
+  // The same catalog and choice as `cordon run`: the plan shown is the one that would run.
+  const BackendCatalog catalog(request->limits);
+  const Result<BackendChoice> choice =
+      choose_backend(catalog.candidates(), options.backend, options.allow_unisolated);
+  if (!choice) return report_failure(choice.error().message, options.json);
+  const Backend* backend = catalog.backend(choice->name);
+  if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
+
+  Result<nlohmann::json> plan = backend->describe_plan(*request);
+  if (!plan) return report_failure("plan: " + plan.error().describe(), options.json);
+  const nlohmann::json full =
+      complete_plan(std::move(*plan), *request, backend->capabilities(request->limits));
+
+  if (options.json) {
+    const std::string text = full.dump(/*indent=*/2, /*indent_char=*/' ', /*ensure_ascii=*/false,
+                                       nlohmann::json::error_handler_t::replace);
+    std::fprintf(stdout, "%s\n", text.c_str());
+  } else {
+    std::fputs(render_plan_text(full).c_str(), stdout);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,77 @@
+// The default plan of a backend: what its capabilities() say about a request, in the
+// shape every plan shares (backend.h).
+#include "cordon/backend.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cordon/result_json.h"
+#include "cordon/units.h"
+
+namespace cordon {
+namespace {
+
+// The value asked for a limit aspect, as people read it; unset when none was asked for.
+std::optional<std::string> requested(Aspect aspect, const RunRequest& request) {
+  const Limits& limits = request.limits;
+  switch (aspect) {
+    case Aspect::kTimeout:
+      return format_duration(effective_timeout(request));
+    case Aspect::kOutput:
+      return format_size(effective_output_cap(limits)) + " per stream";
+    case Aspect::kMemory:
+      if (limits.memory_bytes) return format_size(*limits.memory_bytes);
+      break;
+    case Aspect::kProcesses:
+      if (limits.max_processes) return std::to_string(*limits.max_processes);
+      break;
+    case Aspect::kCpu:
+      if (limits.cpu_time) return format_duration(*limits.cpu_time);
+      break;
+    case Aspect::kDisk:
+      if (limits.scratch_bytes) return format_size(*limits.scratch_bytes);
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+nlohmann::json plan_limits(const RunRequest& request, const Capabilities& capabilities) {
+  nlohmann::json limits = nlohmann::json::array();
+  for (const Aspect aspect : {Aspect::kTimeout, Aspect::kMemory, Aspect::kProcesses, Aspect::kCpu,
+                              Aspect::kDisk, Aspect::kOutput}) {
+    const Capability* cap = capabilities.find(aspect);
+    std::optional<std::string> value = requested(aspect, request);
+    // A limit nobody asked for is listed only when the backend enforces one anyway
+    // (a scratch size of its own, say).
+    if (!value && (cap == nullptr || cap->enforcement == Enforcement::kNone)) continue;
+    if (cap != nullptr && cap->value) value = cap->value;
+    const Enforcement level = cap != nullptr ? cap->enforcement : Enforcement::kNone;
+    std::string by = cap != nullptr && !cap->mechanism.empty() ? cap->mechanism : "not enforced";
+    limits.push_back({{std::string(to_string(aspect)), value ? nlohmann::json(*value) : nullptr},
+                      {"by", std::move(by)},
+                      {"enforcement", to_string(level)}});
+  }
+  return limits;
+}
+
+Result<nlohmann::json> Backend::describe_plan(const RunRequest& request) const {
+  if (Status valid = validate(request); !valid) return std::unexpected(valid.error());
+  const Capabilities caps = capabilities(request.limits);
+  nlohmann::json plan;
+  plan["backend"] = {{"name", name()}, {"version", version()}};
+  plan["isolates"] = caps.isolates();
+  plan["timeout_ms"] = effective_timeout(request).count();
+  plan["limits"] = plan_limits(request, caps);
+  plan["namespaces"] = nlohmann::json::array();
+  plan["filesystem"] = nullptr;
+  plan["seccomp"] = nullptr;
+  plan["aspects"] = to_json(caps);
+  return plan;
+}
+
+}  // namespace cordon

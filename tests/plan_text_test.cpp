@@ -1,0 +1,135 @@
+// `cordon plan`'s completion and text rendering, on hand-made plans: no plugin is loaded.
+#include "plan_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cordon/policy/syscall_policy.h"
+
+namespace cordon::cli {
+namespace {
+
+using nlohmann::json;
+
+Capabilities unisolated() {
+  Capabilities caps;
+  for (const Aspect aspect : kAllAspects) {
+    Capability c;
+    c.aspect = aspect;
+    if (aspect == Aspect::kTimeout) {
+      c.enforcement = Enforcement::kEnforced;
+      c.mechanism = "deadline, whole-tree kill";
+    }
+    caps.aspects.push_back(c);
+  }
+  return caps;
+}
+
+TEST(PlanTextTest, RuleCountsByKind) {
+  policy::SyscallPolicy p;
+  p.rules.push_back({"read", policy::Verdict::allow(), {}});
+  p.rules.push_back({"write", policy::Verdict::allow(), {}});
+  p.rules.push_back({"ptrace", policy::Verdict::error(EPERM), {}});
+  p.rules.push_back({"kexec_load", policy::Verdict::kill_process(), {}});
+  policy::ArgCondition namespace_flags;
+  namespace_flags.mask = 1;
+  namespace_flags.on_match = policy::Verdict::error(EPERM);
+  p.rules.push_back({"clone", policy::Verdict::allow(), namespace_flags});
+  const json counts = syscall_rule_counts(p);
+  EXPECT_EQ(counts["allowed"], 2);
+  EXPECT_EQ(counts["by_argument"], 1);
+  EXPECT_EQ(counts["denied"], 1);
+  EXPECT_EQ(counts["killed"], 1);
+  EXPECT_EQ(counts["otherwise"], "fails with ENOSYS");
+}
+
+TEST(PlanTextTest, CompletionAddsAspectsLimitsAndKnownPolicyCounts) {
+  RunRequest request;
+  request.limits.memory_bytes = 128U << 20;
+  const json backend_plan = {{"backend", {{"name", "x"}, {"version", "1"}}},
+                             {"limits", json::array({{{"memory", "128 MiB"}, {"by", "cgroup"}}})},
+                             {"seccomp",
+                              {{"policy", "cordon-default"},
+                               {"version", 1},
+                               {"hash", policy::content_hash(policy::default_syscall_policy())}}}};
+  const json plan = complete_plan(backend_plan, request, unisolated());
+  EXPECT_FALSE(plan["isolates"].get<bool>());
+  EXPECT_EQ(plan["aspects"].size(), std::size(kAllAspects));
+  int memory = 0;
+  bool timeout = false;
+  for (const json& entry : plan["limits"]) {
+    memory += entry.contains("memory") ? 1 : 0;
+    timeout = timeout || entry.contains("timeout");
+  }
+  EXPECT_EQ(memory, 1) << "the backend's own entry is kept, not doubled: " << plan["limits"];
+  EXPECT_TRUE(timeout) << plan["limits"];
+  ASSERT_TRUE(plan["seccomp"].contains("rules")) << plan["seccomp"];
+  EXPECT_GT(plan["seccomp"]["rules"]["allowed"].get<int>(), 100);
+  EXPECT_GT(plan["seccomp"]["rules"]["denied"].get<int>(), 10);
+
+  json unknown = backend_plan;
+  unknown["seccomp"]["hash"] = "sha256:0000";
+  EXPECT_FALSE(complete_plan(unknown, request, unisolated())["seccomp"].contains("rules"))
+      << "counts only for a policy known by its hash";
+}
+
+TEST(PlanTextTest, TextShowsMountsOnePerLineWithSizesAndFlags) {
+  const json plan = {
+      {"backend", {{"name", "namespace"}, {"version", "0.1.0"}}},
+      {"isolates", true},
+      {"namespaces", {"user", "pid", "net"}},
+      {"filesystem",
+       {{"steps",
+         {{{"op", "bind"},
+           {"target", "/usr"},
+           {"source", "/usr"},
+           {"flags", {"ro", "nosuid", "nodev"}}},
+          {{"op", "mkdir"}, {"target", "/tmp"}, {"mode", "1777"}},
+          {{"op", "tmpfs"},
+           {"target", "/tmp"},
+           {"options", "size=67108864,mode=1777"},
+           {"flags", {"nosuid", "nodev"}}},
+          {{"op", "write_file"}, {"target", "/etc/passwd"}, {"contents", "x\n"}},
+          {{"op", "pivot_root"}, {"target", "/"}}}}}},
+      {"seccomp",
+       {{"policy", "cordon-default"},
+        {"version", 1},
+        {"hash", "sha256:ab"},
+        {"rules", {{"allowed", 3}, {"by_argument", 1}, {"denied", 2}, {"otherwise", "ENOSYS"}}}}},
+      {"limits", json::array({{{"memory", "128 MiB"}, {"by", "cgroup"}}})}};
+  const std::string text = render_plan_text(plan);
+  EXPECT_NE(text.find("namespaces: user pid net\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("/usr                   from /usr [ro,nosuid,nodev]\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("/tmp                   size 64 MiB, mode 1777 [rw,nosuid,nodev]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pivot_root"), std::string::npos) << text;
+  EXPECT_NE(text.find("/etc/passwd"), std::string::npos) << text;
+  EXPECT_NE(text.find("seccomp: policy cordon-default v1, sha256:ab"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 syscalls allowed"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 denied explicitly"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory     128 MiB            by cgroup"), std::string::npos) << text;
+}
+
+TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
+  RunRequest request;
+  const json plan = complete_plan(
+      {{"backend", {{"name", "subprocess"}, {"version", "0.1.0"}}}, {"seccomp", nullptr}}, request,
+      unisolated());
+  const std::string text = render_plan_text(plan);
+  EXPECT_NE(text.find("isolation: no isolation — not enforced: network, filesystem, "
+                      "environment, process_tree"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("namespaces: none"), std::string::npos) << text;
+  EXPECT_NE(text.find("mounts: none"), std::string::npos) << text;
+  EXPECT_NE(text.find("seccomp: none"), std::string::npos) << text;
+  EXPECT_NE(text.find("timeout    5 s"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace cordon::cli
