@@ -2,6 +2,7 @@
 // limits judged by what the kernel did: an OOM kill, refused forks, processes gone.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -282,6 +283,51 @@ TEST_F(LimitGroupLive, EnforcedNamesV1MechanismsAndLimitsAreInPlaceBeforeJoin) {
   ASSERT_TRUE(group->remove(std::chrono::steady_clock::now() + seconds(2)).has_value());
   for (const auto& d : dirs) EXPECT_FALSE(fs::exists(d)) << d;
   EXPECT_TRUE(group->enforced().empty());
+}
+
+TEST_F(LimitGroupLive, AChildPlacesItselfThroughSelfJoinFds) {
+  LimitGroupOptions options;
+  options.cpus = 0.5;
+  auto group = LimitGroup::create(limits(64 * kMiB, 8), options);
+  ASSERT_TRUE(group.has_value()) << group.error().describe();
+  const auto dirs = our_group_dirs();
+  ASSERT_EQ(dirs.size(), 4U);  // memory, pids, cpu, cpuacct: all v1 here
+  auto fds = group->self_join_fds();
+  ASSERT_TRUE(fds.has_value()) << fds.error().describe();
+  ASSERT_EQ(fds->size(), 4U);
+
+  auto release = make_pipe();
+  auto joined = make_pipe();
+  ASSERT_TRUE(release.has_value() && joined.has_value());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Only async-signal-safe calls here: write "0" (ourselves) to each, say so, wait.
+    char ok = 'y';
+    for (const auto& fd : *fds) {
+      if (::write(fd.get(), "0", 1) != 1) ok = 'n';
+    }
+    if (::write(joined->write.get(), &ok, 1) != 1) ::_exit(2);
+    release->write.reset();  // our copy, or the parent's close would never reach us
+    char c = 0;
+    (void)::read(release->read.get(), &c, 1);
+    ::_exit(0);
+  }
+  fds->clear();
+  joined->write.reset();
+  release->read.reset();
+  char ok = 0;
+  ASSERT_EQ(::read(joined->read.get(), &ok, 1), 1);
+  EXPECT_EQ(ok, 'y');
+  // Only the v1 groups exist here, so join(pid, /*include_v1=*/false) adds nothing.
+  EXPECT_TRUE(group->join(child, /*include_v1=*/false).has_value());
+  for (const auto& d : dirs) EXPECT_EQ(members(d), std::vector<pid_t>{child}) << d;
+  release->write.reset();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(group->remove(std::chrono::steady_clock::now() + seconds(2)).has_value());
+  for (const auto& d : dirs) EXPECT_FALSE(fs::exists(d)) << d;
 }
 
 constexpr const char* kAllocate512MiB = "/usr/bin/python3 -c 'b=bytearray(512*1024*1024)'";

@@ -228,6 +228,8 @@ const char* to_string(ChildStage stage) {
       return "execve the code";
     case ChildStage::kExecInit:
       return "execve cordon-ns-init";
+    case ChildStage::kLimitGroups:
+      return "join the limit groups";
   }
   return "child set-up";
 }
@@ -245,6 +247,16 @@ int sandbox_child_main(void* arg) {
   // Die with the thread that started us (it owns the run). If it is already gone, the go
   // pipe's write end is closed and the read below sees EOF.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+  // Into the cgroup v1 limit groups first, before we allocate or start anything: a thread
+  // writing "0" to `tasks` moves itself without the kernel's global threadgroup lock (see
+  // LimitGroup::self_join_fds). We are single-threaded, so the thread is the process. A
+  // failure is reported after "go", as the parent expects nothing from us before.
+  int join_error = 0;
+  for (std::size_t i = 0; i < p->join_fd_count && join_error == 0; ++i) {
+    const ssize_t written = ::write(p->join_fds[i], "0", 1);
+    if (written != 1) join_error = written < 0 ? errno : EIO;
+  }
 
   // Move our fds to fixed slots (via a high range, so no source is clobbered), then
   // close everything else inherited from the parent.
@@ -268,6 +280,7 @@ int sandbox_child_main(void* arg) {
   } while (n < 0 && errno == EINTR);
   if (n != 1) ::_exit(125);  // the parent gave up or died: nothing to report to
   ::close(kGoSlot);
+  if (join_error != 0) fail(kChannelSlot, ChildStage::kLimitGroups, join_error);
   // From here our memory (a copy of the parent's) must not be readable by the code,
   // which will run as the same uid: not dumpable, so no /proc/1/mem, environ or fd.
   ::prctl(PR_SET_DUMPABLE, 0);
@@ -445,6 +458,11 @@ Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& pl
   cp.stdin_fd = fds.in;
   cp.stdout_fd = fds.out;
   cp.stderr_fd = fds.err;
+  if (fds.join_count > ChildPlan::kMaxJoinFds) {
+    return fail(ErrorCode::kInternal, "too many limit groups for the sandbox set-up");
+  }
+  for (std::size_t i = 0; i < fds.join_count; ++i) cp.join_fds[i] = fds.join[i];
+  cp.join_fd_count = fds.join_count;
   cp.mounts = pc->mounts_.data();
   cp.mount_count = pc->mounts_.size();
   cp.hostname = keep(plan.fs.hostname);

@@ -4,8 +4,9 @@
 //
 // Process layout (parent = the cordon thread in run()):
 //   parent --clone(new user/pid/mount/net/ipc/uts/cgroup ns, no CLONE_VM)--> B
-//   B is PID 1 of the new PID namespace. It waits for the parent's "go" (id maps written,
-//   cgroups joined), builds the root filesystem, sets the hostname, brings `lo` up, then
+//   B is PID 1 of the new PID namespace. It places itself in the cgroup v1 limit groups
+//   (through fds the parent opened), waits for the parent's "go" (id maps written, any v2
+//   groups joined), builds the root filesystem, sets the hostname, brings `lo` up, then
 //   starts C with clone(CLONE_VM|CLONE_VFORK): C drops to the sandbox user, drops every
 //   capability, closes every fd but 0/1/2, applies rlimits and seccomp (last) and execs
 //   the code. When C has exec'd, B execs cordon-ns-init (a small static binary, clean
@@ -55,6 +56,7 @@ enum class ChildStage : std::int32_t {
   kSeccomp,
   kExecCode,
   kExecInit,
+  kLimitGroups,
 };
 [[nodiscard]] const char* to_string(ChildStage stage);
 
@@ -90,6 +92,11 @@ struct ChildPlan {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // The `tasks` files of the cgroup v1 limit groups (LimitGroup::self_join_fds): B writes
+  // "0" to each before anything else, so it and everything it starts are inside them.
+  static constexpr std::size_t kMaxJoinFds = 8;
+  int join_fds[kMaxJoinFds] = {};
+  std::size_t join_fd_count = 0;
 
   const ChildMount* mounts = nullptr;
   std::size_t mount_count = 0;
@@ -128,6 +135,8 @@ class PreparedChild {
   // `seccomp` must outlive the run (the backend compiles it once). fds are the parent's.
   struct Fds {
     int go = -1, channel = -1, report = -1, init_exe = -1, in = -1, out = -1, err = -1;
+    const int* join = nullptr;  // the limit groups' self-join fds (at most kMaxJoinFds)
+    std::size_t join_count = 0;
   };
   [[nodiscard]] static Result<std::unique_ptr<PreparedChild>> make(
       const SandboxPlan& plan, const policy::SeccompProgram* seccomp, const Fds& fds,

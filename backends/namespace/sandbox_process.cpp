@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <vector>
 
 #include "cordon/proc/pipe.h"
 #include "id_maps.h"
@@ -91,6 +92,18 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   fds.in = or_null(args.stdin_fd);
   fds.out = or_null(args.stdout_fd);
   fds.err = or_null(args.stderr_fd);
+  // cgroup v1 groups: the child joins them itself (LimitGroup::self_join_fds says why).
+  std::vector<UniqueFd> join_owned;
+  if (args.limits != nullptr) {
+    auto opened = args.limits->self_join_fds();
+    if (!opened) return std::unexpected(opened.error());
+    join_owned = std::move(*opened);
+  }
+  std::vector<int> join_fds;
+  join_fds.reserve(join_owned.size());
+  for (const auto& fd : join_owned) join_fds.push_back(fd.get());
+  fds.join = join_fds.data();
+  fds.join_count = join_fds.size();
   auto prepared = PreparedChild::make(*args.plan, args.seccomp, fds, args.want_tmp_fd);
   if (!prepared) return std::unexpected(prepared.error());
 
@@ -116,14 +129,16 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   report->write.reset();
   channel->write.reset();
   go->read.reset();
+  join_owned.clear();
 
-  // While the child waits: its id maps, then the limit groups (before any code runs, so
-  // every process of the sandbox is born inside them), then go.
+  // While the child waits: its id maps, then the v2 limit groups (before any code runs, so
+  // every process of the sandbox is born inside them; it joined the v1 ones itself), then
+  // go.
   if (auto st = write_id_maps(static_cast<pid_t>(pid), *args.plan); !st) {
     return std::unexpected(st.error());
   }
   if (args.limits != nullptr) {
-    if (auto st = args.limits->join(static_cast<pid_t>(pid)); !st)
+    if (auto st = args.limits->join(static_cast<pid_t>(pid), /*include_v1=*/false); !st)
       return std::unexpected(st.error());
   }
   if (::write(go->write.get(), "g", 1) != 1) return fail_errno("release the sandbox set-up");

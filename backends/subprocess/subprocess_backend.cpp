@@ -132,7 +132,9 @@ SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(optio
     (void)proc::sweep_stale_cgroups(*cgroup_parent_);
   }
   // Temp dirs left by a cordon that was SIGKILLed mid-run (named with its pid).
-  (void)sweep_stale_temp_dirs(kRunDirPrefix, default_run_parent());
+  // The parent is chosen once: it costs a statfs and an access() per run otherwise.
+  run_parent_ = default_run_parent();
+  (void)sweep_stale_temp_dirs(kRunDirPrefix, run_parent_);
   helper_ = proc::find_reaper_helper();
 }
 
@@ -276,7 +278,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.
-  auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), default_run_parent());
+  auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), run_parent_);
   if (!tmp) return error("create temp dir: " + tmp.error().describe());
   const fs::path work = tmp->path() / "work";
   const fs::path home = tmp->path() / "home";

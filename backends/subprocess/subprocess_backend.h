@@ -40,6 +40,7 @@ class SubprocessBackend final : public Backend {
   SubprocessOptions options_;
   std::optional<std::filesystem::path> cgroup_parent_;  // our own v2 cgroup dir
   std::optional<std::filesystem::path> helper_;         // cordon-reaper
+  std::filesystem::path run_parent_;                    // where run dirs go
 
   // Empty, never-killed cgroups kept for the next run: mkdir + rmdir of a cgroup is a
   // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend.

@@ -151,6 +151,10 @@ Status remove_directory(int parent_fd, const std::string& name, const std::strin
     if (!top.subdirs.empty()) {
       std::string sub = std::move(top.subdirs.back());
       top.subdirs.pop_back();
+      // An empty directory (the common case: a run's work/ and home/) goes with one
+      // rmdir, which never follows a symlink and fails on a non-empty directory or a
+      // mount point; only then is it walked.
+      if (::unlinkat(cur.get(), sub.c_str(), AT_REMOVEDIR) == 0) continue;
       std::string sub_path = top.path + "/" + sub;
       auto child = enter(cur.get(), sub, sub_path, dev);
       if (!child) {

@@ -413,14 +413,27 @@ bool LimitGroup::has(LimitKindCg kind) const {
   return false;
 }
 
-Status LimitGroup::join(pid_t pid) const {
+Status LimitGroup::join(pid_t pid, bool include_v1) const {
   // The limits are already in place (create): joining is the last step, so the process is
   // never inside a group without them.
   const std::string text = std::to_string(pid);
   for (const auto& g : groups_) {
+    if (!g.v2 && !include_v1) continue;
     if (auto st = cgroupfs::write(g.dir / "cgroup.procs", text); !st) return st;
   }
   return {};
+}
+
+Result<std::vector<UniqueFd>> LimitGroup::self_join_fds() const {
+  std::vector<UniqueFd> fds;
+  for (const auto& g : groups_) {
+    if (g.v2) continue;
+    const std::filesystem::path tasks = g.dir / "tasks";
+    UniqueFd fd(::open(tasks.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return fail_errno("open " + tasks.string());
+    fds.push_back(std::move(fd));
+  }
+  return fds;
 }
 
 int LimitGroup::v2_dir_fd() const { return v2_dir_.get(); }

@@ -76,7 +76,14 @@ class LimitGroup {
   // Moves `pid` (and the threads of it) into every group, from the parent side; call
   // before the child execs the code (e.g. while it waits on a pipe): v1 does not move
   // memory already charged, so only what is allocated after the join counts.
-  [[nodiscard]] Status join(pid_t pid) const;
+  // include_v1=false: the v2 groups only (the v1 ones joined through self_join_fds()).
+  [[nodiscard]] Status join(pid_t pid, bool include_v1 = true) const;
+  // The `tasks` file of every cgroup v1 group, opened here (the kernel checks the opener's
+  // credentials) for a single-threaded child to write "0" to, placing itself. Why: a pid
+  // written to cgroup.procs takes the kernel's global threadgroup lock, whose first use
+  // after idle waits an RCU grace period (~10 ms on this machine kind); a thread moving
+  // itself through `tasks` skips that lock. Pair with join(pid, /*include_v1=*/false).
+  [[nodiscard]] Result<std::vector<UniqueFd>> self_join_fds() const;
   // On a pure v2 host, the group's directory for clone3 CLONE_INTO_CGROUP; else -1.
   [[nodiscard]] int v2_dir_fd() const;
 
