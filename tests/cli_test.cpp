@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cordon/temp_dir.h"
+#include "kernel_features.h"
 
 extern char** environ;
 
@@ -477,11 +478,6 @@ TEST(CliTest, ArtifactNamedLikeAPlantedSymlinkStaysInsideDir) {
 
 // --- plan and --dry-run ---
 
-bool require_features() {
-  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
-  return v != nullptr && std::string(v) == "1";
-}
-
 // Whether `cordon backends` says the namespace backend is available here, and if not why.
 std::string namespace_unavailable_reason() {
   const Ran ran = cordon({"backends", "--json"});
@@ -566,7 +562,7 @@ TEST(CliTest, DryRunRunsNothing) {
 
 TEST(CliTest, PlanForNamespaceShowsMountsAndThePolicyARunReports) {
   if (const std::string why = namespace_unavailable_reason(); !why.empty()) {
-    if (require_features()) FAIL() << "kernel feature missing: " << why;
+    if (::cordon_test::require_kernel_features()) FAIL() << "kernel feature missing: " << why;
     GTEST_SKIP() << why;
   }
   const Ran json = cordon({"plan", "-b", "namespace", "--json", "--memory", "128M", "-c", "true"});

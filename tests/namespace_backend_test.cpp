@@ -44,6 +44,7 @@
 
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
+#include "kernel_features.h"
 #include "proc_test_support.h"
 #include "test_paths.h"
 #include "uid_slot.h"
@@ -57,17 +58,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
-
-bool require_features() {
-  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
-  return v != nullptr && std::string(v) == "1";
-}
-
-#define SKIP_OR_FAIL(why)                                                  \
-  do {                                                                     \
-    if (require_features()) FAIL() << "kernel feature missing: " << (why); \
-    GTEST_SKIP() << (why);                                                 \
-  } while (0)
 
 RunRequest sh(std::string code, milliseconds timeout = seconds(10)) {
   RunRequest r;
@@ -112,7 +102,7 @@ class NamespaceTest : public ::testing::Test {
     ASSERT_TRUE(backend.has_value()) << backend.error().describe();
     backend_ = std::move(*backend);
     const Probe probe = backend_->probe();
-    if (!probe.available) SKIP_OR_FAIL(probe.reason);
+    if (!probe.available) CORDON_SKIP_OR_FAIL(probe.reason);
   }
   void TearDown() override {
     backend_.reset();

@@ -36,20 +36,10 @@
 #include "cordon/policy/seccomp_compiler.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/unique_fd.h"
+#include "kernel_features.h"
 
 namespace cordon::policy {
 namespace {
-
-bool require_kernel_features() {
-  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
-  return v != nullptr && std::string(v) == "1";
-}
-
-#define SKIP_OR_FAIL(reason)                                                           \
-  do {                                                                                 \
-    if (require_kernel_features()) FAIL() << "required but unavailable: " << (reason); \
-    GTEST_SKIP() << (reason);                                                          \
-  } while (0)
 
 const SeccompProgram& program() {
   static const SeccompProgram p = [] {
@@ -254,8 +244,8 @@ TEST_P(SeccompDenial, DeniedWithFilterSucceedsWithout) {
   const Outcome control = run_in_child(/*filtered=*/false, c.probe, c.setup);
   ASSERT_TRUE(control.exited) << "control child died by signal " << control.signal;
   if (control.ret < 0) {
-    SKIP_OR_FAIL(std::string(c.name) + ": positive control fails here (" +
-                 std::strerror(control.err) + "), so the filter's effect cannot be shown");
+    CORDON_SKIP_OR_FAIL(std::string(c.name) + ": positive control fails here (" +
+                        std::strerror(control.err) + "), so the filter's effect cannot be shown");
   }
 
   const Outcome filtered = run_in_child(/*filtered=*/true, c.probe, c.setup);

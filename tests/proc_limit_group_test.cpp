@@ -17,6 +17,7 @@
 #include "cordon/proc/limit_group.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/spawn.h"
+#include "kernel_features.h"
 #include "proc_test_support.h"
 
 namespace cordon::proc {
@@ -27,17 +28,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
-
-bool require_kernel_features() {
-  const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
-  return v != nullptr && std::string(v) == "1";
-}
-
-#define SKIP_OR_FAIL(reason)                                                           \
-  do {                                                                                 \
-    if (require_kernel_features()) FAIL() << "required but unavailable: " << (reason); \
-    GTEST_SKIP() << (reason);                                                          \
-  } while (0)
 
 // --- parsing (no privileges) ---
 
@@ -213,12 +203,12 @@ class LimitGroupLive : public ::testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) {
-      SKIP_OR_FAIL("not root: no cgroup v1 delegation for us");
+      CORDON_SKIP_OR_FAIL("not root: no cgroup v1 delegation for us");
     }
     for (const auto kind : {LimitKindCg::kMemory, LimitKindCg::kProcesses}) {
       const auto reason = LimitGroup::unavailable_reason(kind);
       if (!reason.empty()) {
-        SKIP_OR_FAIL(reason);
+        CORDON_SKIP_OR_FAIL(reason);
       }
     }
   }
