@@ -185,7 +185,9 @@ TEST(OciFilesystem, SamePlanSameSandbox) {
   EXPECT_TRUE(has_option(*tools, "ro"));
 
   EXPECT_EQ(mount_at(fs, "/dev/null"), nullptr) << "the runtime supplies default devices";
-  EXPECT_NE(mount_at(fs, "/dev"), nullptr);
+  const json* dev = mount_at(fs, "/dev");
+  ASSERT_NE(dev, nullptr);
+  EXPECT_FALSE(has_option(*dev, "nodev")) << "the runtime's device nodes live there";
 
   const std::set<std::string> masked(fs.masked_paths.begin(), fs.masked_paths.end());
   for (const char* p : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug"}) {

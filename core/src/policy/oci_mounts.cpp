@@ -49,13 +49,18 @@ OciFilesystem to_oci_filesystem(const FsPlan& plan) {
 
   for (const FsStep& s : plan.steps) {
     switch (s.op) {
-      case FsOp::kTmpfs:
+      case FsOp::kTmpfs: {
         if (s.target == "/") break;  // the bundle's rootfs directory plays this part
+        FsStep mount = s;
+        // The runtime creates its device nodes in /dev (the namespace backend binds them
+        // instead, and a bind keeps its own flags): nodev there would make them unusable.
+        if (s.target == "/dev") mount.nodev = false;
         out.mounts.push_back({{"destination", s.target},
                               {"type", "tmpfs"},
                               {"source", "tmpfs"},
-                              {"options", options_of(s)}});
+                              {"options", options_of(mount)}});
         break;
+      }
       case FsOp::kBind:
         if (runtime_provides(s.target)) break;
         out.mounts.push_back({{"destination", s.target},

@@ -1,0 +1,575 @@
+// ContainerBackend::run as a short ordered list of steps, each returning a sandbox error
+// on failure; the container's removal is one guard, whatever happened.
+#include "container_backend.h"
+
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "bundle_writer.h"
+#include "container_stats.h"
+#include "cordon/policy/oci_seccomp.h"
+#include "cordon/policy/syscall_policy.h"
+#include "cordon/proc/output_pump.h"
+#include "cordon/proc/pipe.h"
+#include "cordon/proc/reaper.h"
+#include "cordon/scope_exit.h"
+#include "cordon/units.h"
+#include "cordon/workspace.h"
+#include "init_protocol.h"
+
+namespace cordon::oci {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kDrainBound{1000};
+constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after cordon's
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
+               std::optional<std::string> value, std::string detail) {
+  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
+}
+
+std::optional<rlim_t> nofile_hard() {
+  struct rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
+  return r.rlim_max;
+}
+
+class StateReporter {
+ public:
+  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
+  StateReporter(const StateReporter&) = delete;
+  StateReporter& operator=(const StateReporter&) = delete;
+  ~StateReporter() { set(RunState::kFinished); }
+  void set(RunState state) {
+    if (observer_ != nullptr && !finished_) observer_->on_state(state);
+    if (state == RunState::kFinished) finished_ = true;
+  }
+
+ private:
+  RunObserver* observer_;
+  bool finished_ = false;
+};
+
+// A connected AF_UNIX stream pair, both ends CLOEXEC: the init reads a byte stream.
+Result<proc::Pipe> stream_pair() {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return fail_errno("socketpair");
+  return proc::Pipe{UniqueFd(sv[0]), UniqueFd(sv[1])};
+}
+
+Status send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail_errno("send the code to the container's init");
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// Reads the init's report; nullopt when it closed without one.
+std::optional<InitReport> read_report(int fd, Clock::time_point until) {
+  InitReport report;
+  auto* p = reinterpret_cast<char*>(&report);
+  std::size_t got = 0;
+  while (got < sizeof(report)) {
+    const auto left = ms_between(Clock::now(), until);
+    pollfd pfd{fd, POLLIN, 0};
+    if (left <= 0 || ::poll(&pfd, 1, static_cast<int>(left)) <= 0) return std::nullopt;
+    const ssize_t n = ::recv(fd, p + got, sizeof(report) - got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::size_t>(n);
+  }
+  if (report.magic != kInitMagic) return std::nullopt;
+  return report;
+}
+
+bool wait_exit(const proc::ChildProcess& child, Clock::time_point until) {
+  if (child.reaped()) return true;
+  const auto left = ms_between(Clock::now(), until);
+  pollfd pfd{child.pidfd(), POLLIN, 0};
+  return left > 0 && ::poll(&pfd, 1, static_cast<int>(left)) > 0;
+}
+
+std::string fs_summary(const ContainerOptions& o, std::uint64_t tmp_bytes) {
+  return (o.rootfs.empty() ? std::string("fresh root, /usr read-only")
+                           : "root " + o.rootfs + " read-only") +
+         ", tmpfs /tmp " + format_size(tmp_bytes);
+}
+
+}  // namespace
+
+std::optional<fs::path> find_oci_init() {
+  constexpr const char* kName = "cordon-oci-init";
+  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
+  if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && dir[0] != '\0') {
+    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
+  }
+  if (auto reaper = proc::find_reaper_helper(); reaper && usable(reaper->parent_path() / kName)) {
+    return reaper->parent_path() / kName;
+  }
+  for (const char* dir : {CORDON_OCI_BUILD_LIBEXEC_DIR, CORDON_OCI_INSTALL_LIBEXEC_DIR}) {
+    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
+  }
+  return std::nullopt;
+}
+
+fs::path default_oci_runtime_dir() {
+  if (const char* dir = std::getenv("CORDON_RUNTIME_DIR"); dir != nullptr && dir[0] == '/') {
+    return fs::path(dir) / "oci";
+  }
+  return "/run/cordon-oci";
+}
+
+ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::move(options)) {
+  runtime_dir_ =
+      options_.runtime_dir.empty() ? default_oci_runtime_dir() : fs::path(options_.runtime_dir);
+  runtime_probe_ = probe_runtime(options_.runtime);
+  std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
+  if (why.empty()) {
+    auto inst = Instance::acquire(runtime_dir_);
+    if (inst) {
+      instance_.emplace(std::move(*inst));
+      runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
+      // What instances of a killed cordon left: their containers, cgroups, mounts.
+      (void)sweep_dead_instances(runtime_dir_, runtime_);
+    } else {
+      why = "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe();
+    }
+  }
+  if (why.empty()) {
+    if (auto layout = policy::probe_host_layout()) {
+      layout_ = *layout;
+    } else {
+      why = "cannot read the host's filesystem layout: " + layout.error().describe();
+    }
+  }
+  if (why.empty()) {
+    if (auto init = find_oci_init()) {
+      init_path_ = *init;
+    } else {
+      why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
+    }
+  }
+  if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
+    why = "root filesystem " + options_.rootfs + " is not a directory";
+  }
+  if (why.empty()) {
+    if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) hierarchies_ = std::move(*h);
+  }
+  const policy::SyscallPolicy& pol = policy::default_syscall_policy();
+  policy_name_ = pol.name;
+  policy_version_ = pol.version;
+  policy_hash_ = policy::content_hash(pol);
+  if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
+  if (!why.empty()) {
+    probe_ = {false, why};
+    return;
+  }
+  std::string reason = runtime_probe_.reason + "; crun: " + probe_runtime("crun").reason;
+  probe_ = {true, reason};
+  if (options_.pool_size > 0) {
+    pool_key_ = bundle_key(Limits{}, options_);
+    pool_ = std::make_unique<WarmPool>(
+        options_.pool_size,
+        [this] { return launch(pool_key_, /*detached=*/true, Clock::now() + kDefaultSetupBound); },
+        [this](LiveContainer& c) { remove(c); });
+  }
+}
+
+ContainerBackend::~ContainerBackend() { pool_.reset(); }
+
+Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
+                                                 const std::string& name) const {
+  if (!layout_ || !instance_) return fail(ErrorCode::kUnavailable, probe_.reason);
+  BundleInputs in;
+  in.key = key;
+  in.options = options_;
+  in.layout = *layout_;
+  in.init_host_path = init_path_.string();
+  in.scratch_host_path = (instance_->bundles_dir() / name / "scratch").string();
+  in.cgroups_path = kContainerPrefix + name;
+  in.nofile_hard = nofile_hard();
+  in.seccomp = seccomp_;
+  return make_bundle_plan(in);
+}
+
+void ContainerBackend::remove(LiveContainer& c) {
+  if (c.name.empty() || !instance_) return;
+  c.ctl.reset();  // the init exits on EOF, if it still runs
+  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_,
+                                   Clock::now() + kDefaultSetupBound);
+  c.name.clear();
+}
+
+Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detached,
+                                               Clock::time_point until) {
+  LiveContainer c;
+  const std::string name = instance_->next_name();
+  auto plan = plan_bundle(key, name);
+  if (!plan) return std::unexpected(plan.error());
+  c.name = name;
+  ScopeExit undo([&] { remove(c); });
+  const fs::path bundle = instance_->bundles_dir() / name;
+  if (auto st = write_bundle(bundle, *plan, key.scratch_bytes); !st) {
+    return std::unexpected(st.error());
+  }
+  auto ctl = stream_pair();
+  auto out = proc::make_pipe();
+  auto err = proc::make_pipe();
+  auto in = proc::make_pipe();
+  if (!ctl || !out || !err || !in) return fail(ErrorCode::kSystem, "cannot make the stdio pipes");
+  c.ctl = std::move(ctl->read);
+  c.stdout_read = std::move(out->read);
+  c.stderr_read = std::move(err->read);
+  c.stdin_write = std::move(in->write);
+  // The runtime hands its fd 3 (--preserve-fds 1) to the container's process as fd 3.
+  const std::vector<int> keep = {ctl->write.get()};
+  if (detached) {
+    // runc create gives the container its own stdio (it inherits them directly).
+    if (auto st =
+            runtime_.call({"create", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()},
+                          until, keep, in->read.get(), out->write.get(), err->write.get());
+        !st) {
+      return std::unexpected(st.error());
+    }
+    if (auto st = runtime_.call({"start", c.id()}, until); !st) return std::unexpected(st.error());
+  } else {
+    proc::SpawnOptions so;
+    so.path = runtime_.binary().string();
+    so.argv = runtime_.argv(
+        {"run", "--keep", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()});
+    so.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    so.stdin_fd = in->read.get();
+    so.stdout_fd = out->write.get();
+    so.stderr_fd = err->write.get();
+    so.keep_fds = keep;
+    auto child = proc::spawn(so);
+    if (!child) return std::unexpected(child.error());
+    c.foreground = std::move(*child);
+  }
+  undo.dismiss();
+  return c;
+}
+
+Capabilities ContainerBackend::capabilities(const Limits& limits) const {
+  Capabilities caps;
+  const BundleKey key = bundle_key(limits, options_);
+  const std::string rt = runtime_probe_.name;
+  for (const Aspect aspect : kAllAspects) {
+    switch (aspect) {
+      case Aspect::kNetwork:
+        caps.aspects.push_back(
+            options_.network_namespace
+                ? cap(aspect, Enforcement::kEnforced, "network namespace with loopback only",
+                      std::nullopt,
+                      "OCI network namespace without interfaces but lo; no route out; the "
+                      "host's loopback and abstract unix sockets are unreachable")
+                : cap(aspect, Enforcement::kNone, "", std::nullopt,
+                      "network namespace switched off: the host's network is reachable"));
+        break;
+      case Aspect::kFilesystem:
+        caps.aspects.push_back(cap(
+            aspect, Enforcement::kEnforced, fs_summary(options_, key.scratch_bytes), std::nullopt,
+            rt + " mount namespace and pivot_root into a read-only root; the host's /root, "
+                 "/home, /tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon "
+                 "mounted) and /dev/shm; /proc and /sys paths masked or read-only as runtimes "
+                 "do"));
+        break;
+      case Aspect::kEnvironment:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "clean environment + mount namespace", std::nullopt,
+                                   "only PATH, HOME, LANG and the request's variables; the "
+                                   "container's init starts with an empty environment"));
+        break;
+      case Aspect::kProcessTree:
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
+                "the code sees only its container's processes; uid 65534 with no capabilities and "
+                "no_new_privs; the container is killed at the deadline and on cancel, and its init "
+                "ends it when cordon dies; concurrent containers share the host uid 65534"));
+        break;
+      case Aspect::kSyscallFilter:
+        caps.aspects.push_back(
+            options_.seccomp
+                ? cap(aspect, Enforcement::kEnforced,
+                      "seccomp " + policy_name_ + " v" + std::to_string(policy_version_) + " " +
+                          policy_hash_,
+                      std::nullopt,
+                      "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls "
+                      "fail with ENOSYS, dangerous ones with EPERM")
+                : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
+        break;
+      case Aspect::kMemory:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "cgroup memory limit (OCI linux.resources)",
+                                   format_size(key.memory_bytes),
+                                   std::string(limits.memory_bytes ? "" : "default ceiling; ") +
+                                       "the whole container, swap included; an OOM kill is "
+                                       "reported as oom_killed"));
+        break;
+      case Aspect::kProcesses:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "cgroup pids limit (OCI linux.resources)",
+                                   std::to_string(key.max_processes),
+                                   std::string(limits.max_processes ? "" : "default ceiling; ") +
+                                       "every process and thread of the container (its init not "
+                                       "counted)"));
+        break;
+      case Aspect::kCpu:
+        if (limits.cpu_time) {
+          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
+                                     format_duration(*limits.cpu_time),
+                                     "CPU time per process, not the whole container's"));
+        } else {
+          caps.aspects.push_back(cap(
+              aspect, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
+              options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
+              options_.cpus > 0 ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
+                                : std::nullopt,
+              "CPU time is bounded by the wall-clock timeout"));
+        }
+        break;
+      case Aspect::kDisk:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "tmpfs size",
+                                   format_size(key.scratch_bytes),
+                                   "the only writable places are the /tmp tmpfs and a 16 MiB "
+                                   "/dev/shm; writes past them fail with ENOSPC"));
+        break;
+      case Aspect::kOutput:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
+                                   format_size(effective_output_cap(limits)),
+                                   "output past the cap is read and discarded; the result is "
+                                   "marked truncated"));
+        break;
+      case Aspect::kTimeout:
+        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
+                                   "deadline + " + rt + " kill of the container", std::nullopt,
+                                   "every process of the container dies with its init; the "
+                                   "init also stops at a backstop deadline and when cordon "
+                                   "dies"));
+        break;
+    }
+  }
+  return caps;
+}
+
+Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request) const {
+  if (auto st = validate(request); !st) return std::unexpected(st.error());
+  const BundleKey key = bundle_key(request.limits, options_);
+  auto payload = make_run_payload(request, options_);
+  if (!payload) return std::unexpected(payload.error());
+  nlohmann::json j;
+  j["backend"] = {{"name", name()}, {"version", version()}};
+  j["runtime"] = runtime_probe_.name;
+  j["timeout_ms"] = effective_timeout(request).count();
+  if (auto plan = plan_bundle(key, "<name>")) {
+    j["oci_config"] = plan->config;
+  }
+  j["argv"] = payload->argv;
+  j["env"] = payload->env;
+  j["limits"] = nlohmann::json::array(
+      {{{"memory", format_size(key.memory_bytes)}, {"by", "cgroup (OCI linux.resources)"}},
+       {{"processes", key.max_processes}, {"by", "cgroup (OCI linux.resources)"}},
+       {{"disk", format_size(key.scratch_bytes)}, {"by", "tmpfs size"}}});
+  j["seccomp"] = options_.seccomp ? nlohmann::json{{"policy", policy_name_},
+                                                   {"version", policy_version_},
+                                                   {"hash", policy_hash_}}
+                                  : nlohmann::json(nullptr);
+  return j;
+}
+
+RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
+                                RunObserver* observer) {
+  const BackendId id{std::string(name()), std::string(version())};
+  const Clock::time_point t_setup = Clock::now();
+  const Clock::time_point setup_until = t_setup + request.setup_bound;
+  StateReporter state(observer);
+  state.set(RunState::kPreparing);
+  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
+
+  // 1. The request, and whether this host can do it at all.
+  if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
+  if (!probe_.available) return error(probe_.reason);
+  const milliseconds timeout = effective_timeout(request);
+  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
+  const BundleKey key = bundle_key(request.limits, options_);
+  auto payload = make_run_payload(request, options_);
+  if (!payload) return error("plan: " + payload.error().describe());
+  auto bundle_plan = plan_bundle(key, "<name>");
+  if (!bundle_plan) return error("plan: " + bundle_plan.error().describe());
+
+  // 2. A container: a warm one whose limits are this run's, else a cold one.
+  std::optional<LiveContainer> pooled;
+  if (pool_ && key == pool_key_) pooled = pool_->take();
+  const bool from_pool = pooled.has_value();
+  LiveContainer c;
+  if (pooled) {
+    c = std::move(*pooled);
+  } else {
+    auto launched = launch(key, /*detached=*/false, setup_until);
+    if (!launched) return error("start the container: " + launched.error().describe());
+    c = std::move(*launched);
+  }
+  // Whatever happens next, the container, its cgroups, mounts and bundle go.
+  auto teardown_now = [&] {
+    if (from_pool) {
+      c.ctl.reset();
+      pool_->retire(std::move(c));
+    } else {
+      remove(c);
+    }
+  };
+  ScopeExit teardown(teardown_now);
+
+  // 3. The run's files, then the code to the init.
+  const fs::path bundle = instance_->bundles_dir() / c.name;
+  if (auto st = place_run_files(bundle, *payload, request.input_files, options_.rootfs.empty());
+      !st) {
+    return error("place files: " + st.error().describe());
+  }
+  if (cancel.cancelled()) {
+    RunResult r;
+    r.backend = id;
+    Termination t;
+    t.cancelled = true;
+    apply_termination(t, r);
+    r.setup_ms = ms_between(t_setup, Clock::now());
+    return r;
+  }
+  if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
+      !st) {
+    return error(st.error().describe());
+  }
+  const Clock::time_point t_start = Clock::now();
+  const Clock::time_point deadline = t_start + timeout;
+  state.set(RunState::kRunning);
+
+  // 4. Pump output until the init reports (or closes), the deadline or cancel.
+  if (!request.stdin_data) c.stdin_write.reset();
+  proc::OutputPump pump(
+      std::move(c.stdout_read), std::move(c.stderr_read), std::move(c.stdin_write),
+      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
+  auto stop = pump.run(c.ctl.get(), cancel.wait_fd(), deadline);
+  const Clock::time_point t_end = stop ? stop->at : Clock::now();
+  state.set(RunState::kStopping);
+
+  // 5. Stop: a deadline or cancel kills the container through the runtime; then the
+  //    init's report, the runtime's exit, the last output.
+  const Clock::time_point teardown_until = t_end + request.setup_bound;
+  Status killed;
+  if (!stop || stop->reason != proc::StopReason::kExited) {
+    killed = runtime_.call({"kill", c.id(), "KILL"}, teardown_until);
+  }
+  const std::optional<InitReport> report = read_report(c.ctl.get(), teardown_until);
+  const bool runtime_exited = from_pool || wait_exit(c.foreground, teardown_until);
+  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
+  // 6. The container's cgroup counters, while the stopped container still has them.
+  const ContainerStats stats = read_container_stats(hierarchies_, c.id());
+
+  RunResult result;
+  result.backend = id;
+  result.tool_description = request.tool_description;
+  result.stdout_data = std::move(pump.out().data);
+  result.stderr_data = std::move(pump.err().data);
+  result.stdout_truncated = pump.out().truncated;
+  result.stderr_truncated = pump.err().truncated;
+  result.wall_ms = ms_between(t_start, t_end);
+  if (options_.seccomp) result.policy = PolicyId{policy_name_, policy_hash_};
+  result.enforced.push_back(
+      {Aspect::kTimeout, "deadline + " + runtime_probe_.name + " kill", format_duration(timeout)});
+  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  if (options_.network_namespace) {
+    result.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
+  }
+  result.enforced.push_back({Aspect::kFilesystem, fs_summary(options_, key.scratch_bytes), {}});
+  result.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
+  result.enforced.push_back(
+      {Aspect::kProcessTree, "PID namespace (" + runtime_probe_.name + ")", {}});
+  if (options_.seccomp) {
+    result.enforced.push_back({Aspect::kSyscallFilter,
+                               "seccomp " + policy_name_ + " v" + std::to_string(policy_version_),
+                               policy_hash_});
+  }
+  result.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
+  for (const auto& e : bundle_plan->enforced) result.enforced.push_back(e);
+
+  if (!stop) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = "output pump: " + stop.error().describe();
+    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+    return result;
+  }
+
+  // 7. The outcome, in apply_termination's order: deadline, cancel, limits, exit.
+  Termination t;
+  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
+  t.cancelled = stop->reason == proc::StopReason::kCancelled;
+  if (report && report->exec_errno == 0) {
+    proc::ExitInfo main;
+    main.status = report->status;
+    t.exited = main.exited();
+    t.exit_code = main.exit_code();
+    t.signal = main.signal();
+    result.max_rss_kb = report->maxrss_kb;
+    result.cpu_ms = report->children_cpu_us / 1000;
+  }
+  t.oom_killed = stats.oom_killed;
+  const bool failed = !t.exited || t.exit_code != 0;
+  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
+  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
+  apply_termination(t, result);
+  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
+  result.memory_peak_kb = stats.memory_peak_kb;
+  if (!t.deadline_passed && !t.cancelled && !t.oom_killed) {
+    if (report && report->exec_errno != 0) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "the container could not start the interpreter: errno " +
+                     std::to_string(report->exec_errno);
+    } else if (!report) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "the container's init ended without reporting the code's status";
+    }
+  }
+  if (!killed && result.outcome != Outcome::kSandboxError) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = "kill the container: " + killed.error().describe();
+  }
+  if (!runtime_exited && result.outcome != Outcome::kSandboxError) {
+    result.outcome = Outcome::kSandboxError;
+    result.error = runtime_probe_.name + " did not exit after its container stopped";
+  }
+
+  // 8. Artifacts, from the scratch tmpfs (still mounted on the host side).
+  if (!request.artifact_globs.empty()) {
+    auto collected =
+        collect_artifacts(bundle / "scratch", request.artifact_globs, request.artifact_max_bytes);
+    if (!collected) {
+      result.outcome = Outcome::kSandboxError;
+      result.error = "collect artifacts: " + collected.error().describe();
+    } else {
+      result.artifacts = std::move(collected->artifacts);
+    }
+  }
+  // 9. The teardown guard removes the container (the pool does so in the background).
+  teardown.dismiss();
+  teardown_now();
+  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
+  return result;
+}
+
+}  // namespace cordon::oci

@@ -1,0 +1,88 @@
+// The container backend: each run in a container of an existing OCI runtime (runc here;
+// crun and runsc are probed), described by a bundle cordon writes (container_plan.h) from
+// the same policy as the namespace backend: a read-only minimal root with the host's /usr
+// (or a user-named root directory), loopback-only network namespace, memory/pids/CPU in
+// linux.resources, no capabilities, no_new_privs, uid 65534, a sized tmpfs /tmp, the
+// runtime's masked and read-only paths, the cordon-default seccomp policy.
+//
+// Cold runs: write the bundle, `runc run --keep` in the foreground, hand the code to the
+// init inside (oci_init.cpp) on its control socket, pump output; at the deadline or on
+// cancel `runc kill`; read the container's cgroup counters (OOM kill, pids limit, peaks)
+// while the stopped container still holds them; then `runc delete --force`, unmount the
+// scratch, remove the bundle. With ContainerOptions::pool_size > 0 runs take containers
+// created and started ahead of time (warm_pool.h) whose limits match theirs.
+//
+// Host objects are named per backend instance and swept at start when their instance is
+// dead (instance.h). See docs/THREAT_MODEL.md for what holds and what does not.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "container_plan.h"
+#include "cordon/backend.h"
+#include "cordon/proc/cgroup_layout.h"
+#include "instance.h"
+#include "live_container.h"
+#include "runtime_cli.h"
+#include "warm_pool.h"
+
+namespace cordon::oci {
+
+class ContainerBackend final : public Backend {
+ public:
+  explicit ContainerBackend(ContainerOptions options = {});
+  ~ContainerBackend() override;
+  ContainerBackend(const ContainerBackend&) = delete;
+  ContainerBackend& operator=(const ContainerBackend&) = delete;
+
+  [[nodiscard]] std::string_view name() const override { return "container"; }
+  [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  [[nodiscard]] Probe probe() const override { return probe_; }
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override;
+  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
+
+  [[nodiscard]] const ContainerOptions& options() const { return options_; }
+  // The warm pool, when options().pool_size > 0 (null otherwise).
+  [[nodiscard]] WarmPool* pool() { return pool_.get(); }
+  [[nodiscard]] const RuntimeCli& runtime() const { return runtime_; }
+
+ private:
+  [[nodiscard]] Result<BundlePlan> plan_bundle(const BundleKey& key, const std::string& name) const;
+  // Writes a bundle and starts it: in the foreground (`run --keep`, cold) or detached
+  // (`create` + `start`, for the pool).
+  [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, bool detached,
+                                             Clock::time_point until);
+  void remove(LiveContainer& container);
+
+  ContainerOptions options_;
+  RuntimeProbe runtime_probe_;
+  RuntimeCli runtime_;
+  std::filesystem::path runtime_dir_;
+  std::optional<Instance> instance_;
+  std::optional<policy::HostLayout> layout_;
+  std::optional<nlohmann::json> seccomp_;
+  std::string policy_name_;
+  int policy_version_ = 0;
+  std::string policy_hash_;
+  std::filesystem::path init_path_;
+  std::vector<proc::CgroupHierarchy> hierarchies_;
+  Probe probe_;
+  BundleKey pool_key_;
+  std::unique_ptr<WarmPool> pool_;  // last: its thread uses everything above
+};
+
+// Where cordon-oci-init is: $CORDON_LIBEXEC_DIR, the build tree, or the install dir.
+[[nodiscard]] std::optional<std::filesystem::path> find_oci_init();
+
+// The default runtime directory: $CORDON_RUNTIME_DIR/oci, else /run/cordon-oci.
+[[nodiscard]] std::filesystem::path default_oci_runtime_dir();
+
+}  // namespace cordon::oci

@@ -1,0 +1,217 @@
+// make_bundle_plan / make_run_payload: limits and request in, config.json and payload out.
+#include "container_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cordon/interpreter.h"
+#include "cordon/policy/oci_mounts.h"
+#include "cordon/units.h"
+#include "init_protocol.h"
+
+namespace cordon::oci {
+namespace {
+
+using nlohmann::json;
+
+rlim_t clamp(rlim_t wanted, const std::optional<rlim_t>& hard) {
+  if (hard && *hard != RLIM_INFINITY) return std::min(wanted, *hard);
+  return wanted;
+}
+
+json rlimit(const char* type, rlim_t soft, rlim_t hard) {
+  return {{"type", type}, {"soft", soft}, {"hard", hard}};
+}
+
+// The mounts when the user names a root filesystem: only what the runtime cannot supply
+// (/proc, /dev with /dev/shm, /tmp) on top of the read-only directory.
+policy::OciFilesystem minimal_filesystem(std::uint64_t shm_bytes) {
+  policy::OciFilesystem fs;
+  fs.mounts.push_back({{"destination", "/proc"},
+                       {"type", "proc"},
+                       {"source", "proc"},
+                       {"options", {"nosuid", "nodev", "noexec"}}});
+  fs.mounts.push_back({{"destination", "/dev"},
+                       {"type", "tmpfs"},
+                       {"source", "tmpfs"},
+                       {"options", {"nosuid", "noexec", "mode=755", "size=65536"}}});
+  fs.mounts.push_back(
+      {{"destination", "/dev/shm"},
+       {"type", "tmpfs"},
+       {"source", "tmpfs"},
+       {"options",
+        {"nosuid", "nodev", "noexec", "mode=1777", "size=" + std::to_string(shm_bytes)}}});
+  return fs;
+}
+
+}  // namespace
+
+BundleKey bundle_key(const Limits& limits, const ContainerOptions& options) {
+  BundleKey k;
+  k.memory_bytes = limits.memory_bytes.value_or(options.default_memory_bytes);
+  k.max_processes = limits.max_processes.value_or(options.default_max_processes);
+  k.scratch_bytes = limits.scratch_bytes.value_or(kDefaultScratchBytes);
+  k.cpu_time = limits.cpu_time;
+  return k;
+}
+
+Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
+  const BundleKey& key = in.key;
+  if (key.memory_bytes == 0 || key.max_processes == 0 || key.scratch_bytes == 0) {
+    return fail(ErrorCode::kInvalidArgument, "memory, process and scratch ceilings must be > 0");
+  }
+  if (in.init_host_path.empty() || in.scratch_host_path.empty() || in.cgroups_path.empty() ||
+      in.cgroups_path.front() == '/') {
+    return fail(ErrorCode::kInvalidArgument,
+                "bundle needs the init, the scratch directory and a relative cgroups path");
+  }
+  BundlePlan plan;
+
+  // The root filesystem: the shared plan (as the namespace backend builds it) or the
+  // user's directory; read-only either way.
+  policy::OciFilesystem fs;
+  std::string root_path = "rootfs";
+  if (in.options.rootfs.empty()) {
+    policy::FsOptions fo;
+    fo.layout = in.layout;
+    fo.uid = kSandboxUid;
+    fo.gid = kSandboxGid;
+    fo.tmp_size_bytes = key.scratch_bytes;
+    auto fs_plan = policy::make_fs_plan(fo);
+    if (!fs_plan) return std::unexpected(fs_plan.error());
+    fs = policy::to_oci_filesystem(*fs_plan);
+    plan.rootfs_prep = fs.rootfs_prep;
+  } else {
+    if (in.options.rootfs.front() != '/') {
+      return fail(ErrorCode::kInvalidArgument, "rootfs must be an absolute path");
+    }
+    fs = minimal_filesystem(16ULL << 20);
+    root_path = in.options.rootfs;
+  }
+  // /tmp: the scratch directory cordon mounted (a tmpfs of the run's size) instead of a
+  // tmpfs of the runtime's, so input files go in and artifacts come out from the host.
+  json mounts = json::array();
+  for (const json& m : fs.mounts) {
+    if (m["destination"] != kScratchDir) mounts.push_back(m);
+  }
+  mounts.push_back({{"destination", kScratchDir},
+                    {"type", "bind"},
+                    {"source", in.scratch_host_path},
+                    {"options", {"bind", "nosuid", "nodev"}}});
+  mounts.push_back({{"destination", kInitPath},
+                    {"type", "bind"},
+                    {"source", in.init_host_path},
+                    {"options", {"bind", "ro", "nosuid", "nodev"}}});
+
+  // The process: the init, as 65534 with nothing else.
+  const rlim_t nofile = clamp(kSandboxNofile, in.nofile_hard);
+  const rlim_t fsize = key.scratch_bytes + (1ULL << 20);
+  json rlimits = json::array({rlimit("RLIMIT_CORE", 0, 0), rlimit("RLIMIT_NOFILE", nofile, nofile),
+                              rlimit("RLIMIT_FSIZE", fsize, fsize)});
+  if (key.cpu_time) {
+    const auto secs =
+        static_cast<rlim_t>(std::max<std::int64_t>((key.cpu_time->count() + 999) / 1000, 1));
+    rlimits.push_back(rlimit("RLIMIT_CPU", secs, secs + 1));
+    plan.enforced.push_back(
+        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(secs))});
+  }
+  json caps = json::array();
+  if (!in.options.drop_capabilities) {
+    // Test only: the capability set `runc spec` gives by default.
+    caps = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_SYS_ADMIN"};
+  }
+  json process = {
+      {"terminal", false},
+      {"user", {{"uid", kSandboxUid}, {"gid", kSandboxGid}}},
+      {"args", {kInitPath}},
+      {"env", json::array()},
+      {"cwd", kScratchDir},
+      {"capabilities",
+       {{"bounding", caps},
+        {"effective", caps},
+        {"permitted", caps},
+        {"inheritable", json::array()},
+        {"ambient", json::array()}}},
+      {"rlimits", rlimits},
+      {"noNewPrivileges", true},
+  };
+
+  json namespaces = json::array({{{"type", "pid"}},
+                                 {{"type", "ipc"}},
+                                 {{"type", "uts"}},
+                                 {{"type", "mount"}},
+                                 {{"type", "cgroup"}}});
+  if (in.options.network_namespace) namespaces.push_back({{"type", "network"}});
+
+  // The init is one process of the container: the pids limit is one above the code's.
+  json resources = {
+      {"memory", {{"limit", key.memory_bytes}, {"swap", key.memory_bytes}}},
+      {"pids", {{"limit", key.max_processes + 1}}},
+      {"devices", json::array({{{"allow", false}, {"access", "rwm"}}})},
+  };
+  plan.enforced.push_back({Aspect::kMemory, "cgroup memory limit (OCI linux.resources)",
+                           format_size(key.memory_bytes)});
+  plan.enforced.push_back({Aspect::kProcesses, "cgroup pids limit (OCI linux.resources)",
+                           std::to_string(key.max_processes)});
+  if (in.options.cpus > 0) {
+    constexpr std::int64_t kPeriod = 100000;
+    resources["cpu"] = {
+        {"period", kPeriod},
+        {"quota", static_cast<std::int64_t>(std::llround(in.options.cpus * kPeriod))}};
+  }
+
+  json linux_section = {
+      {"namespaces", namespaces},
+      {"cgroupsPath", in.cgroups_path},
+      {"resources", resources},
+      {"maskedPaths", fs.masked_paths},
+      {"readonlyPaths", fs.readonly_paths},
+  };
+  if (in.seccomp) linux_section["seccomp"] = *in.seccomp;
+
+  plan.config = {
+      {"ociVersion", "1.0.2"},
+      {"process", process},
+      {"root", {{"path", root_path}, {"readonly", true}}},
+      {"hostname", "cordon"},
+      {"mounts", mounts},
+      {"linux", linux_section},
+  };
+  return plan;
+}
+
+Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOptions& options) {
+  if (auto st = validate(req); !st) return std::unexpected(st.error());
+  // /usr/local is hidden in the host-built root; a user's root is searched as it is.
+  const std::string path_var = options.rootfs.empty() ? "/usr/bin:/bin" : kSandboxPath;
+  auto interp =
+      find_interpreter(req.language, path_var, options.rootfs.empty() ? "/" : options.rootfs);
+  if (!interp) return std::unexpected(interp.error());
+  RunPayload p;
+  bool needs_file = false;
+  p.argv = interpreter_argv(*interp, req.code, kCodeFile, &needs_file);
+  if (needs_file) p.code_file = req.code;
+  p.env = {"PATH=" + path_var, "HOME=/tmp"};
+  const bool has_lang = std::any_of(req.env.begin(), req.env.end(),
+                                    [](const auto& kv) { return kv.first == "LANG"; });
+  if (!has_lang) p.env.emplace_back("LANG=C.UTF-8");
+  for (const auto& [name, value] : req.env) p.env.push_back(name + "=" + value);
+  return p;
+}
+
+std::string encode_init_request(const RunPayload& payload, std::chrono::milliseconds backstop) {
+  std::string strings;
+  for (const auto& s : payload.argv) strings.append(s).push_back('\0');
+  for (const auto& s : payload.env) strings.append(s).push_back('\0');
+  InitRequest h;
+  h.argc = static_cast<std::uint32_t>(payload.argv.size());
+  h.envc = static_cast<std::uint32_t>(payload.env.size());
+  h.strings_bytes = static_cast<std::uint32_t>(strings.size());
+  h.backstop_ms = backstop.count();
+  std::string out(sizeof(h), '\0');
+  std::memcpy(out.data(), &h, sizeof(h));
+  return out + strings;
+}
+
+}  // namespace cordon::oci

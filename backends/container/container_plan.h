@@ -1,0 +1,106 @@
+// A container run as plain data: the OCI config.json (runtime-spec 1.0) of its bundle,
+// what to create in the bundle's root directory, and the payload the in-container init
+// receives (argv, environment, code file). Built without touching the system from the
+// shared policy (core/policy: the same root-filesystem plan and seccomp policy as the
+// namespace backend, rendered by oci_mounts.h / oci_seccomp.h), unit-tested without a
+// runtime, printed by `cordon plan`.
+//
+// The bundle depends only on the run's limits (BundleKey), not on its code: a container
+// can be created before its request is known (the warm pool), and the code arrives at
+// start through the init's control socket (init_protocol.h).
+#pragma once
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.h"
+#include "cordon/policy/fs_plan.h"
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+namespace cordon::oci {
+
+inline constexpr std::uint64_t kDefaultMemoryCeiling = 512ULL << 20;
+inline constexpr std::uint64_t kDefaultProcessCeiling = 256;
+inline constexpr std::uint64_t kDefaultScratchBytes = 64ULL << 20;
+inline constexpr std::uint32_t kSandboxUid = 65534;
+inline constexpr std::uint32_t kSandboxGid = 65534;
+inline constexpr rlim_t kSandboxNofile = 1024;
+// Inside the container: the init (a read-only bind of the host's cordon-oci-init) and,
+// for code too long for argv, the code file (written into the bundle's root directory).
+inline constexpr const char* kInitPath = "/.cordon-init";
+inline constexpr const char* kCodeFile = "/.cordon-code";
+inline constexpr const char* kScratchDir = "/tmp";
+
+// Settings of one backend instance. The test-only switches turn one protection off at a
+// time for positive controls (the same probe must succeed without it).
+struct ContainerOptions {
+  std::string runtime = "runc";  // "runc", "crun" or "runsc", found on PATH
+  // A root filesystem directory (e.g. an unpacked image) used read-only instead of the
+  // minimal root built from the host's /usr. Must hold the interpreters at /usr/bin.
+  std::string rootfs;
+  // Where bundles, runtime state and instance locks live; empty: /run/cordon-oci for root.
+  std::string runtime_dir;
+  std::uint64_t default_memory_bytes = kDefaultMemoryCeiling;
+  std::uint64_t default_max_processes = kDefaultProcessCeiling;
+  double cpus = 1.0;              // CPU bandwidth (linux.resources.cpu quota/period); 0: none
+  std::size_t pool_size = 0;      // warm containers kept by this instance (0: no pool)
+  bool network_namespace = true;  // test only: off shares the host's network
+  bool seccomp = true;            // test only: off = no syscall filter
+  bool drop_capabilities = true;  // test only: off = the runtime's default capability set
+};
+
+// What a bundle depends on: the effective limits of the run.
+struct BundleKey {
+  std::uint64_t memory_bytes = kDefaultMemoryCeiling;
+  std::uint64_t max_processes = kDefaultProcessCeiling;
+  std::uint64_t scratch_bytes = kDefaultScratchBytes;
+  std::optional<std::chrono::milliseconds> cpu_time;
+  friend bool operator==(const BundleKey&, const BundleKey&) = default;
+};
+
+// The request's limits with the instance's default ceilings where it sets none.
+[[nodiscard]] BundleKey bundle_key(const Limits& limits, const ContainerOptions& options);
+
+struct BundleInputs {
+  BundleKey key;
+  ContainerOptions options;
+  policy::HostLayout layout;
+  std::string init_host_path;     // the host's cordon-oci-init
+  std::string scratch_host_path;  // the host directory (a sized tmpfs) bound at /tmp
+  std::string cgroups_path;       // relative: below the runtime's (= cordon's) own cgroup
+  std::optional<rlim_t> nofile_hard;
+  // Set when the sandbox's syscall policy is applied (options.seccomp).
+  std::optional<nlohmann::json> seccomp;
+};
+
+struct BundlePlan {
+  nlohmann::json config;                    // config.json
+  std::vector<policy::FsStep> rootfs_prep;  // kMkdir/kMkfile/kWriteFile/kSymlink, in order
+  std::vector<Enforced> enforced;           // what the config enforces, for RunResult
+};
+
+[[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
+
+// What the init receives once the container is started.
+struct RunPayload {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::optional<std::string> code_file;  // contents for kCodeFile, when argv cannot hold it
+};
+
+// The interpreter and its argv as the container sees them, a clean environment.
+[[nodiscard]] Result<RunPayload> make_run_payload(const RunRequest& request,
+                                                  const ContainerOptions& options);
+
+// The request header + strings the init reads (init_protocol.h).
+[[nodiscard]] std::string encode_init_request(const RunPayload& payload,
+                                              std::chrono::milliseconds backstop);
+
+}  // namespace cordon::oci

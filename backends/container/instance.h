@@ -1,0 +1,62 @@
+// The host objects of one backend instance, and the sweep of dead instances' leftovers.
+//
+// Under the runtime directory:
+//   locks/<instance>.lock    flock'ed for as long as the instance lives
+//   bundles/<instance>-<n>/  one per container: config.json, rootfs/, scratch/ (a tmpfs)
+//   state/                   the runtime's --root (its per-container state)
+// A container and its cgroup are named cordon-oci-<instance>-<n> (kContainerPrefix).
+// <instance> is "<pid>-<k>", unique among live instances; the lock, not the pid, says
+// whether the owner lives, so a recycled pid never makes a live instance's containers
+// look stale, and several instances in one process sweep nothing of each other.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "cordon/error.h"
+#include "cordon/unique_fd.h"
+#include "runtime_cli.h"
+
+namespace cordon::oci {
+
+inline constexpr const char* kContainerPrefix = "cordon-oci-";
+
+class Instance {
+ public:
+  // Creates the directories (0700) and takes this instance's lock.
+  [[nodiscard]] static Result<Instance> acquire(const std::filesystem::path& runtime_dir);
+
+  Instance() = default;
+  Instance(Instance&&) noexcept;
+  Instance& operator=(Instance&&) noexcept;
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  ~Instance();  // releases and removes the lock file
+
+  [[nodiscard]] const std::string& id() const { return id_; }
+  [[nodiscard]] std::filesystem::path bundles_dir() const { return dir_ / "bundles"; }
+  [[nodiscard]] std::filesystem::path state_dir() const { return dir_ / "state"; }
+  // A fresh "<instance>-<n>" for the next container.
+  [[nodiscard]] std::string next_name();
+
+ private:
+  std::filesystem::path dir_;
+  std::string id_;
+  UniqueFd lock_;
+  std::atomic<unsigned> counter_{0};
+};
+
+// Removes what instances whose lock is free (their process is gone) left behind: their
+// containers (runtime kill + delete --force), cgroups, scratch mounts and bundles.
+// Returns how many containers were swept.
+[[nodiscard]] Result<int> sweep_dead_instances(const std::filesystem::path& runtime_dir,
+                                               const RuntimeCli& runtime);
+
+// Removes one container's leftovers by name: the runtime's container, the cgroups the
+// runtime would have removed, the scratch mount, the bundle directory.
+[[nodiscard]] Status remove_container_leftovers(const std::filesystem::path& bundles_dir,
+                                                const std::string& name, const RuntimeCli& runtime,
+                                                Clock::time_point until);
+
+}  // namespace cordon::oci

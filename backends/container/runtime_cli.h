@@ -1,0 +1,62 @@
+// The OCI runtime binary (runc, crun, runsc) as cordon drives it: where it is, whether it
+// can work on this host, and its subcommands run as bounded child processes.
+//
+// Every call passes `--root <state dir>` so cordon's containers live in a state directory
+// of cordon's own, never mixed with other users of the runtime.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cordon/error.h"
+#include "cordon/proc/spawn.h"
+
+namespace cordon::oci {
+
+using Clock = std::chrono::steady_clock;
+
+struct RuntimeProbe {
+  std::string name;  // "runc"
+  std::filesystem::path path;
+  bool usable = false;
+  std::string reason;  // why not, or caveats
+};
+
+// Looks `name` up on a fixed system PATH and says whether it can run containers here:
+// runc needs root (cordon does not drive rootless runc); crun refuses a cgroup v1 hybrid
+// host ("cgroups in hybrid mode not supported"), which is read from the mounts without
+// running it; runsc (gVisor) is reported as found but not driven by this version.
+[[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
+
+// True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
+[[nodiscard]] bool cgroup_hybrid_host();
+
+class RuntimeCli {
+ public:
+  RuntimeCli() = default;
+  RuntimeCli(std::filesystem::path binary, std::filesystem::path state_root)
+      : binary_(std::move(binary)), state_root_(std::move(state_root)) {}
+
+  // argv for `<runtime> --root <state> <args...>`.
+  [[nodiscard]] std::vector<std::string> argv(const std::vector<std::string>& args) const;
+
+  // Runs a short subcommand (kill, delete, create, start) to completion; fails with its
+  // stderr when it exits non-zero, and kills it at `until`.
+  [[nodiscard]] Status call(const std::vector<std::string>& args, Clock::time_point until,
+                            const std::vector<int>& keep_fds = {}, int stdin_fd = -1,
+                            int stdout_fd = -1, int stderr_fd = -1) const;
+
+  // `kill <id> KILL` then `delete --force <id>`; a missing container is not an error.
+  [[nodiscard]] Status destroy(const std::string& id, Clock::time_point until) const;
+
+  [[nodiscard]] const std::filesystem::path& binary() const { return binary_; }
+  [[nodiscard]] const std::filesystem::path& state_root() const { return state_root_; }
+
+ private:
+  std::filesystem::path binary_;
+  std::filesystem::path state_root_;
+};
+
+}  // namespace cordon::oci

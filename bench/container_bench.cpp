@@ -1,0 +1,196 @@
+// Per-run cost of the container backend, through the production path (the plugin loaded
+// by the registry, Backend::run), against the runtime invoked directly, in one run:
+//
+//   cold:    Backend::run(sh -c true)           vs runc run on an equivalent bundle  target <= 1.2x
+//   pooled:  Backend::run(true), warm pool      vs Backend::run(true), cold          target >= 2.5x
+//   faster python:  the same two comparisons on python3 -c pass reported sustained: runs/s of
+//   `true` through a pool of 2 on 2 threads                     reported
+//
+// The equivalent bundle is the backend's own plan (same mounts, namespaces, resources,
+// seccomp section) with the code as the container's process instead of cordon's init;
+// OOM detection and removal are part of both sides (runc run deletes its container).
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bundle_writer.h"
+#include "container_backend.h"
+#include "cordon/plugin_registry.h"
+#include "cordon/policy/fs_plan.h"
+#include "cordon/policy/oci_seccomp.h"
+#include "cordon/policy/syscall_policy.h"
+#include "cordon/temp_dir.h"
+#include "harness.h"
+#include "spawn_baseline.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int arg_int(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+cordon::RunRequest request(std::string code, cordon::Language lang) {
+  cordon::RunRequest r;
+  r.code = std::move(code);
+  r.language = lang;
+  r.timeout = std::chrono::seconds(10);
+  return r;
+}
+
+void must_run(cordon::Backend& b, const cordon::RunRequest& r) {
+  const cordon::RunResult res = b.run(r, {}, nullptr);
+  if (!res.ok()) {
+    std::fprintf(stderr, "bench: container run failed: %s %s\n",
+                 res.error.value_or("not ok").c_str(), res.stderr_data.c_str());
+    std::exit(2);
+  }
+}
+
+// The backend's bundle for default limits, with `argv` as the container's process.
+std::string write_direct_bundle(const std::string& dir, const std::vector<std::string>& argv,
+                                const std::string& init) {
+  cordon::oci::BundleInputs in;
+  in.layout = *cordon::policy::probe_host_layout();
+  in.init_host_path = init;
+  in.scratch_host_path = dir + "/b/scratch";
+  in.cgroups_path = "cordon-oci-bench-" + std::to_string(::getpid());
+  in.seccomp = cordon::policy::to_oci_seccomp(cordon::policy::default_syscall_policy());
+  auto plan = cordon::oci::make_bundle_plan(in);
+  if (!plan) {
+    std::fprintf(stderr, "bench: %s\n", plan.error().describe().c_str());
+    std::exit(2);
+  }
+  plan->config["process"]["args"] = argv;
+  plan->config["process"]["env"] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"};
+  if (auto st = cordon::oci::write_bundle(dir + "/b", *plan, in.key.scratch_bytes); !st) {
+    std::fprintf(stderr, "bench: %s\n", st.error().describe().c_str());
+    std::exit(2);
+  }
+  return dir + "/b";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = arg_int(argc, argv, "--rounds", 40);
+  const int warmup = arg_int(argc, argv, "--warmup", 4);
+
+  cordon::PluginRegistry registry;
+  registry.discover(cordon::PluginRegistry::default_search_path());
+  auto cold = registry.create("container");
+  if (!cold || !(*cold)->probe().available) {
+    std::fprintf(stderr, "bench: container backend unavailable: %s\n",
+                 cold ? (*cold)->probe().reason.c_str() : cold.error().describe().c_str());
+    return 2;
+  }
+  // The same plugin with a warm pool (the plugin reads its size from the environment).
+  ::setenv("CORDON_CONTAINER_POOL_SIZE", "2", 1);
+  auto pooled = registry.create("container");
+  ::unsetenv("CORDON_CONTAINER_POOL_SIZE");
+  if (!pooled) return 2;
+  int missed = 0;
+
+  const auto init = cordon::oci::find_oci_init();
+  auto tmp = cordon::TempDir::create("cordon-oci-bench-", "/run");
+  if (!init || !tmp) return 2;
+  const std::string state = tmp->path().string() + "/state";
+  int n = 0;
+  auto runc_run = [&](const std::string& bundle) {
+    cordon::bench::spawn_and_wait(
+        {"/usr/sbin/runc", "--root", state, "run", "--bundle", bundle,
+         "bench-" + std::to_string(::getpid()) + "-" + std::to_string(n++)});
+  };
+  const std::string direct_true =
+      write_direct_bundle(tmp->path().string() + "/t", {"/bin/sh", "-c", "true"}, init->string());
+  const std::string direct_py = write_direct_bundle(
+      tmp->path().string() + "/p", {"/usr/bin/python3", "-c", "pass"}, init->string());
+
+  const auto sh_true = request("true", cordon::Language::kSh);
+  const auto c1 = cordon::bench::compare(
+      "cold: container backend vs runc run, `true`", "Backend::run(sh -c true)",
+      [&] { must_run(**cold, sh_true); }, "runc run (equivalent bundle)",
+      [&] { runc_run(direct_true); }, rounds, warmup, /*target=*/1.2);
+  cordon::bench::print(c1);
+  cordon::bench::print_json(c1);
+  if (!c1.met()) ++missed;
+
+  const auto py_pass = request("pass", cordon::Language::kPython);
+  const auto c2 = cordon::bench::compare(
+      "cold: container backend vs runc run, python3 -c pass", "Backend::run(python3 -c pass)",
+      [&] { must_run(**cold, py_pass); }, "runc run (equivalent bundle)",
+      [&] { runc_run(direct_py); }, rounds / 2, warmup, /*target=*/1.2);
+  cordon::bench::print(c2);
+  cordon::bench::print_json(c2);
+  if (!c2.met()) ++missed;
+
+  // Pooled against cold: the pool refills in the background between rounds, as it would
+  // between the requests of a server; each pooled run waits for a ready container so the
+  // comparison is of a run's own path.
+  auto* pool = static_cast<cordon::oci::ContainerBackend*>(pooled->get())->pool();
+  auto pooled_run = [&](const cordon::RunRequest& r) {
+    pool->wait_ready(Clock::now() + std::chrono::seconds(10));
+    const auto t0 = Clock::now();
+    must_run(**pooled, r);
+    return ms_since(t0);
+  };
+  for (const auto& [label, req] :
+       {std::pair{"`true`", sh_true}, std::pair{"python3 -c pass", py_pass}}) {
+    cordon::bench::Sample warm{"pooled", {}};
+    cordon::bench::Sample fresh{"cold", {}};
+    for (int i = 0; i < rounds / 2; ++i) {
+      warm.ms.push_back(pooled_run(req));
+      const auto t0 = Clock::now();
+      must_run(**cold, req);
+      fresh.ms.push_back(ms_since(t0));
+    }
+    const double speedup = fresh.median() / warm.median();
+    std::printf("pooled vs cold on %s: pooled %.2f ms, cold %.2f ms, %.2fx faster%s\n", label,
+                warm.median(), fresh.median(), speedup,
+                std::string(label) == "`true`" && speedup < 2.5 ? "  MISSED (target >= 2.5x)" : "");
+    std::printf(
+        "BENCH_JSON {\"label\":\"pooled vs cold %s\",\"pooled_ms\":%.3f,\"cold_ms\":%.3f}\n", label,
+        warm.median(), fresh.median());
+    if (std::string(label) == "`true`" && speedup < 2.5) ++missed;
+  }
+
+  // Sustained: two threads through a pool of two, more runs than containers.
+  std::atomic<int> done{0};
+  const auto t0 = Clock::now();
+  const auto until = t0 + std::chrono::seconds(5);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      while (Clock::now() < until) {
+        must_run(**pooled, sh_true);
+        ++done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::printf("sustained: %.1f runs/s of `true` with a pool of 2 on 2 threads (%d runs)\n",
+              done * 1000.0 / ms_since(t0), done.load());
+  pooled->reset();
+  cold->reset();
+  for (const char* b : {"/t/b/scratch", "/p/b/scratch"}) {
+    ::umount2((tmp->path().string() + b).c_str(), MNT_DETACH);
+  }
+  std::printf("targets missed: %d\n", missed);
+  return 0;
+}

@@ -1,0 +1,255 @@
+// The container backend's bundle, checked against the OCI runtime-spec fields (config.md,
+// config-linux.md) without running a runtime: what config.json says is what is enforced.
+#include "container_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "cordon/policy/oci_seccomp.h"
+#include "cordon/policy/syscall_policy.h"
+#include "init_protocol.h"
+
+namespace cordon::oci {
+namespace {
+
+using nlohmann::json;
+
+policy::HostLayout layout() {
+  policy::HostLayout l;
+  l.top_level = {{"/bin", policy::HostEntry::Kind::kSymlink, "usr/bin"},
+                 {"/lib", policy::HostEntry::Kind::kSymlink, "usr/lib"},
+                 {"/lib64", policy::HostEntry::Kind::kSymlink, "usr/lib64"}};
+  return l;
+}
+
+BundleInputs inputs() {
+  BundleInputs in;
+  in.layout = layout();
+  in.init_host_path = "/opt/cordon/libexec/cordon-oci-init";
+  in.scratch_host_path = "/run/cordon-oci/bundles/1-0-0/scratch";
+  in.cgroups_path = "cordon-oci-1-0-0";
+  in.nofile_hard = 20000;
+  in.seccomp = policy::to_oci_seccomp(policy::default_syscall_policy());
+  return in;
+}
+
+json config(const BundleInputs& in) {
+  auto plan = make_bundle_plan(in);
+  EXPECT_TRUE(plan.has_value()) << plan.error().describe();
+  return plan ? plan->config : json();
+}
+
+const json* mount_at(const json& c, const std::string& dest) {
+  for (const json& m : c["mounts"]) {
+    if (m["destination"] == dest) return &m;
+  }
+  return nullptr;
+}
+
+bool has_option(const json& m, const std::string& opt) {
+  for (const json& o : m["options"]) {
+    if (o == opt) return true;
+  }
+  return false;
+}
+
+TEST(ContainerPlan, TopLevelFieldsAreTheSpecsOnly) {
+  const json c = config(inputs());
+  const std::set<std::string> spec = {"ociVersion", "process", "root",  "hostname",
+                                      "mounts",     "linux",   "hooks", "annotations"};
+  for (const auto& [k, v] : c.items()) EXPECT_TRUE(spec.contains(k)) << k;
+  EXPECT_EQ(c["ociVersion"], "1.0.2");
+  EXPECT_EQ(c["root"]["path"], "rootfs");
+  EXPECT_EQ(c["root"]["readonly"], true);
+  EXPECT_EQ(c["hostname"], "cordon");
+}
+
+TEST(ContainerPlan, ProcessIsTheInitAsNobodyWithNothing) {
+  const json p = config(inputs())["process"];
+  EXPECT_EQ(p["terminal"], false);
+  EXPECT_EQ(p["user"]["uid"], 65534);
+  EXPECT_EQ(p["user"]["gid"], 65534);
+  EXPECT_FALSE(p["user"].contains("additionalGids"));
+  EXPECT_EQ(p["args"], json::array({kInitPath}));
+  EXPECT_TRUE(p["env"].empty()) << "the init starts with an empty environment";
+  EXPECT_EQ(p["cwd"], "/tmp");
+  EXPECT_EQ(p["noNewPrivileges"], true);
+  for (const char* set : {"bounding", "effective", "permitted", "inheritable", "ambient"}) {
+    ASSERT_TRUE(p["capabilities"].contains(set)) << set;
+    EXPECT_TRUE(p["capabilities"][set].empty()) << set;
+  }
+  std::map<std::string, json> rl;
+  for (const json& r : p["rlimits"]) rl[r["type"]] = r;
+  EXPECT_EQ(rl["RLIMIT_CORE"]["hard"], 0);
+  EXPECT_EQ(rl["RLIMIT_NOFILE"]["hard"], 1024);
+  EXPECT_EQ(rl["RLIMIT_FSIZE"]["soft"], (64u << 20) + (1u << 20));
+  EXPECT_FALSE(rl.contains("RLIMIT_CPU"));
+}
+
+TEST(ContainerPlan, NofileNeverAboveTheHardLimit) {
+  BundleInputs in = inputs();
+  in.nofile_hard = 512;
+  for (const json& r : config(in)["process"]["rlimits"]) {
+    if (r["type"] == "RLIMIT_NOFILE") {
+      EXPECT_EQ(r["hard"], 512);
+    }
+  }
+}
+
+TEST(ContainerPlan, NamespacesNetworkAndCgroupsPath) {
+  json c = config(inputs());
+  std::set<std::string> ns;
+  for (const json& n : c["linux"]["namespaces"]) {
+    ns.insert(n["type"]);
+    EXPECT_FALSE(n.contains("path")) << "new namespaces only, never a host one";
+  }
+  EXPECT_EQ(ns, (std::set<std::string>{"pid", "ipc", "uts", "mount", "cgroup", "network"}));
+  EXPECT_EQ(c["linux"]["cgroupsPath"], "cordon-oci-1-0-0");
+  // Positive control of the switch the attack tests use.
+  BundleInputs in = inputs();
+  in.options.network_namespace = false;
+  c = config(in);
+  for (const json& n : c["linux"]["namespaces"]) EXPECT_NE(n["type"], "network");
+}
+
+TEST(ContainerPlan, ResourcesCarryTheLimits) {
+  BundleInputs in = inputs();
+  in.key.memory_bytes = 128u << 20;
+  in.key.max_processes = 32;
+  in.key.cpu_time = std::chrono::milliseconds(1500);
+  in.options.cpus = 0.5;
+  auto plan = make_bundle_plan(in);
+  ASSERT_TRUE(plan.has_value());
+  const json r = plan->config["linux"]["resources"];
+  EXPECT_EQ(r["memory"]["limit"], 128u << 20);
+  EXPECT_EQ(r["memory"]["swap"], 128u << 20) << "memory+swap equal: no swap";
+  EXPECT_EQ(r["pids"]["limit"], 33) << "the code's 32 plus the init";
+  EXPECT_EQ(r["cpu"]["quota"], 50000);
+  EXPECT_EQ(r["cpu"]["period"], 100000);
+  EXPECT_EQ(r["devices"][0]["allow"], false);
+  bool cpu_rlimit = false;
+  for (const json& rl : plan->config["process"]["rlimits"]) {
+    if (rl["type"] == "RLIMIT_CPU") {
+      cpu_rlimit = true;
+      EXPECT_EQ(rl["soft"], 2);
+    }
+  }
+  EXPECT_TRUE(cpu_rlimit);
+  bool mem = false;
+  for (const auto& e : plan->enforced) {
+    if (e.aspect == Aspect::kMemory) mem = e.value == "128 MiB";
+  }
+  EXPECT_TRUE(mem);
+}
+
+TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
+  auto plan = make_bundle_plan(inputs());
+  ASSERT_TRUE(plan.has_value());
+  const json& c = plan->config;
+  const json* usr = mount_at(c, "/usr");
+  ASSERT_NE(usr, nullptr);
+  EXPECT_EQ((*usr)["type"], "bind");
+  EXPECT_TRUE(has_option(*usr, "ro"));
+  const json* local = mount_at(c, "/usr/local");
+  ASSERT_NE(local, nullptr) << "/usr/local hidden as in the namespace backend";
+  EXPECT_EQ((*local)["type"], "tmpfs");
+  const json* tmp = mount_at(c, "/tmp");
+  ASSERT_NE(tmp, nullptr);
+  EXPECT_EQ((*tmp)["type"], "bind") << "/tmp is the scratch tmpfs cordon mounted";
+  EXPECT_EQ((*tmp)["source"], "/run/cordon-oci/bundles/1-0-0/scratch");
+  const json* init = mount_at(c, kInitPath);
+  ASSERT_NE(init, nullptr);
+  EXPECT_TRUE(has_option(*init, "ro"));
+  EXPECT_NE(mount_at(c, "/proc"), nullptr);
+  EXPECT_NE(mount_at(c, "/dev/shm"), nullptr);
+  // No host path other than /usr's, /etc/ld.so.cache, the init and the scratch.
+  for (const json& m : c["mounts"]) {
+    if (m["type"] != "bind") continue;
+    const std::string src = m["source"];
+    EXPECT_TRUE(src == "/usr" || src == "/etc/ld.so.cache" || src == inputs().init_host_path ||
+                src == inputs().scratch_host_path)
+        << src;
+  }
+  // The runtime's masks, from the same policy.
+  std::set<std::string> masked(c["linux"]["maskedPaths"].begin(), c["linux"]["maskedPaths"].end());
+  EXPECT_TRUE(masked.contains("/proc/kcore"));
+  std::set<std::string> ro(c["linux"]["readonlyPaths"].begin(), c["linux"]["readonlyPaths"].end());
+  EXPECT_TRUE(ro.contains("/proc/sys"));
+  // /etc is written, never bound from the host.
+  bool passwd = false;
+  for (const auto& s : plan->rootfs_prep) {
+    if (s.target == "/etc/passwd") passwd = s.data.find("sandbox:x:65534") != std::string::npos;
+  }
+  EXPECT_TRUE(passwd);
+}
+
+TEST(ContainerPlan, SeccompIsTheSharedPolicy) {
+  const json c = config(inputs());
+  EXPECT_EQ(c["linux"]["seccomp"], policy::to_oci_seccomp(policy::default_syscall_policy()));
+  BundleInputs in = inputs();
+  in.seccomp.reset();
+  EXPECT_FALSE(config(in)["linux"].contains("seccomp"));
+}
+
+TEST(ContainerPlan, UserRootfsIsUsedReadOnlyWithOnlyTheRuntimeMounts) {
+  BundleInputs in = inputs();
+  in.options.rootfs = "/srv/images/debian";
+  const json c = config(in);
+  EXPECT_EQ(c["root"]["path"], "/srv/images/debian");
+  EXPECT_EQ(c["root"]["readonly"], true);
+  EXPECT_EQ(mount_at(c, "/usr"), nullptr);
+  EXPECT_NE(mount_at(c, "/tmp"), nullptr);
+  in.options.rootfs = "relative/dir";
+  EXPECT_FALSE(make_bundle_plan(in).has_value());
+}
+
+TEST(ContainerPlan, RefusesAbsoluteCgroupsPathAndZeroCeilings) {
+  BundleInputs in = inputs();
+  in.cgroups_path = "/cordon-oci-1";  // would land outside the caller's cgroup
+  EXPECT_FALSE(make_bundle_plan(in).has_value());
+  in = inputs();
+  in.key.scratch_bytes = 0;
+  EXPECT_FALSE(make_bundle_plan(in).has_value());
+}
+
+TEST(ContainerPlan, KeyTakesDefaultsAndTheRequestsLimits) {
+  ContainerOptions o;
+  Limits l;
+  EXPECT_EQ(bundle_key(l, o), BundleKey{});
+  l.memory_bytes = 1u << 20;
+  EXPECT_EQ(bundle_key(l, o).memory_bytes, 1u << 20);
+  EXPECT_FALSE(bundle_key(l, o) == BundleKey{});
+}
+
+TEST(ContainerPlan, PayloadAndItsEncoding) {
+  RunRequest r;
+  r.code = "echo hi";
+  r.env = {{"A", "1"}};
+  auto p = make_run_payload(r, ContainerOptions{});
+  ASSERT_TRUE(p.has_value()) << p.error().describe();
+  EXPECT_EQ(p->argv.back(), "echo hi");
+  EXPECT_FALSE(p->code_file.has_value());
+  EXPECT_EQ(p->env,
+            (std::vector<std::string>{"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "A=1"}));
+  const std::string wire = encode_init_request(*p, std::chrono::milliseconds(7000));
+  InitRequest h;
+  ASSERT_GE(wire.size(), sizeof(h));
+  std::memcpy(&h, wire.data(), sizeof(h));
+  EXPECT_EQ(h.magic, kInitMagic);
+  EXPECT_EQ(h.argc, p->argv.size());
+  EXPECT_EQ(h.envc, 4u);
+  EXPECT_EQ(h.backstop_ms, 7000);
+  EXPECT_EQ(wire.size(), sizeof(h) + h.strings_bytes);
+  EXPECT_EQ(wire.back(), '\0');
+  // Code too long for one argv string goes to the code file.
+  r.code = std::string(200 * 1024, '#');
+  p = make_run_payload(r, ContainerOptions{});
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->argv.back(), kCodeFile);
+  EXPECT_EQ(p->code_file, r.code);
+}
+
+}  // namespace
+}  // namespace cordon::oci
