@@ -10,6 +10,7 @@
 // seccomp section) with the code as the container's process instead of cordon's init;
 // OOM detection and removal are part of both sides (runc run deletes its container).
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -66,6 +67,7 @@ void must_run(cordon::Backend& b, const cordon::RunRequest& r) {
 // The backend's bundle for default limits, with `argv` as the container's process.
 std::string write_direct_bundle(const std::string& dir, const std::vector<std::string>& argv,
                                 const std::string& init) {
+  ::mkdir(dir.c_str(), 0700);
   cordon::oci::BundleInputs in;
   in.layout = *cordon::policy::probe_host_layout();
   in.init_host_path = init;

@@ -9,15 +9,17 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 
 #include "bundle_writer.h"
-#include "container_stats.h"
+#include "container_cgroups.h"
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/output_pump.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
 #include "cordon/scope_exit.h"
+#include "cordon/temp_dir.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_protocol.h"
@@ -106,6 +108,8 @@ bool wait_exit(const proc::ChildProcess& child, Clock::time_point until) {
 }
 
 std::string fs_summary(const ContainerOptions& o, std::uint64_t tmp_bytes) {
+  if (!o.engine.empty())
+    return "image " + o.image + " read-only, tmpfs /tmp " + format_size(tmp_bytes);
   return (o.rootfs.empty() ? std::string("fresh root, /usr read-only")
                            : "root " + o.rootfs + " read-only") +
          ", tmpfs /tmp " + format_size(tmp_bytes);
@@ -141,12 +145,19 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   runtime_probe_ = probe_runtime(options_.runtime);
   std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
   if (why.empty()) {
+    if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) hierarchies_ = std::move(*h);
     auto inst = Instance::acquire(runtime_dir_);
     if (inst) {
       instance_.emplace(std::move(*inst));
       runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
       // What instances of a killed cordon left: their containers, cgroups, mounts.
-      (void)sweep_dead_instances(runtime_dir_, runtime_);
+      const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
+      (void)sweep_dead_instances(runtime_dir_, runtime_, hierarchies_,
+                                 [&engine](const std::string& dead) {
+                                   if (!engine.empty()) {
+                                     sweep_engine_containers(engine, kEnginePrefix + dead + "-");
+                                   }
+                                 });
     } else {
       why = "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe();
     }
@@ -168,19 +179,20 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
     why = "root filesystem " + options_.rootfs + " is not a directory";
   }
-  if (why.empty()) {
-    if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) hierarchies_ = std::move(*h);
-  }
   const policy::SyscallPolicy& pol = policy::default_syscall_policy();
   policy_name_ = pol.name;
   policy_version_ = pol.version;
   policy_hash_ = policy::content_hash(pol);
   if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
+  if (why.empty() && !options_.engine.empty()) why = set_up_engine();
   if (!why.empty()) {
     probe_ = {false, why};
     return;
   }
-  std::string reason = runtime_probe_.reason + "; crun: " + probe_runtime("crun").reason;
+  std::string reason = engine_ ? options_.engine + " at " + engine_->engine.string() +
+                                     " with image " + options_.image + " (engine mode, runtime " +
+                                     runtime_probe_.name + ")"
+                               : runtime_probe_.reason + "; crun: " + probe_runtime("crun").reason;
   probe_ = {true, reason};
   if (options_.pool_size > 0) {
     pool_key_ = bundle_key(Limits{}, options_);
@@ -191,7 +203,54 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   }
 }
 
-ContainerBackend::~ContainerBackend() { pool_.reset(); }
+ContainerBackend::~ContainerBackend() {
+  pool_.reset();
+  if (!engine_dir_.empty()) (void)remove_tree(engine_dir_);
+}
+
+std::string ContainerBackend::set_up_engine() {
+  if (options_.engine != "podman" && options_.engine != "docker") {
+    return "unknown engine '" + options_.engine + "' (podman or docker)";
+  }
+  EngineSettings s;
+  s.engine = find_tool(options_.engine);
+  if (s.engine.empty()) return options_.engine + " is not installed";
+  if (options_.image.empty()) return "engine mode needs an image (CORDON_CONTAINER_IMAGE)";
+  s.image = options_.image;
+  const auto until = Clock::now() + kDefaultSetupBound;
+  if (auto st =
+          run_tool({s.engine.string(), "image", "inspect", "--format", "{{.Id}}", s.image}, until);
+      !st) {
+    return "image " + s.image + " is not available to " + options_.engine +
+           " (nothing can be pulled here: make it with `" + options_.engine +
+           " import`): " + st.error().describe();
+  }
+  s.policy_name = policy_name_;
+  s.policy_version = policy_version_;
+  s.policy_hash = policy_hash_;
+  if (seccomp_) {
+    // The shared policy as the engine's profile, in a directory swept with the instance.
+    const fs::path dir = instance_->bundles_dir() / instance_->next_name();
+    s.seccomp_file = (dir / "seccomp.json").string();
+    std::error_code ec;
+    fs::create_directory(dir, ec);
+    std::ofstream(s.seccomp_file) << seccomp_->dump();
+    engine_dir_ = dir;
+  }
+  // Podman's cgroupfs manager takes one parent path for every hierarchy; cordon's own
+  // memory cgroup is the nested one here (the others are the hierarchies' roots).
+  for (const auto& h : hierarchies_) {
+    for (const auto& c : h.controllers) {
+      if (c != "memory") continue;
+      const std::string own = h.own_dir.string();
+      const auto at = own.find("/memory/");
+      if (at != std::string::npos) s.memory_own = own.substr(at + 7);
+    }
+  }
+  s.hierarchies = hierarchies_;
+  engine_ = std::move(s);
+  return "";
+}
 
 Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
                                                  const std::string& name) const {
@@ -202,7 +261,7 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
   in.layout = *layout_;
   in.init_host_path = init_path_.string();
   in.scratch_host_path = (instance_->bundles_dir() / name / "scratch").string();
-  in.cgroups_path = kContainerPrefix + name;
+  in.cgroups_path = kContainerPrefix + name + "/c";
   in.nofile_hard = nofile_hard();
   in.seccomp = seccomp_;
   return make_bundle_plan(in);
@@ -211,8 +270,8 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
 void ContainerBackend::remove(LiveContainer& c) {
   if (c.name.empty() || !instance_) return;
   c.ctl.reset();  // the init exits on EOF, if it still runs
-  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_,
-                                   Clock::now() + kDefaultSetupBound);
+  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_,
+                                   c.runtime_done, Clock::now() + kDefaultSetupBound);
   c.name.clear();
 }
 
@@ -224,6 +283,10 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detach
   if (!plan) return std::unexpected(plan.error());
   c.name = name;
   ScopeExit undo([&] { remove(c); });
+  auto cgroups =
+      ContainerCgroups::create(hierarchies_, c.id(), key.memory_bytes, key.max_processes);
+  if (!cgroups) return std::unexpected(cgroups.error());
+  c.cgroups = std::move(*cgroups);
   const fs::path bundle = instance_->bundles_dir() / name;
   if (auto st = write_bundle(bundle, *plan, key.scratch_bytes); !st) {
     return std::unexpected(st.error());
@@ -251,8 +314,7 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detach
   } else {
     proc::SpawnOptions so;
     so.path = runtime_.binary().string();
-    so.argv = runtime_.argv(
-        {"run", "--keep", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()});
+    so.argv = runtime_.argv({"run", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()});
     so.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     so.stdin_fd = in->read.get();
     so.stdout_fd = out->write.get();
@@ -315,20 +377,22 @@ Capabilities ContainerBackend::capabilities(const Limits& limits) const {
                 : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
         break;
       case Aspect::kMemory:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "cgroup memory limit (OCI linux.resources)",
-                                   format_size(key.memory_bytes),
-                                   std::string(limits.memory_bytes ? "" : "default ceiling; ") +
-                                       "the whole container, swap included; an OOM kill is "
-                                       "reported as oom_killed"));
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced,
+                engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
+                format_size(key.memory_bytes),
+                std::string(limits.memory_bytes ? "" : "default ceiling; ") +
+                    "the whole container, swap included; an OOM kill is "
+                    "reported as oom_killed"));
         break;
       case Aspect::kProcesses:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "cgroup pids limit (OCI linux.resources)",
-                                   std::to_string(key.max_processes),
-                                   std::string(limits.max_processes ? "" : "default ceiling; ") +
-                                       "every process and thread of the container (its init not "
-                                       "counted)"));
+        caps.aspects.push_back(
+            cap(aspect, Enforcement::kEnforced,
+                engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
+                std::to_string(key.max_processes),
+                std::string(limits.max_processes ? "" : "default ceiling; ") +
+                    "every process and thread of the container (its init not "
+                    "counted)"));
         break;
       case Aspect::kCpu:
         if (limits.cpu_time) {
@@ -377,14 +441,21 @@ Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request
   j["backend"] = {{"name", name()}, {"version", version()}};
   j["runtime"] = runtime_probe_.name;
   j["timeout_ms"] = effective_timeout(request).count();
-  if (auto plan = plan_bundle(key, "<name>")) {
+  if (engine_) {
+    if (auto argv =
+            engine_run_argv(*engine_, options_, request, kEnginePrefix + std::string("<name>"))) {
+      j["engine_argv"] = *argv;
+    } else {
+      return std::unexpected(argv.error());
+    }
+  } else if (auto plan = plan_bundle(key, "<name>")) {
     j["oci_config"] = plan->config;
   }
   j["argv"] = payload->argv;
   j["env"] = payload->env;
   j["limits"] = nlohmann::json::array(
-      {{{"memory", format_size(key.memory_bytes)}, {"by", "cgroup (OCI linux.resources)"}},
-       {{"processes", key.max_processes}, {"by", "cgroup (OCI linux.resources)"}},
+      {{{"memory", format_size(key.memory_bytes)}, {"by", "cgroup (container's parent group)"}},
+       {{"processes", key.max_processes}, {"by", "cgroup (container's parent group)"}},
        {{"disk", format_size(key.scratch_bytes)}, {"by", "tmpfs size"}}});
   j["seccomp"] = options_.seccomp ? nlohmann::json{{"policy", policy_name_},
                                                    {"version", policy_version_},
@@ -410,8 +481,14 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
   if (!payload) return error("plan: " + payload.error().describe());
-  auto bundle_plan = plan_bundle(key, "<name>");
-  if (!bundle_plan) return error("plan: " + bundle_plan.error().describe());
+
+  if (engine_) {
+    state.set(RunState::kRunning);
+    RunResult r = run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
+                                cancel, observer);
+    state.set(RunState::kStopping);
+    return r;
+  }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.
   std::optional<LiveContainer> pooled;
@@ -477,9 +554,13 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   const std::optional<InitReport> report = read_report(c.ctl.get(), teardown_until);
   const bool runtime_exited = from_pool || wait_exit(c.foreground, teardown_until);
+  // `runc run` deletes its container when it returns; its state directory says whether
+  // it got that far (a runtime killed from outside would leave the container).
+  std::error_code ec;
+  c.runtime_done = !from_pool && runtime_exited && !fs::exists(runtime_.state_root() / c.id(), ec);
   (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
   // 6. The container's cgroup counters, while the stopped container still has them.
-  const ContainerStats stats = read_container_stats(hierarchies_, c.id());
+  const ContainerStats stats = c.cgroups.stats();
 
   RunResult result;
   result.backend = id;
@@ -506,7 +587,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
                                policy_hash_});
   }
   result.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
-  for (const auto& e : bundle_plan->enforced) result.enforced.push_back(e);
+  for (auto& e : bundle_enforced(key)) result.enforced.push_back(std::move(e));
 
   if (!stop) {
     result.outcome = Outcome::kSandboxError;

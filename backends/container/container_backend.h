@@ -27,6 +27,7 @@
 #include "container_plan.h"
 #include "cordon/backend.h"
 #include "cordon/proc/cgroup_layout.h"
+#include "engine_run.h"
 #include "instance.h"
 #include "live_container.h"
 #include "runtime_cli.h"
@@ -61,6 +62,8 @@ class ContainerBackend final : public Backend {
   [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, bool detached,
                                              Clock::time_point until);
   void remove(LiveContainer& container);
+  // Engine mode: finds the engine and the image, writes the seccomp profile; "" or why not.
+  [[nodiscard]] std::string set_up_engine();
 
   ContainerOptions options_;
   RuntimeProbe runtime_probe_;
@@ -75,9 +78,14 @@ class ContainerBackend final : public Backend {
   std::filesystem::path init_path_;
   std::vector<proc::CgroupHierarchy> hierarchies_;
   Probe probe_;
+  std::optional<EngineSettings> engine_;  // engine mode
+  std::filesystem::path engine_dir_;      // holds the engine's seccomp profile
   BundleKey pool_key_;
   std::unique_ptr<WarmPool> pool_;  // last: its thread uses everything above
 };
+
+// Engine containers are named kEnginePrefix + "<instance>-<n>".
+inline constexpr const char* kEnginePrefix = "cordon-eng-";
 
 // Where cordon-oci-init is: $CORDON_LIBEXEC_DIR, the build tree, or the install dir.
 [[nodiscard]] std::optional<std::filesystem::path> find_oci_init();

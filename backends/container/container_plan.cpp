@@ -113,8 +113,6 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
     const auto secs =
         static_cast<rlim_t>(std::max<std::int64_t>((key.cpu_time->count() + 999) / 1000, 1));
     rlimits.push_back(rlimit("RLIMIT_CPU", secs, secs + 1));
-    plan.enforced.push_back(
-        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(secs))});
   }
   json caps = json::array();
   if (!in.options.drop_capabilities) {
@@ -144,16 +142,13 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
                                  {{"type", "cgroup"}}});
   if (in.options.network_namespace) namespaces.push_back({{"type", "network"}});
 
-  // The init is one process of the container: the pids limit is one above the code's.
+  // Memory and processes are limited on the container's parent group, which cordon owns
+  // (container_cgroups.h: the runtime deletes the container's own group, and with it the
+  // v1 OOM count); CPU bandwidth and devices are the runtime's to set.
   json resources = {
-      {"memory", {{"limit", key.memory_bytes}, {"swap", key.memory_bytes}}},
-      {"pids", {{"limit", key.max_processes + 1}}},
       {"devices", json::array({{{"allow", false}, {"access", "rwm"}}})},
   };
-  plan.enforced.push_back({Aspect::kMemory, "cgroup memory limit (OCI linux.resources)",
-                           format_size(key.memory_bytes)});
-  plan.enforced.push_back({Aspect::kProcesses, "cgroup pids limit (OCI linux.resources)",
-                           std::to_string(key.max_processes)});
+  plan.enforced = bundle_enforced(key);
   if (in.options.cpus > 0) {
     constexpr std::int64_t kPeriod = 100000;
     resources["cpu"] = {
@@ -179,6 +174,19 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
       {"linux", linux_section},
   };
   return plan;
+}
+
+std::vector<Enforced> bundle_enforced(const BundleKey& key) {
+  std::vector<Enforced> out = {{Aspect::kMemory, "cgroup memory limit (container's parent group)",
+                                format_size(key.memory_bytes)},
+                               {Aspect::kProcesses, "cgroup pids limit (container's parent group)",
+                                std::to_string(key.max_processes)}};
+  if (key.cpu_time) {
+    const auto secs = std::max<std::int64_t>((key.cpu_time->count() + 999) / 1000, 1);
+    out.push_back(
+        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(secs))});
+  }
+  return out;
 }
 
 Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOptions& options) {

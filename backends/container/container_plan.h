@@ -42,6 +42,10 @@ inline constexpr const char* kScratchDir = "/tmp";
 // time for positive controls (the same probe must succeed without it).
 struct ContainerOptions {
   std::string runtime = "runc";  // "runc", "crun" or "runsc", found on PATH
+  // Engine mode (engine_run.h): "podman" or "docker" on PATH runs `image`; empty: cordon
+  // writes bundles for `runtime` (the OCI runtime mode).
+  std::string engine;
+  std::string image;
   // A root filesystem directory (e.g. an unpacked image) used read-only instead of the
   // minimal root built from the host's /usr. Must hold the interpreters at /usr/bin.
   std::string rootfs;
@@ -74,7 +78,8 @@ struct BundleInputs {
   policy::HostLayout layout;
   std::string init_host_path;     // the host's cordon-oci-init
   std::string scratch_host_path;  // the host directory (a sized tmpfs) bound at /tmp
-  std::string cgroups_path;       // relative: below the runtime's (= cordon's) own cgroup
+  // Relative: below the runtime's (= cordon's) own cgroup; "<parent cordon owns>/c".
+  std::string cgroups_path;
   std::optional<rlim_t> nofile_hard;
   // Set when the sandbox's syscall policy is applied (options.seccomp).
   std::optional<nlohmann::json> seccomp;
@@ -87,6 +92,9 @@ struct BundlePlan {
 };
 
 [[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
+
+// The limits a bundle for `key` enforces (BundlePlan::enforced), without building it.
+[[nodiscard]] std::vector<Enforced> bundle_enforced(const BundleKey& key);
 
 // What the init receives once the container is started.
 struct RunPayload {

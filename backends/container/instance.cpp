@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cordon/proc/cgroup_layout.h"
+#include "container_cgroups.h"
 #include "cordon/temp_dir.h"
 
 namespace cordon::oci {
@@ -72,14 +72,15 @@ Instance::~Instance() {
 std::string Instance::next_name() { return id_ + "-" + std::to_string(counter_.fetch_add(1)); }
 
 Status remove_container_leftovers(const fs::path& bundles_dir, const std::string& name,
-                                  const RuntimeCli& runtime, Clock::time_point until) {
+                                  const RuntimeCli& runtime,
+                                  const std::vector<proc::CgroupHierarchy>& hierarchies,
+                                  bool runtime_done, Clock::time_point until) {
   const std::string id = kContainerPrefix + name;
-  Status result = runtime.destroy(id, until);
-  // The runtime removes its cgroups with the container; these are for a runtime that died
-  // between creating them and recording its state. rmdir only removes empty groups.
-  if (auto hierarchies = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) {
-    for (const auto& h : *hierarchies) ::rmdir((h.own_dir / id).c_str());
-  }
+  Status result;
+  if (!runtime_done) result = runtime.destroy(id, until);
+  // The container's own group went with the runtime's delete; its parents are cordon's
+  // (and the ones the runtime made in other hierarchies).
+  remove_container_cgroups(hierarchies, id);
   const fs::path bundle = bundles_dir / name;
   // MNT_DETACH: nothing of ours still uses it; a busy lazy unmount completes later.
   ::umount2((bundle / "scratch").c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
@@ -90,7 +91,9 @@ Status remove_container_leftovers(const fs::path& bundles_dir, const std::string
   return result;
 }
 
-Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& runtime) {
+Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& runtime,
+                                 const std::vector<proc::CgroupHierarchy>& hierarchies,
+                                 const std::function<void(const std::string&)>& on_dead) {
   int swept = 0;
   std::error_code ec;
   const auto until = Clock::now() + std::chrono::seconds(10);
@@ -100,10 +103,12 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
     const std::string instance = file.substr(0, file.size() - 5);
     UniqueFd fd(::open(e.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // alive (or gone)
+    if (on_dead) on_dead(instance);
     for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
       const std::string name = b.path().filename();
       if (!name.starts_with(instance + "-")) continue;
-      (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, until);
+      (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies,
+                                       /*runtime_done=*/false, until);
       ++swept;
     }
     ::unlink(e.path().c_str());

@@ -12,9 +12,11 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "cordon/error.h"
+#include "cordon/proc/cgroup_layout.h"
 #include "cordon/unique_fd.h"
 #include "runtime_cli.h"
 
@@ -50,13 +52,18 @@ class Instance {
 // Removes what instances whose lock is free (their process is gone) left behind: their
 // containers (runtime kill + delete --force), cgroups, scratch mounts and bundles.
 // Returns how many containers were swept.
-[[nodiscard]] Result<int> sweep_dead_instances(const std::filesystem::path& runtime_dir,
-                                               const RuntimeCli& runtime);
+// `on_dead` is told each dead instance's id first (engine mode removes its containers).
+[[nodiscard]] Result<int> sweep_dead_instances(
+    const std::filesystem::path& runtime_dir, const RuntimeCli& runtime,
+    const std::vector<proc::CgroupHierarchy>& hierarchies,
+    const std::function<void(const std::string&)>& on_dead = {});
 
-// Removes one container's leftovers by name: the runtime's container, the cgroups the
-// runtime would have removed, the scratch mount, the bundle directory.
-[[nodiscard]] Status remove_container_leftovers(const std::filesystem::path& bundles_dir,
-                                                const std::string& name, const RuntimeCli& runtime,
-                                                Clock::time_point until);
+// Removes one container's leftovers by name: the runtime's container (skipped when
+// `runtime_done`: the runtime already deleted it), its cgroups and their parents, the
+// scratch mount, the bundle directory.
+[[nodiscard]] Status remove_container_leftovers(
+    const std::filesystem::path& bundles_dir, const std::string& name, const RuntimeCli& runtime,
+    const std::vector<proc::CgroupHierarchy>& hierarchies, bool runtime_done,
+    Clock::time_point until);
 
 }  // namespace cordon::oci

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "container_cgroups.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/unique_fd.h"
 #include "instance.h"
@@ -20,6 +21,8 @@ struct LiveContainer {
   UniqueFd stdout_read;
   UniqueFd stderr_read;
   proc::ChildProcess foreground;  // cold runs: `runc run`; empty for pooled containers
+  ContainerCgroups cgroups;       // the parent groups holding the limits and counters
+  bool runtime_done = false;      // the runtime deleted the container itself (`run` exited)
 
   [[nodiscard]] std::string id() const { return kContainerPrefix + name; }
 };

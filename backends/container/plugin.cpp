@@ -14,6 +14,12 @@ cordon::Backend* create_backend() {
   if (const char* pool = std::getenv("CORDON_CONTAINER_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
   }
+  // Engine mode instead of bundles: CORDON_CONTAINER_ENGINE=podman CORDON_CONTAINER_IMAGE=…
+  if (const char* engine = std::getenv("CORDON_CONTAINER_ENGINE"); engine != nullptr) {
+    options.engine = engine;
+    const char* image = std::getenv("CORDON_CONTAINER_IMAGE");
+    options.image = image != nullptr ? image : "";
+  }
   return new (std::nothrow) cordon::oci::ContainerBackend(options);
 }
 

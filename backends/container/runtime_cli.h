@@ -30,8 +30,23 @@ struct RuntimeProbe {
 // running it; runsc (gVisor) is reported as found but not driven by this version.
 [[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
 
+// `name` on the fixed system PATH, or an empty path.
+[[nodiscard]] std::filesystem::path find_tool(const std::string& name);
+
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
+
+// Runs a tool (argv[0] absolute) to completion with a fixed system PATH and nothing else
+// in its environment; returns its stdout, or fails with its stderr when it exits non-zero.
+// Kills it at `until`. `stdin_fd`/`stdout_fd`/`stderr_fd` >= 0 replace the captured pipes.
+struct ToolIo {
+  std::vector<int> keep_fds;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+[[nodiscard]] Result<std::string> run_tool(const std::vector<std::string>& argv,
+                                           Clock::time_point until, const ToolIo& io = {});
 
 class RuntimeCli {
  public:
@@ -48,7 +63,7 @@ class RuntimeCli {
                             const std::vector<int>& keep_fds = {}, int stdin_fd = -1,
                             int stdout_fd = -1, int stderr_fd = -1) const;
 
-  // `kill <id> KILL` then `delete --force <id>`; a missing container is not an error.
+  // `delete --force <id>` (kills it first if it runs); a missing container is not an error.
   [[nodiscard]] Status destroy(const std::string& id, Clock::time_point until) const;
 
   [[nodiscard]] const std::filesystem::path& binary() const { return binary_; }

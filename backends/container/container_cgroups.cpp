@@ -1,0 +1,162 @@
+// ContainerCgroups: mkdir, limits, the OOM eventfd, a few counters, rmdir.
+#include "container_cgroups.h"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace cordon::oci {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has(const proc::CgroupHierarchy& h, const std::string& controller) {
+  for (const auto& c : h.controllers) {
+    if (c == controller) return true;
+  }
+  return false;
+}
+
+Status write_file(const fs::path& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + path.string());
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    return fail_errno("write " + path.string());
+  }
+  return {};
+}
+
+// The number after `key` in a "key value" file, or nullopt.
+std::optional<std::int64_t> keyed(const fs::path& file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string k; in >> k;) {
+    std::int64_t v = 0;
+    if (!(in >> v)) break;
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> single(const fs::path& file) {
+  std::ifstream in(file);
+  std::int64_t v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<ContainerCgroups> ContainerCgroups::create(
+    const std::vector<proc::CgroupHierarchy>& hierarchies, const std::string& group,
+    std::uint64_t memory_bytes, std::uint64_t max_processes) {
+  ContainerCgroups cg;
+  cg.group_ = group;
+  cg.hierarchies_ = hierarchies;
+  bool memory = false;
+  bool pids = false;
+  for (const auto& h : hierarchies) {
+    const bool mem_here = h.v2 ? false : has(h, "memory");
+    const bool pids_here = h.v2 ? false : has(h, "pids");
+    const bool cpu_here = !h.v2 && has(h, "cpuacct");
+    if (!mem_here && !pids_here && !cpu_here && !h.v2) continue;
+    const fs::path dir = h.own_dir / group;
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      remove_container_cgroups(hierarchies, group);
+      return fail_errno("mkdir " + dir.string());
+    }
+    Status st;
+    if (h.v2) {
+      // A v2 tree without the controllers delegated to us has no memory.max: the limit
+      // is then the runtime's to refuse or not; here only the counters are read.
+      if (fs::exists(dir / "memory.max")) {
+        st = write_file(dir / "memory.max", std::to_string(memory_bytes));
+        if (st) st = write_file(dir / "memory.swap.max", "0");
+        memory = st.has_value();
+      }
+      if (st && fs::exists(dir / "pids.max")) {
+        st = write_file(dir / "pids.max", std::to_string(max_processes + 1));
+        pids = st.has_value();
+      }
+    }
+    if (mem_here) {
+      st = write_file(dir / "memory.limit_in_bytes", std::to_string(memory_bytes));
+      // memory+swap no larger than memory: no swap. Absent when swap accounting is off.
+      if (st && fs::exists(dir / "memory.memsw.limit_in_bytes")) {
+        st = write_file(dir / "memory.memsw.limit_in_bytes", std::to_string(memory_bytes));
+      }
+      if (st) {
+        // v1 OOM notification: "<eventfd> <fd of memory.oom_control>" to
+        // cgroup.event_control; the eventfd counts OOM events of this group's subtree.
+        UniqueFd efd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        UniqueFd ofd(::open((dir / "memory.oom_control").c_str(), O_RDONLY | O_CLOEXEC));
+        if (!efd || !ofd) {
+          st = fail_errno("eventfd / memory.oom_control");
+        } else {
+          st = write_file(dir / "cgroup.event_control",
+                          std::to_string(efd.get()) + " " + std::to_string(ofd.get()));
+          cg.oom_event_ = std::move(efd);
+        }
+      }
+      memory = memory || st.has_value();
+    }
+    if (st && pids_here) {
+      st = write_file(dir / "pids.max", std::to_string(max_processes + 1));
+      pids = pids || st.has_value();
+    }
+    if (!st) {
+      remove_container_cgroups(hierarchies, group);
+      return std::unexpected(st.error());
+    }
+  }
+  // Fail closed: an isolating backend never runs without both ceilings.
+  if (!memory || !pids) {
+    remove_container_cgroups(hierarchies, group);
+    return fail(ErrorCode::kUnavailable, std::string("no cgroup for the ") +
+                                             (!memory ? "memory" : "process") +
+                                             " limit under cordon's own cgroup");
+  }
+  return cg;
+}
+
+ContainerStats ContainerCgroups::stats() const {
+  ContainerStats s;
+  if (oom_event_) {
+    std::uint64_t count = 0;
+    if (::read(oom_event_.get(), &count, sizeof(count)) == sizeof(count) && count > 0) {
+      s.oom_killed = true;
+    }
+  }
+  for (const auto& h : hierarchies_) {
+    const fs::path dir = h.own_dir / group_;
+    if (h.v2) {
+      if (auto n = keyed(dir / "memory.events", "oom_kill"); n && *n > 0) s.oom_killed = true;
+      if (auto n = keyed(dir / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+      if (auto n = single(dir / "memory.peak")) s.memory_peak_kb = *n / 1024;
+      if (auto n = keyed(dir / "cpu.stat", "usage_usec")) s.cpu_usec = *n;
+      continue;
+    }
+    if (has(h, "memory")) {
+      if (auto n = single(dir / "memory.max_usage_in_bytes")) s.memory_peak_kb = *n / 1024;
+    }
+    if (has(h, "pids")) {
+      if (auto n = keyed(dir / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+    }
+    if (has(h, "cpuacct")) {
+      if (auto n = single(dir / "cpuacct.usage")) s.cpu_usec = *n / 1000;
+    }
+  }
+  return s;
+}
+
+void remove_container_cgroups(const std::vector<proc::CgroupHierarchy>& hierarchies,
+                              const std::string& group) {
+  for (const auto& h : hierarchies) {
+    ::rmdir((h.own_dir / group / "c").c_str());
+    ::rmdir((h.own_dir / group).c_str());
+  }
+}
+
+}  // namespace cordon::oci

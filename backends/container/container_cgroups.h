@@ -1,0 +1,65 @@
+// The cgroups cordon owns for one container: a parent group `cordon-oci-<name>` in the
+// memory and pids hierarchies (and cpuacct, for the CPU time), holding the memory and
+// process limits, under which the runtime makes the container's own group
+// (cgroupsPath "cordon-oci-<name>/c", relative: below cordon's own cgroup).
+//
+// Why a parent of cordon's own: the runtime deletes the container's group when the
+// container ends (`runc run` does so before it returns), and on a v1 host the OOM-kill
+// count lives only in the group of the killed process. With the limits on the parent, an
+// OOM happens at the parent and is signalled through a v1 OOM eventfd registered on it
+// before anything runs (v2: the parent's memory.events counts its subtree's kills); the
+// pids limit's failure count and the memory and CPU peaks are read from the parent too.
+// The runtime also leaves the parent folders it made in the other hierarchies: remove()
+// takes them all.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.h"
+#include "cordon/proc/cgroup_layout.h"
+#include "cordon/unique_fd.h"
+
+namespace cordon::oci {
+
+struct ContainerStats {
+  bool oom_killed = false;
+  bool pids_limit_hit = false;
+  std::optional<std::int64_t> memory_peak_kb;
+  std::optional<std::int64_t> cpu_usec;
+};
+
+class ContainerCgroups {
+ public:
+  // Creates the parent groups with the limits (the init counts as one process, so the
+  // pids limit is max_processes + 1) and arms the OOM eventfd.
+  [[nodiscard]] static Result<ContainerCgroups> create(
+      const std::vector<proc::CgroupHierarchy>& hierarchies, const std::string& group,
+      std::uint64_t memory_bytes, std::uint64_t max_processes);
+
+  ContainerCgroups() = default;
+  ContainerCgroups(ContainerCgroups&&) noexcept = default;
+  ContainerCgroups& operator=(ContainerCgroups&&) noexcept = default;
+  ContainerCgroups(const ContainerCgroups&) = delete;
+  ContainerCgroups& operator=(const ContainerCgroups&) = delete;
+  ~ContainerCgroups() = default;  // removal is remove_container_cgroups(), by name
+
+  // The OCI cgroupsPath for the container: "<group>/c".
+  [[nodiscard]] std::string cgroups_path() const { return group_ + "/c"; }
+  // Call after the container ended, before removal.
+  [[nodiscard]] ContainerStats stats() const;
+
+ private:
+  std::string group_;
+  std::vector<proc::CgroupHierarchy> hierarchies_;
+  UniqueFd oom_event_;  // v1: eventfd counting OOM events of the memory parent
+};
+
+// Removes "<group>/c" and "<group>" in every hierarchy (empty groups only: rmdir). Safe
+// to call for a group that does not exist.
+void remove_container_cgroups(const std::vector<proc::CgroupHierarchy>& hierarchies,
+                              const std::string& group);
+
+}  // namespace cordon::oci
