@@ -72,6 +72,8 @@ std::string write_direct_bundle(const std::string& dir, const std::vector<std::s
   in.layout = *cordon::policy::probe_host_layout();
   in.init_host_path = init;
   in.scratch_host_path = dir + "/b/scratch";
+  in.code_host_path = dir + "/b/code";
+  in.rootfs_host_path = dir + "/rootfs";
   in.cgroups_path = "cordon-oci-bench-" + std::to_string(::getpid());
   in.seccomp = cordon::policy::to_oci_seccomp(cordon::policy::default_syscall_policy());
   auto plan = cordon::oci::make_bundle_plan(in);
@@ -80,8 +82,15 @@ std::string write_direct_bundle(const std::string& dir, const std::vector<std::s
     std::exit(2);
   }
   plan->config["process"]["args"] = argv;
+  // What a direct user of runc would set for the same ceilings (the backend puts these on
+  // a parent group of its own instead, to keep the OOM count).
+  plan->config["linux"]["resources"]["memory"] = {{"limit", in.key.memory_bytes},
+                                                  {"swap", in.key.memory_bytes}};
+  plan->config["linux"]["resources"]["pids"] = {{"limit", in.key.max_processes + 1}};
   plan->config["process"]["env"] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"};
-  if (auto st = cordon::oci::write_bundle(dir + "/b", *plan, in.key.scratch_bytes); !st) {
+  auto st = cordon::oci::write_shared_rootfs(in.rootfs_host_path, *plan);
+  if (st) st = cordon::oci::write_bundle(dir + "/b", plan->config.dump(), in.key.scratch_bytes);
+  if (!st) {
     std::fprintf(stderr, "bench: %s\n", st.error().describe().c_str());
     std::exit(2);
   }
@@ -110,7 +119,9 @@ int main(int argc, char** argv) {
   int missed = 0;
 
   const auto init = cordon::oci::find_oci_init();
-  auto tmp = cordon::TempDir::create("cordon-oci-bench-", "/run");
+  // Beside the backend's own bundles (the same filesystem).
+  auto tmp = cordon::TempDir::create("cordon-oci-bench-",
+                                     cordon::oci::default_oci_runtime_dir().parent_path());
   if (!init || !tmp) return 2;
   const std::string state = tmp->path().string() + "/state";
   int n = 0;

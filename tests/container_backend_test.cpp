@@ -76,11 +76,19 @@ std::vector<pid_t> host_processes_with(const std::string& needle) {
   return out;
 }
 
-// Containers of this runtime state dir that still exist (runc list).
 std::set<std::string> entries(const fs::path& dir) {
   std::set<std::string> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) out.insert(e.path().filename());
+  return out;
+}
+
+// Bundles of containers: the bundles dir without the instances' shared root directories.
+std::set<std::string> bundles(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : entries(dir / "bundles")) {
+    if (!e.ends_with("-rootfs")) out.insert(e);
+  }
   return out;
 }
 
@@ -455,7 +463,7 @@ TEST_F(ContainerTest, NothingLeftAfterEveryOutcome) {
   oom.limits.memory_bytes = 64u << 20;
   (void)run(oom);
   const fs::path dir = fs::path(runtime_.path) / "oci";
-  EXPECT_TRUE(entries(dir / "bundles").empty());
+  EXPECT_TRUE(bundles(dir).empty());
   EXPECT_TRUE(entries(dir / "state").empty());
   EXPECT_TRUE(mounts_under(dir).empty());
   EXPECT_TRUE(container_cgroups().empty());
@@ -492,13 +500,14 @@ TEST_F(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   until = Clock::now() + seconds(5);
   while (!sleeping().empty() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_TRUE(sleeping().empty()) << "the container outlived the killed cordon";
-  EXPECT_FALSE(entries(dir / "bundles").empty()) << "a killed cordon leaves its bundle";
-  // The next instance sweeps the dead one's container, cgroups, mount and bundle, and
-  // leaves a live instance's alone.
+  EXPECT_FALSE(bundles(dir).empty()) << "a killed cordon leaves its bundle";
+  // The next instance sweeps the dead one's container, cgroups, mount, bundle and shared
+  // root, and leaves a live instance's alone (this test's: its shared root stays).
   {
     oci::ContainerBackend sweeper;
   }
-  EXPECT_TRUE(entries(dir / "bundles").empty());
+  EXPECT_TRUE(bundles(dir).empty());
+  EXPECT_EQ(entries(dir / "bundles").size(), 1u);
   EXPECT_TRUE(entries(dir / "state").empty());
   EXPECT_TRUE(mounts_under(dir).empty());
   EXPECT_EQ(entries(dir / "locks").size(), 1u) << "only this test's live instance";
@@ -508,13 +517,14 @@ TEST_F(ContainerTest, LiveInstancesContainersAreNotSwept) {
   std::thread t([&] { (void)run(sh("sleep 1.5")); });
   const fs::path dir = fs::path(runtime_.path) / "oci";
   const auto until = Clock::now() + seconds(5);
-  while (entries(dir / "bundles").empty() && Clock::now() < until) {
+  while (bundles(dir).empty() && Clock::now() < until) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   const auto during = entries(dir / "bundles");
+  EXPECT_FALSE(bundles(dir).empty());
   {
-    oci::ContainerBackend other;
-  }  // sweeps at start
+    oci::ContainerBackend other;  // sweeps at start; its own shared root goes with it
+  }
   EXPECT_EQ(entries(dir / "bundles"), during);
   t.join();
 }

@@ -29,6 +29,8 @@ BundleInputs inputs() {
   in.layout = layout();
   in.init_host_path = "/opt/cordon/libexec/cordon-oci-init";
   in.scratch_host_path = "/run/cordon-oci/bundles/1-0-0/scratch";
+  in.code_host_path = "/run/cordon-oci/bundles/1-0-0/code";
+  in.rootfs_host_path = "/run/cordon-oci/bundles/1-0-rootfs";
   in.cgroups_path = "cordon-oci-1-0-0/c";
   in.nofile_hard = 20000;
   in.seccomp = policy::to_oci_seccomp(policy::default_syscall_policy());
@@ -61,7 +63,7 @@ TEST(ContainerPlan, TopLevelFieldsAreTheSpecsOnly) {
                                       "mounts",     "linux",   "hooks", "annotations"};
   for (const auto& [k, v] : c.items()) EXPECT_TRUE(spec.contains(k)) << k;
   EXPECT_EQ(c["ociVersion"], "1.0.2");
-  EXPECT_EQ(c["root"]["path"], "rootfs");
+  EXPECT_EQ(c["root"]["path"], "/run/cordon-oci/bundles/1-0-rootfs");
   EXPECT_EQ(c["root"]["readonly"], true);
   EXPECT_EQ(c["hostname"], "cordon");
 }
@@ -163,6 +165,9 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
   const json* init = mount_at(c, kInitPath);
   ASSERT_NE(init, nullptr);
   EXPECT_TRUE(has_option(*init, "ro"));
+  const json* code = mount_at(c, kCodeDir);
+  ASSERT_NE(code, nullptr);
+  EXPECT_TRUE(has_option(*code, "ro"));
   EXPECT_NE(mount_at(c, "/proc"), nullptr);
   EXPECT_NE(mount_at(c, "/dev/shm"), nullptr);
   // No host path other than /usr's, /etc/ld.so.cache, the init and the scratch.
@@ -170,7 +175,7 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
     if (m["type"] != "bind") continue;
     const std::string src = m["source"];
     EXPECT_TRUE(src == "/usr" || src == "/etc/ld.so.cache" || src == inputs().init_host_path ||
-                src == inputs().scratch_host_path)
+                src == inputs().scratch_host_path || src == inputs().code_host_path)
         << src;
   }
   // The runtime's masks, from the same policy.
@@ -178,12 +183,20 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
   EXPECT_TRUE(masked.contains("/proc/kcore"));
   std::set<std::string> ro(c["linux"]["readonlyPaths"].begin(), c["linux"]["readonlyPaths"].end());
   EXPECT_TRUE(ro.contains("/proc/sys"));
-  // /etc is written, never bound from the host.
+  // /etc is written, never bound from the host; every mount point exists in the shared
+  // root, so no runtime creates anything in it.
   bool passwd = false;
+  std::set<std::string> made;
   for (const auto& s : plan->rootfs_prep) {
     if (s.target == "/etc/passwd") passwd = s.data.find("sandbox:x:65534") != std::string::npos;
+    made.insert(s.target);
   }
   EXPECT_TRUE(passwd);
+  for (const json& m : c["mounts"]) {
+    const std::string dest = m["destination"];
+    const bool below_mount = dest.starts_with("/dev/") || dest.starts_with("/usr/");
+    EXPECT_TRUE(below_mount || made.contains(dest)) << dest;
+  }
 }
 
 TEST(ContainerPlan, SeccompIsTheSharedPolicy) {

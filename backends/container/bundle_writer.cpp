@@ -54,33 +54,35 @@ Status apply_prep(const fs::path& root, const policy::FsStep& s) {
 
 }  // namespace
 
-Status write_bundle(const fs::path& bundle, const BundlePlan& plan, std::uint64_t scratch_bytes) {
-  if (::mkdir(bundle.c_str(), 0700) != 0) return fail_errno("mkdir " + bundle.string());
-  const fs::path root = bundle / "rootfs";
+Status write_shared_rootfs(const fs::path& root, const BundlePlan& plan) {
   if (::mkdir(root.c_str(), 0755) != 0) return fail_errno("mkdir " + root.string());
+  // umask may have narrowed it; the sandbox user must be able to enter its root.
   ::chmod(root.c_str(), 0755);
   for (const auto& step : plan.rootfs_prep) {
     if (auto st = apply_prep(root, step); !st) return st;
   }
+  return {};
+}
+
+Status write_bundle(const fs::path& bundle, std::string_view config_json,
+                    std::uint64_t scratch_bytes) {
+  if (::mkdir(bundle.c_str(), 0700) != 0) return fail_errno("mkdir " + bundle.string());
+  const fs::path code = bundle / "code";
+  if (::mkdir(code.c_str(), 0755) != 0) return fail_errno("mkdir " + code.string());
+  ::chmod(code.c_str(), 0755);
   const fs::path scratch = bundle / "scratch";
   if (::mkdir(scratch.c_str(), 0700) != 0) return fail_errno("mkdir " + scratch.string());
   const std::string data = "size=" + std::to_string(scratch_bytes) + ",mode=1777";
   if (::mount("tmpfs", scratch.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
     return fail_errno("mount the scratch tmpfs on " + scratch.string());
   }
-  return write_file(bundle / "config.json", plan.config.dump(), 0600);
+  return write_file(bundle / "config.json", config_json, 0600);
 }
 
 Status place_run_files(const fs::path& bundle, const RunPayload& payload,
-                       const std::map<std::string, std::string>& input_files, bool host_rootfs) {
+                       const std::map<std::string, std::string>& input_files) {
   if (payload.code_file) {
-    if (!host_rootfs) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "code too long for argv cannot be placed in a user-named root filesystem");
-    }
-    if (auto st = write_file(bundle / "rootfs" / (kCodeFile + 1), *payload.code_file, 0444); !st) {
-      return st;
-    }
+    if (auto st = write_file(bundle / "code" / "code", *payload.code_file, 0444); !st) return st;
   }
   if (input_files.empty()) return {};
   const fs::path scratch = bundle / "scratch";

@@ -23,6 +23,7 @@
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_protocol.h"
+#include "run_common.h"
 
 namespace cordon::oci {
 namespace {
@@ -32,10 +33,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kDrainBound{1000};
 constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after cordon's
-
-std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
 
 Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
                std::optional<std::string> value, std::string detail) {
@@ -47,22 +44,6 @@ std::optional<rlim_t> nofile_hard() {
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
   return r.rlim_max;
 }
-
-class StateReporter {
- public:
-  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
-  StateReporter(const StateReporter&) = delete;
-  StateReporter& operator=(const StateReporter&) = delete;
-  ~StateReporter() { set(RunState::kFinished); }
-  void set(RunState state) {
-    if (observer_ != nullptr && !finished_) observer_->on_state(state);
-    if (state == RunState::kFinished) finished_ = true;
-  }
-
- private:
-  RunObserver* observer_;
-  bool finished_ = false;
-};
 
 // A connected AF_UNIX stream pair, both ends CLOEXEC: the init reads a byte stream.
 Result<proc::Pipe> stream_pair() {
@@ -136,7 +117,11 @@ fs::path default_oci_runtime_dir() {
   if (const char* dir = std::getenv("CORDON_RUNTIME_DIR"); dir != nullptr && dir[0] == '/') {
     return fs::path(dir) / "oci";
   }
-  return "/run/cordon-oci";
+  // Bundles are written and removed on every run: on a tmpfs that costs well under a
+  // millisecond, on an ext4 /run ~20 ms (default_run_parent() says the same for run dirs).
+  const fs::path parent = default_run_parent();
+  return parent == "/tmp" ? fs::path("/run/cordon-oci")
+                          : parent / ("cordon-oci-" + std::to_string(::geteuid()));
 }
 
 ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::move(options)) {
@@ -185,6 +170,19 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   policy_hash_ = policy::content_hash(pol);
   if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
   if (why.empty() && !options_.engine.empty()) why = set_up_engine();
+  if (why.empty() && options_.engine.empty()) {
+    // One root directory for every container of this instance: read-only inside each, so
+    // it can be shared; made once instead of per run.
+    if (options_.rootfs.empty()) {
+      shared_rootfs_ = instance_->bundles_dir() / (instance_->id() + "-rootfs");
+    }
+    default_key_ = bundle_key(Limits{}, options_);
+    auto plan = plan_bundle(default_key_, "@CORDON-NAME@");
+    Status st = plan ? Status() : Status(std::unexpected(plan.error()));
+    if (plan) default_config_ = plan->config.dump();
+    if (plan && options_.rootfs.empty()) st = write_shared_rootfs(shared_rootfs_, *plan);
+    if (!st) why = "root directory: " + st.error().describe();
+  }
   if (!why.empty()) {
     probe_ = {false, why};
     return;
@@ -206,6 +204,7 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
 ContainerBackend::~ContainerBackend() {
   pool_.reset();
   if (!engine_dir_.empty()) (void)remove_tree(engine_dir_);
+  if (!shared_rootfs_.empty()) (void)remove_tree(shared_rootfs_);
 }
 
 std::string ContainerBackend::set_up_engine() {
@@ -261,10 +260,32 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
   in.layout = *layout_;
   in.init_host_path = init_path_.string();
   in.scratch_host_path = (instance_->bundles_dir() / name / "scratch").string();
+  in.code_host_path = (instance_->bundles_dir() / name / "code").string();
+  in.rootfs_host_path = shared_rootfs_.string();
   in.cgroups_path = kContainerPrefix + name + "/c";
   in.nofile_hard = nofile_hard();
   in.seccomp = seccomp_;
   return make_bundle_plan(in);
+}
+
+Result<std::string> ContainerBackend::config_text(const BundleKey& key,
+                                                  const std::string& name) const {
+  // The plan for the default limits is rendered once with a placeholder for the name
+  // (it appears only in paths and the cgroups path); other limits are planned afresh.
+  constexpr std::string_view kPlaceholder = "@CORDON-NAME@";
+  if (!(key == default_key_) || default_config_.empty()) {
+    auto plan = plan_bundle(key, name);
+    if (!plan) return std::unexpected(plan.error());
+    return plan->config.dump();
+  }
+  std::string out;
+  out.reserve(default_config_.size() + 64);
+  std::size_t from = 0;
+  for (std::size_t at; (at = default_config_.find(kPlaceholder, from)) != std::string::npos;
+       from = at + kPlaceholder.size()) {
+    out.append(default_config_, from, at - from).append(name);
+  }
+  return out.append(default_config_, from);
 }
 
 void ContainerBackend::remove(LiveContainer& c) {
@@ -279,8 +300,8 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detach
                                                Clock::time_point until) {
   LiveContainer c;
   const std::string name = instance_->next_name();
-  auto plan = plan_bundle(key, name);
-  if (!plan) return std::unexpected(plan.error());
+  auto config = config_text(key, name);
+  if (!config) return std::unexpected(config.error());
   c.name = name;
   ScopeExit undo([&] { remove(c); });
   auto cgroups =
@@ -288,7 +309,7 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detach
   if (!cgroups) return std::unexpected(cgroups.error());
   c.cgroups = std::move(*cgroups);
   const fs::path bundle = instance_->bundles_dir() / name;
-  if (auto st = write_bundle(bundle, *plan, key.scratch_bytes); !st) {
+  if (auto st = write_bundle(bundle, *config, key.scratch_bytes); !st) {
     return std::unexpected(st.error());
   }
   auto ctl = stream_pair();
@@ -515,8 +536,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
 
   // 3. The run's files, then the code to the init.
   const fs::path bundle = instance_->bundles_dir() / c.name;
-  if (auto st = place_run_files(bundle, *payload, request.input_files, options_.rootfs.empty());
-      !st) {
+  if (auto st = place_run_files(bundle, *payload, request.input_files); !st) {
     return error("place files: " + st.error().describe());
   }
   if (cancel.cancelled()) {
@@ -562,14 +582,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   // 6. The container's cgroup counters, while the stopped container still has them.
   const ContainerStats stats = c.cgroups.stats();
 
-  RunResult result;
-  result.backend = id;
-  result.tool_description = request.tool_description;
-  result.stdout_data = std::move(pump.out().data);
-  result.stderr_data = std::move(pump.err().data);
-  result.stdout_truncated = pump.out().truncated;
-  result.stderr_truncated = pump.err().truncated;
-  result.wall_ms = ms_between(t_start, t_end);
+  RunResult result = captured_result(id, request, pump, t_start, t_end);
   if (options_.seccomp) result.policy = PolicyId{policy_name_, policy_hash_};
   result.enforced.push_back(
       {Aspect::kTimeout, "deadline + " + runtime_probe_.name + " kill", format_duration(timeout)});

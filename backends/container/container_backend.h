@@ -57,6 +57,9 @@ class ContainerBackend final : public Backend {
 
  private:
   [[nodiscard]] Result<BundlePlan> plan_bundle(const BundleKey& key, const std::string& name) const;
+  // config.json of container `name` with the limits of `key`, as text.
+  [[nodiscard]] Result<std::string> config_text(const BundleKey& key,
+                                                const std::string& name) const;
   // Writes a bundle and starts it: in the foreground (`run --keep`, cold) or detached
   // (`create` + `start`, for the pool).
   [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, bool detached,
@@ -80,6 +83,9 @@ class ContainerBackend final : public Backend {
   Probe probe_;
   std::optional<EngineSettings> engine_;  // engine mode
   std::filesystem::path engine_dir_;      // holds the engine's seccomp profile
+  std::filesystem::path shared_rootfs_;   // the host-built root of every container
+  BundleKey default_key_;                 // the limits of a request that sets none
+  std::string default_config_;            // its config.json with a placeholder name
   BundleKey pool_key_;
   std::unique_ptr<WarmPool> pool_;  // last: its thread uses everything above
 };
@@ -90,7 +96,8 @@ inline constexpr const char* kEnginePrefix = "cordon-eng-";
 // Where cordon-oci-init is: $CORDON_LIBEXEC_DIR, the build tree, or the install dir.
 [[nodiscard]] std::optional<std::filesystem::path> find_oci_init();
 
-// The default runtime directory: $CORDON_RUNTIME_DIR/oci, else /run/cordon-oci.
+// The default runtime directory: $CORDON_RUNTIME_DIR/oci, else cordon-oci-<euid> under
+// default_run_parent() when that is a tmpfs (/dev/shm here), else /run/cordon-oci.
 [[nodiscard]] std::filesystem::path default_oci_runtime_dir();
 
 }  // namespace cordon::oci

@@ -135,7 +135,7 @@ ContainerStats ContainerCgroups::stats() const {
       if (auto n = keyed(dir / "memory.events", "oom_kill"); n && *n > 0) s.oom_killed = true;
       if (auto n = keyed(dir / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
       if (auto n = single(dir / "memory.peak")) s.memory_peak_kb = *n / 1024;
-      if (auto n = keyed(dir / "cpu.stat", "usage_usec")) s.cpu_usec = *n;
+      if (auto n = keyed(dir / "cpu.stat", "usage_usec")) s.cpu_usec = n;
       continue;
     }
     if (has(h, "memory")) {

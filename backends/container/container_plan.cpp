@@ -61,17 +61,19 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   if (key.memory_bytes == 0 || key.max_processes == 0 || key.scratch_bytes == 0) {
     return fail(ErrorCode::kInvalidArgument, "memory, process and scratch ceilings must be > 0");
   }
-  if (in.init_host_path.empty() || in.scratch_host_path.empty() || in.cgroups_path.empty() ||
-      in.cgroups_path.front() == '/') {
+  if (in.init_host_path.empty() || in.scratch_host_path.empty() || in.code_host_path.empty() ||
+      in.cgroups_path.empty() || in.cgroups_path.front() == '/' ||
+      (in.options.rootfs.empty() && in.rootfs_host_path.empty())) {
     return fail(ErrorCode::kInvalidArgument,
-                "bundle needs the init, the scratch directory and a relative cgroups path");
+                "bundle needs the init, the scratch and code directories, a root directory "
+                "and a relative cgroups path");
   }
   BundlePlan plan;
 
   // The root filesystem: the shared plan (as the namespace backend builds it) or the
   // user's directory; read-only either way.
   policy::OciFilesystem fs;
-  std::string root_path = "rootfs";
+  std::string root_path = in.rootfs_host_path;
   if (in.options.rootfs.empty()) {
     policy::FsOptions fo;
     fo.layout = in.layout;
@@ -82,6 +84,9 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
     if (!fs_plan) return std::unexpected(fs_plan.error());
     fs = policy::to_oci_filesystem(*fs_plan);
     plan.rootfs_prep = fs.rootfs_prep;
+    // Mount points of cordon's own mounts, made once in the shared root.
+    plan.rootfs_prep.push_back({.op = policy::FsOp::kMkdir, .target = kCodeDir, .mode = 0755});
+    plan.rootfs_prep.push_back({.op = policy::FsOp::kMkfile, .target = kInitPath});
   } else {
     if (in.options.rootfs.front() != '/') {
       return fail(ErrorCode::kInvalidArgument, "rootfs must be an absolute path");
@@ -99,6 +104,10 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
                     {"type", "bind"},
                     {"source", in.scratch_host_path},
                     {"options", {"bind", "nosuid", "nodev"}}});
+  mounts.push_back({{"destination", kCodeDir},
+                    {"type", "bind"},
+                    {"source", in.code_host_path},
+                    {"options", {"bind", "ro", "nosuid", "nodev"}}});
   mounts.push_back({{"destination", kInitPath},
                     {"type", "bind"},
                     {"source", in.init_host_path},

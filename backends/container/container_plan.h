@@ -35,7 +35,8 @@ inline constexpr rlim_t kSandboxNofile = 1024;
 // Inside the container: the init (a read-only bind of the host's cordon-oci-init) and,
 // for code too long for argv, the code file (written into the bundle's root directory).
 inline constexpr const char* kInitPath = "/.cordon-init";
-inline constexpr const char* kCodeFile = "/.cordon-code";
+inline constexpr const char* kCodeDir = "/.cordon";  // the bundle's code/ directory, read-only
+inline constexpr const char* kCodeFile = "/.cordon/code";
 inline constexpr const char* kScratchDir = "/tmp";
 
 // Settings of one backend instance. The test-only switches turn one protection off at a
@@ -78,6 +79,10 @@ struct BundleInputs {
   policy::HostLayout layout;
   std::string init_host_path;     // the host's cordon-oci-init
   std::string scratch_host_path;  // the host directory (a sized tmpfs) bound at /tmp
+  std::string code_host_path;     // the host directory bound read-only at kCodeDir
+  // The host-built root directory, shared by every container of the instance (read-only
+  // inside each); unused when options.rootfs names the user's.
+  std::string rootfs_host_path;
   // Relative: below the runtime's (= cordon's) own cgroup; "<parent cordon owns>/c".
   std::string cgroups_path;
   std::optional<rlim_t> nofile_hard;

@@ -13,6 +13,7 @@
 #include "cordon/proc/output_pump.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/units.h"
+#include "run_common.h"
 
 namespace cordon::oci {
 namespace {
@@ -21,10 +22,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kDrainBound{1000};
 constexpr milliseconds kEngineCallBound{20000};  // podman's own calls can take seconds
-
-std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
 
 // Within the current hard limit: root here cannot raise one (no CAP_SYS_RESOURCE).
 std::string ulimit(int resource, rlim_t wanted) {
@@ -178,14 +175,7 @@ RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options
                Clock::now() + kEngineCallBound);
   const ContainerStats stats = cgroups ? cgroups->stats() : ContainerStats{};
 
-  RunResult result;
-  result.backend = id;
-  result.tool_description = request.tool_description;
-  result.stdout_data = std::move(pump.out().data);
-  result.stderr_data = std::move(pump.err().data);
-  result.stdout_truncated = pump.out().truncated;
-  result.stderr_truncated = pump.err().truncated;
-  result.wall_ms = ms_between(t_start, t_end);
+  RunResult result = captured_result(id, request, pump, t_start, t_end);
   if (!s.seccomp_file.empty()) result.policy = PolicyId{s.policy_name, s.policy_hash};
   result.enforced = {{Aspect::kTimeout, "deadline + " + s.engine.filename().string() + " kill",
                       format_duration(timeout)},

@@ -22,13 +22,13 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "init_protocol.h"
