@@ -4,9 +4,13 @@
 
 namespace cordon::cli {
 
-BackendCatalog::BackendCatalog(const Limits& limits)
+BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only)
     : search_path_(PluginRegistry::default_search_path()) {
-  registry_.discover(search_path_);
+  if (only.empty() || only == kAutoBackend) {
+    registry_.discover(search_path_);
+  } else {
+    registry_.discover_named(search_path_, only);
+  }
   for (const PluginInfo& info : registry_.plugins()) {
     CatalogEntry entry{.plugin = info, .backend = {}, .probe = {}, .capabilities = {}};
     if (!info.loaded) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend_choice.h"
@@ -22,8 +23,11 @@ struct CatalogEntry {
 class BackendCatalog {
  public:
   // Discovers plugins on the default search path and probes every loaded one with
-  // `limits` (capabilities depend on the limits asked for).
-  explicit BackendCatalog(const Limits& limits = {});
+  // `limits` (capabilities depend on the limits asked for). With `only` (a backend name,
+  // not "auto"), just that backend's plugin is loaded and created when its file is found
+  // by name: `cordon run -b NAME` pays for one plugin. Otherwise, and when that file is
+  // missing or broken, every plugin is (so errors can list the others).
+  explicit BackendCatalog(const Limits& limits = {}, std::string_view only = {});
   BackendCatalog(const BackendCatalog&) = delete;
   BackendCatalog& operator=(const BackendCatalog&) = delete;
   ~BackendCatalog();

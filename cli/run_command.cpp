@@ -46,10 +46,19 @@ int run_command(const RunOptions& options) {
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 
-  const BackendCatalog catalog(request->limits);
+  const BackendCatalog catalog(request->limits, options.backend);
   const Result<BackendChoice> choice =
       choose_backend(catalog.candidates(), options.backend, options.allow_unisolated);
-  if (!choice) return report_failure(choice.error().message, options.json);
+  if (!choice) {
+    // The message lists the other backends: with one plugin loaded, look at them all.
+    if (catalog.entries().size() == 1) {
+      const BackendCatalog all(request->limits);
+      const auto again =
+          choose_backend(all.candidates(), options.backend, options.allow_unisolated);
+      if (!again) return report_failure(again.error().message, options.json);
+    }
+    return report_failure(choice.error().message, options.json);
+  }
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
 
@@ -58,8 +67,9 @@ int run_command(const RunOptions& options) {
   int status = exit_status(result, cancel_signal);
   if (result.outcome == Outcome::kSandboxError && !options.json) {
     // A sandbox error's status line also says where else the code could run.
+    const BackendCatalog all(request->limits);
     std::fprintf(stderr, "cordon: %s; available backends: %s\n", status_line(result).c_str(),
-                 available_backend_list(catalog.candidates()).c_str());
+                 available_backend_list(all.candidates()).c_str());
   } else if (!options.json) {
     std::fprintf(stderr, "cordon: %s\n", status_line(result).c_str());
   }

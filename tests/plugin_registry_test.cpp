@@ -178,6 +178,35 @@ TEST(PluginRegistry, UnknownNameNamesTheAvailableOnes) {
       << missing.error().message;
 }
 
+TEST(PluginRegistry, NamedDiscoveryLoadsOnlyThatPlugin) {
+  PluginRegistry registry;
+  registry.discover_named({kShadow, kFixtures}, "fixture");
+  // Only the first folder's file of that name: nothing else was opened.
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  EXPECT_EQ(registry.plugins().front().path, kShadow / "cordon-backend-fixture.so");
+  EXPECT_EQ(registry.plugins().front().version, "2.0-second");
+  EXPECT_TRUE(registry.create("fixture"));
+}
+
+TEST(PluginRegistry, NamedDiscoveryFallsBackToEverything) {
+  // No file carries the name: every plugin is looked at, and the answer is the same as
+  // discover()'s.
+  PluginRegistry named;
+  named.discover_named({kFixtures}, "nope");
+  PluginRegistry all;
+  all.discover({kFixtures});
+  EXPECT_EQ(named.plugins().size(), all.plugins().size());
+  EXPECT_GT(named.plugins().size(), 1u);
+  // A file of that name that fails to load keeps its reason, once.
+  PluginRegistry broken;
+  broken.discover_named({kFixtures}, "badmajor");
+  EXPECT_EQ(broken.plugins().size(), all.plugins().size());
+  const PluginInfo* bad = info_for(broken, fixture("badmajor"));
+  ASSERT_NE(bad, nullptr);
+  EXPECT_FALSE(bad->loaded);
+  EXPECT_NE(bad->error.find("incompatible"), std::string::npos) << bad->error;
+}
+
 TEST(PluginRegistry, DefaultSearchPath) {
   const char* old = std::getenv("CORDON_PLUGIN_PATH");
   const std::string saved = old ? old : "";

@@ -63,8 +63,12 @@ std::string namespace_unavailable_reason(unsigned long clone_flags) {
   ::munmap(stack, kStack);
   if (pid > 0) return "";
 
-  std::string why = std::string("cannot create user/PID/mount/network namespaces (clone: ") +
-                    std::strerror(err) + ")";
+  return "cannot create user/PID/mount/network namespaces (clone: " +
+         std::string(std::strerror(err)) + ")" + namespace_refusal_hint(err);
+}
+
+std::string namespace_refusal_hint(int err) {
+  std::string why;
   if (auto v = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"); v && *v == "0") {
     why +=
         "; unprivileged user namespaces are disabled: sysctl kernel.unprivileged_userns_clone=0"
@@ -87,6 +91,20 @@ std::string namespace_unavailable_reason(unsigned long clone_flags) {
   }
   if (err == ENOSPC) why += "; a namespace count limit (user.max_*_namespaces) is reached";
   return why;
+}
+
+std::string namespace_known_blocker() {
+  // Only settings that refuse for certain; anything else is found out by the run's own
+  // clone, which fails closed and explains itself with namespace_refusal_hint().
+  if (auto v = read_sysctl("/proc/sys/user/max_user_namespaces"); v && *v == "0") {
+    return "cannot create user namespaces: sysctl user.max_user_namespaces=0 (set it above 0)";
+  }
+  if (::geteuid() == 0) return "";
+  if (auto v = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone"); v && *v == "0") {
+    return "unprivileged user namespaces are disabled: sysctl "
+           "kernel.unprivileged_userns_clone=0 (set it to 1, or run cordon as root)";
+  }
+  return "";
 }
 
 }  // namespace cordon::ns

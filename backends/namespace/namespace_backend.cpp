@@ -104,12 +104,7 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
   if (!init_exe_ && why.empty()) {
     why = "the cordon-ns-init helper was not found (set CORDON_LIBEXEC_DIR)";
   }
-  if (why.empty()) {
-    unsigned long flags =
-        CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-    if (options_.network_namespace) flags |= CLONE_NEWNET;
-    why = namespace_unavailable_reason(flags);
-  }
+  if (why.empty()) why = namespace_known_blocker();
   if (!why.empty()) {
     probe_ = {false, why};
     return;

@@ -16,6 +16,7 @@
 
 #include "cordon/proc/pipe.h"
 #include "id_maps.h"
+#include "namespace_backend.h"
 
 namespace cordon::ns {
 namespace {
@@ -120,7 +121,10 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
                            (*prepared)->plan(), &pidfd);
   const int clone_errno = errno;
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(KernelSigset));
-  if (pid < 0) return fail_errno("clone into new namespaces", clone_errno);
+  if (pid < 0) {
+    return fail_errno("clone into new namespaces" + namespace_refusal_hint(clone_errno),
+                      clone_errno);
+  }
 
   SandboxProcess sp;
   sp.init_ = proc::ChildProcess(static_cast<pid_t>(pid), UniqueFd(pidfd));

@@ -144,6 +144,18 @@ void PluginRegistry::discover(const std::vector<fs::path>& dirs) {
   }
 }
 
+void PluginRegistry::discover_named(const std::vector<fs::path>& dirs, std::string_view name) {
+  const std::string file = std::string(kFilePrefix) + std::string(name) + std::string(kFileSuffix);
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!fs::exists(dir / file, ec)) continue;
+    load_file(dir / file);
+    if (std::ranges::find(loaded_, name, &Loaded::name) != loaded_.end()) return;
+    break;  // the file of that name failed or names another backend: look at them all
+  }
+  discover(dirs);
+}
+
 void PluginRegistry::load_file(const fs::path& path) {
   std::error_code ec;
   // dlopen treats a name without '/' as a library to search for; make it a path. Made

@@ -44,6 +44,10 @@ class PluginRegistry {
   // Loads every file named "cordon-backend-*.so" in `dirs`. Only the descriptor
   // function is called; no backend is created. Plugins that fail are kept, with reason.
   void discover(const std::vector<std::filesystem::path>& dirs);
+  // Loads only the plugin for backend `name` when its file is where the naming rule puts
+  // it (the first "cordon-backend-NAME.so" in `dirs` that loads as NAME), else falls
+  // back to discover(dirs). A run that names its backend pays for one dlopen, not all.
+  void discover_named(const std::vector<std::filesystem::path>& dirs, std::string_view name);
   // Loads one file (for tests and explicit paths).
   void load_file(const std::filesystem::path& path);
 
