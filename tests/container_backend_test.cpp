@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "attack_support.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -45,36 +46,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-RunRequest sh(std::string code, milliseconds timeout = seconds(10)) {
-  RunRequest r;
-  r.code = std::move(code);
-  r.timeout = timeout;
-  return r;
-}
-
-RunRequest py(std::string code, milliseconds timeout = seconds(10)) {
-  RunRequest r = sh(std::move(code), timeout);
-  r.language = Language::kPython;
-  return r;
-}
-
-// Host pids of live (non-zombie) processes whose command line contains `needle`.
-std::vector<pid_t> host_processes_with(const std::string& needle) {
-  std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = std::stoi(name);
-    if (pid == ::getpid()) continue;
-    auto cmd = testing::read_file("/proc/" + name + "/cmdline");
-    if (!cmd || cmd->find(needle) == std::string::npos) continue;
-    const auto st = testing::read_file("/proc/" + name + "/stat").value_or("");
-    const auto close = st.rfind(')');
-    if (close == std::string::npos || st.size() < close + 3 || st[close + 2] == 'Z') continue;
-    out.push_back(pid);
-  }
-  return out;
-}
+using testing::host_processes_with;
+using testing::py;
+using testing::sh;
 
 std::set<std::string> entries(const fs::path& dir) {
   std::set<std::string> out;
@@ -238,35 +212,8 @@ TEST_F(ContainerTest, DeniedSyscallsFailWithEperm) {
 
 // ---- network ----
 
-struct TcpListener {
-  int fd = -1;
-  int port = 0;
-  TcpListener() {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    ::listen(fd, 8);
-    socklen_t len = sizeof(a);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
-  ~TcpListener() { ::close(fd); }
-  TcpListener(const TcpListener&) = delete;
-  TcpListener& operator=(const TcpListener&) = delete;
-  [[nodiscard]] bool got_connection() const {
-    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c >= 0) ::close(c);
-    return c >= 0;
-  }
-};
-
-std::string tcp_probe(int port) {
-  return "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', " +
-         std::to_string(port) +
-         "))\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
-}
+using testing::tcp_probe;
+using testing::TcpListener;
 
 TEST_F(ContainerTest, HostLoopbackListenerReceivesNothing) {
   TcpListener l;
