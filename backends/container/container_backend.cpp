@@ -636,7 +636,12 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
                      std::to_string(report->exec_errno);
     } else if (!report) {
       result.outcome = Outcome::kSandboxError;
-      result.error = "the container's init ended without reporting the code's status";
+      // The runtime writes its own failures to the container's stderr: say its last line.
+      std::string_view said = result.stderr_data;
+      while (!said.empty() && said.back() == '\n') said.remove_suffix(1);
+      said = said.substr(said.rfind('\n') == std::string_view::npos ? 0 : said.rfind('\n') + 1);
+      result.error = "the container's init ended without reporting the code's status" +
+                     (said.empty() ? std::string() : " (" + std::string(said) + ")");
     }
   }
   if (!killed && result.outcome != Outcome::kSandboxError) {
