@@ -192,7 +192,7 @@ Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
 Status SandboxTree::finish(RunClock::time_point until) {
   auto finished = sandbox_.finish(until);
   if (!finished) return std::unexpected(finished.error());
-  exit_ = std::move(*finished);
+  exit_ = *finished;
   return {};
 }
 
