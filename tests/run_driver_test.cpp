@@ -189,15 +189,6 @@ TEST_F(RunDriverTest, FinishFailureCutsTheRunShort) {
   EXPECT_EQ(tree->calls, (std::vector<std::string>{"kill", "finish"}));
 }
 
-TEST_F(RunDriverTest, DescribeEndFailureIsASandboxErrorWithItsReason) {
-  configure = [](ShellTree& t) { t.fail_describe = true; };
-  ShellTree* tree = nullptr;
-  const RunResult r = drive("exit 0", &tree);
-  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
-  EXPECT_EQ(r.error, "end unknown");
-  EXPECT_EQ(tree->calls.back(), "teardown");  // the host is still cleaned up
-}
-
 TEST_F(RunDriverTest, ArtifactsComeFromTheTreesDir) {
   request_.artifact_globs = {"*.txt"};
   ShellTree* tree = nullptr;
@@ -210,12 +201,23 @@ TEST_F(RunDriverTest, ArtifactsComeFromTheTreesDir) {
                                                    "teardown"}));
 }
 
-TEST_F(RunDriverTest, TeardownFailureIsReported) {
-  configure = [](ShellTree& t) { t.fail_teardown = true; };
-  ShellTree* tree = nullptr;
-  const RunResult r = drive("exit 0", &tree);
-  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
-  EXPECT_EQ(r.error, "remove things");
+// A failing describe_end() or teardown() makes a sandbox error with the hook's own
+// reason, and the host is still cleaned up (teardown() is the last call either way).
+TEST_F(RunDriverTest, LateHookFailuresAreSandboxErrorsWithTheirReason) {
+  const struct {
+    bool ShellTree::* flag;
+    const char* error;
+  } cases[] = {{&ShellTree::fail_describe, "end unknown"},
+               {&ShellTree::fail_teardown, "remove things"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.error);
+    configure = [&](ShellTree& t) { t.*c.flag = true; };
+    ShellTree* tree = nullptr;
+    const RunResult r = drive("exit 0", &tree);
+    EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+    EXPECT_EQ(r.error, c.error);
+    EXPECT_EQ(tree->calls.back(), "teardown");
+  }
 }
 
 TEST_F(RunDriverTest, FirstSandboxFailureWins) {
