@@ -1,9 +1,10 @@
 #include "audit/host_probes.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,8 +13,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include "cordon/text.h"
@@ -50,13 +49,28 @@ Result<UniqueFd> bind_loopback(int type) {
   return fd;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}  // namespace
+
+std::string read_small_file(const fs::path& path) {
+  // read(2), not a stream: a /proc file of a process that exits mid-read fails with ESRCH,
+  // which libstdc++'s stream iterators turn into an exception.
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string out;
+  if (!fd) return out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
+namespace {
+
 bool zombie_or_gone(const std::string& pid_dir) {
-  const std::string stat = read_text(pid_dir + "/stat");
+  const std::string stat = read_small_file(pid_dir + "/stat");
   const auto close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
 }
@@ -142,7 +156,7 @@ std::vector<pid_t> host_processes_with(const std::string& needle) {
     const pid_t pid = static_cast<pid_t>(std::stol(name));
     if (pid == ::getpid()) continue;
     const std::string dir = "/proc/" + name;
-    if (read_text(dir + "/cmdline").find(needle) == std::string::npos) continue;
+    if (read_small_file(dir + "/cmdline").find(needle) == std::string::npos) continue;
     if (zombie_or_gone(dir)) continue;
     out.push_back(pid);
   }
@@ -164,9 +178,17 @@ Result<MarkedProcess> MarkedProcess::start(const std::string& argv0,
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   char* argv[] = {const_cast<char*>(argv0.c_str()), const_cast<char*>("600"), nullptr};
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, "/bin/sleep", nullptr, nullptr, argv, envp.data());
-  if (rc != 0) return fail_errno("posix_spawn /bin/sleep", rc);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return fail_errno("fork");
+  if (pid == 0) {
+    // Only async-signal-safe calls here. Dies with the audit even if the audit is killed:
+    // a planted canary never outlives it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::execve("/bin/sleep", argv, envp.data());
+    ::_exit(127);
+  }
   return MarkedProcess(pid);
 }
 

@@ -66,6 +66,10 @@ class MarkedProcess {
   bool reaped_ = false;
 };
 
+// The bytes of a small file ("" when it cannot be read), safe on /proc files of processes
+// that exit meanwhile.
+[[nodiscard]] std::string read_small_file(const std::filesystem::path& path);
+
 // Random lower-case hex of `bytes` random bytes (getrandom).
 [[nodiscard]] std::string random_hex(std::size_t bytes);
 

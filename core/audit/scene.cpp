@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <thread>
 
 namespace cordon::audit {
@@ -27,11 +26,6 @@ Status write_text(const fs::path& path, const std::string& text, fs::perms mode)
   fs::permissions(path, mode, ec);
   if (ec) return fail(ErrorCode::kSystem, "chmod " + path.string() + ": " + ec.message());
   return {};
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::string trimmed(std::string s) {
@@ -157,7 +151,7 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
       break;
     }
     case Judge::kTunable: {
-      s->tunable_before_ = trimmed(read_text(kTunable));
+      s->tunable_before_ = trimmed(read_small_file(kTunable));
       if (s->tunable_before_.empty()) return fail(ErrorCode::kUnavailable, "cannot read tunable");
       s->values_["tunable_value"] = std::to_string(std::stol(s->tunable_before_) + 1);
       break;
@@ -211,10 +205,10 @@ Evidence Scene::observe(const RunResult& run, std::string peer_output) {
   if (listener_) ev.listener_reached = listener_->reached();
   std::error_code ec;
   ev.file_created = fs::exists(fixture_.host_dir() / "w" / marker_, ec);
-  ev.file_intact = read_text(fixture_.host_dir() / "w" / "keep.txt") == fixture_.keep_content();
+  ev.file_intact = read_small_file(fixture_.host_dir() / "w" / "keep.txt") == fixture_.keep_content();
   if (!tunable_before_.empty()) {
     ev.tunable_before = tunable_before_;
-    ev.tunable_after = trimmed(read_text(kTunable));
+    ev.tunable_after = trimmed(read_small_file(kTunable));
   }
   if (!needle_.empty()) {
     // A backend's kill is asynchronous to the host's process table: allow it a moment.
@@ -247,11 +241,11 @@ Scene::~Scene() {
   if (!needle_.empty()) (void)kill_host_processes_with(needle_);
   std::error_code ec;
   for (const fs::path& p : marker_files()) fs::remove(p, ec);
-  if (read_text(fixture_.host_dir() / "w" / "keep.txt") != fixture_.keep_content()) {
+  if (read_small_file(fixture_.host_dir() / "w" / "keep.txt") != fixture_.keep_content()) {
     (void)write_text(fixture_.host_dir() / "w" / "keep.txt", fixture_.keep_content(),
                      fs::perms::all);
   }
-  if (!tunable_before_.empty() && trimmed(read_text(kTunable)) != tunable_before_) {
+  if (!tunable_before_.empty() && trimmed(read_small_file(kTunable)) != tunable_before_) {
     std::ofstream(kTunable) << tunable_before_ << "\n";
   }
 }
