@@ -60,6 +60,9 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
+  run->add_option("--tool-description", options.tool_description,
+                  "Record the tool description the code came from (see cordon prompt)")
+      ->type_name("ID@VERSION");
   run->add_flag("--json", options.json, "Print one JSON object on stdout (the result or the plan)");
   run->add_flag("--allow-unisolated", options.allow_unisolated,
                 "Let auto pick a backend that does not isolate");
@@ -101,7 +104,9 @@ constexpr const char* kPromptFooter = R"(
 Prints the tool definition for a backend, stating only what the stored audit report for
 this backend, host and policy proves (auditing first when there is none). A claim an
 attempt contradicts is refused; --unverified renders unproven claims marked as such.
-Formats: text, openai, openai-responses, anthropic, mcp.)";
+Formats: text, openai, openai-responses, anthropic, mcp. An agent that runs the code the
+model wrote passes --tool-description ID@VERSION to 'cordon run' (or sets it in the request)
+so each result records the description it ran under.)";
 
 CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   CLI::App* cmd = app.add_subcommand("audit", "Run escape and abuse attempts against a backend");

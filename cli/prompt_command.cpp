@@ -1,5 +1,6 @@
 #include "prompt_command.h"
 
+#include <charconv>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -68,6 +69,23 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
 }
 
 }  // namespace
+
+Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
+  const std::size_t at = text.rfind('@');
+  int version = 0;
+  if (at == std::string_view::npos || at == 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string_view digits = text.substr(at + 1);
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || version <= 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string id(text.substr(0, at));
+  Result<audit::ToolTemplate> tool = audit::find_template(id, version);
+  if (!tool) return std::unexpected(tool.error());
+  return ToolDescriptionRef{.id = id, .version = version};
+}
 
 int prompt_command(const PromptOptions& options) {
   constexpr bool kJson = false;  // errors as text: stdout is the tool definition

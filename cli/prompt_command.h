@@ -5,6 +5,10 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "cordon/error.h"
+#include "cordon/request.h"
 
 namespace cordon::cli {
 
@@ -21,5 +25,9 @@ struct PromptOptions {
 };
 
 [[nodiscard]] int prompt_command(const PromptOptions& options);
+
+// "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
+// records a description that does not exist.
+[[nodiscard]] Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text);
 
 }  // namespace cordon::cli
