@@ -36,7 +36,8 @@ Result<std::vector<std::string>> backends_to_audit(const BackendCatalog& catalog
     if (out.empty()) return fail(ErrorCode::kUnavailable, "no backend is available here");
     return out;
   }
-  const std::string requested = options.backend.empty() ? std::string(kAutoBackend) : options.backend;
+  const std::string requested =
+      options.backend.empty() ? std::string(kAutoBackend) : options.backend;
   Result<BackendChoice> choice = choose_backend(candidates, requested, /*allow_unisolated=*/false);
   if (!choice) return std::unexpected(choice.error());
   return std::vector<std::string>{choice->name};
@@ -83,9 +84,10 @@ std::string render_audit_matrix(const std::vector<AuditReport>& reports) {
   for (const AuditReport& r : reports) {
     int counts[4] = {0, 0, 0, 0};
     for (const AttemptVerdict& v : r.verdicts) ++counts[static_cast<int>(v.status)];
-    out << "\n" << r.binding.backend_name << " " << r.binding.backend_version << ": "
-        << counts[0] << " blocked, " << counts[1] << " escaped, " << counts[2] << " error, "
-        << counts[3] << " skipped";
+    out << "\n"
+        << r.binding.backend_name << " " << r.binding.backend_version << ": " << counts[0]
+        << " blocked, " << counts[1] << " escaped, " << counts[2] << " error, " << counts[3]
+        << " skipped";
     if (!single) {
       for (const AttemptVerdict& v : r.verdicts) {
         if (v.status == AttemptStatus::kEscaped || v.status == AttemptStatus::kError) {
@@ -94,7 +96,7 @@ std::string render_audit_matrix(const std::vector<AuditReport>& reports) {
       }
     }
     const int status = audit::audit_exit_status(r.verdicts);
-    out << (status == 1   ? "\n  FAIL: an attempt escaped what the backend claims to stop (marked !)"
+    out << (status == 1 ? "\n  FAIL: an attempt escaped what the backend claims to stop (marked !)"
             : status == 2 ? "\n  FAIL: an attempt on a claimed aspect could not be judged"
                           : "")
         << "\n";
@@ -135,8 +137,7 @@ int audit_command(const AuditCommandOptions& options) {
     report.verdicts = std::move(*verdicts);
     if (report.complete && !options.no_store) {
       if (auto stored = audit::store_report(report); !stored) {
-        std::fprintf(stderr, "cordon: report not stored: %s\n",
-                     stored.error().describe().c_str());
+        std::fprintf(stderr, "cordon: report not stored: %s\n", stored.error().describe().c_str());
       }
     }
     const int s = audit::audit_exit_status(report.verdicts);

@@ -135,8 +135,8 @@ Status apply_inputs(const RunOptions& options, RunRequest& request) {
     request.env.emplace_back(assignment.substr(0, eq), assignment.substr(eq + 1));
   }
   if (options.tool_description) {
-    auto ref = for_option(parse_tool_description_ref(*options.tool_description),
-                          "--tool-description");
+    auto ref =
+        for_option(parse_tool_description_ref(*options.tool_description), "--tool-description");
     if (!ref) return std::unexpected(ref.error());
     request.tool_description = std::move(*ref);
   }

@@ -26,15 +26,41 @@ TEST(AuditCatalogue, HasAtLeast25AttemptsCoveringEveryThreatTheIssueNames) {
   const Catalogue c = catalogue();
   EXPECT_GE(c.attempts.size(), 25u);
   // The design's five, and one attempt per class of threat the issue lists.
-  for (const char* id :
-       {"net-loopback-tcp", "env-dump", "res-fork-bomb", "res-cpu-spin", "fs-write-outside",
-        "net-abstract-unix", "net-path-unix", "net-metadata-route", "net-egress-route",
-        "net-loopback-udp", "env-other-processes", "cred-file", "fs-read-host-file",
-        "fs-delete-host-file", "res-memory-bomb", "res-disk-fill", "res-output-flood",
-        "proc-orphan-setsid", "proc-daemon-double-fork", "sys-ptrace", "sys-mount", "sys-unshare",
-        "sys-keyctl", "sys-bpf", "sys-perf-event-open", "sys-io-uring", "sys-userfaultfd",
-        "priv-capabilities", "priv-no-new-privs", "fs-devices", "sys-syslog", "proc-signal-host",
-        "proc-kill-all", "fs-kernel-tunable", "fs-cross-run"}) {
+  for (const char* id : {"net-loopback-tcp",
+                         "env-dump",
+                         "res-fork-bomb",
+                         "res-cpu-spin",
+                         "fs-write-outside",
+                         "net-abstract-unix",
+                         "net-path-unix",
+                         "net-metadata-route",
+                         "net-egress-route",
+                         "net-loopback-udp",
+                         "env-other-processes",
+                         "cred-file",
+                         "fs-read-host-file",
+                         "fs-delete-host-file",
+                         "res-memory-bomb",
+                         "res-disk-fill",
+                         "res-output-flood",
+                         "proc-orphan-setsid",
+                         "proc-daemon-double-fork",
+                         "sys-ptrace",
+                         "sys-mount",
+                         "sys-unshare",
+                         "sys-keyctl",
+                         "sys-bpf",
+                         "sys-perf-event-open",
+                         "sys-io-uring",
+                         "sys-userfaultfd",
+                         "priv-capabilities",
+                         "priv-no-new-privs",
+                         "fs-devices",
+                         "sys-syslog",
+                         "proc-signal-host",
+                         "proc-kill-all",
+                         "fs-kernel-tunable",
+                         "fs-cross-run"}) {
     EXPECT_NE(c.find(id), nullptr) << id;
   }
   EXPECT_TRUE(c.hash.starts_with("sha256:"));
@@ -54,15 +80,13 @@ TEST(AuditCatalogue, AttemptsThatWouldActOnTheHostAreMarkedSo) {
 }
 
 TEST(AuditCatalogue, EveryPlaceholderIsOneTheAuditFills) {
-  const std::set<std::string> known = {"tcp_port",   "udp_port",         "abstract_name",
-                                       "unix_path",  "host_dir",         "credentials_file",
-                                       "marker",     "marker_num",       "victim_pid",
-                                       "secret",     "tunable_value"};
+  const std::set<std::string> known = {
+      "tcp_port", "udp_port",   "abstract_name", "unix_path", "host_dir",     "credentials_file",
+      "marker",   "marker_num", "victim_pid",    "secret",    "tunable_value"};
   const std::regex placeholder(R"(\{\{([a-z_]+)\}\})");
   for (const Attempt& a : catalogue().attempts) {
     for (const std::string* code : {&a.code, &a.peer_code}) {
-      for (std::sregex_iterator it(code->begin(), code->end(), placeholder), end; it != end;
-           ++it) {
+      for (std::sregex_iterator it(code->begin(), code->end(), placeholder), end; it != end; ++it) {
         EXPECT_TRUE(known.contains((*it)[1].str())) << a.id << ": " << (*it)[1].str();
       }
     }

@@ -58,9 +58,9 @@ class AuditControls : public ::testing::Test {
   ns::NamespaceBackend production_;
 };
 
-#define EXPECT_STATUS(finding, want)                                          \
-  do {                                                                        \
-    const Finding f_ = (finding);                                             \
+#define EXPECT_STATUS(finding, want)                                              \
+  do {                                                                            \
+    const Finding f_ = (finding);                                                 \
     EXPECT_EQ(f_.status, AttemptStatus::want) << #finding << ": " << f_.evidence; \
   } while (0)
 
@@ -107,9 +107,9 @@ TEST_F(AuditControls, ResourceAttemptsEscapeWhenTheLimitIsRaisedPastThem) {
 TEST_F(AuditControls, EnvironmentDumpSeesACanaryThatIsHandedIn) {
   EXPECT_STATUS(on(production_, "env-dump"), kBlocked);
   const Attempt& a = attempt("env-dump");
-  EXPECT_STATUS(run_once(production_, a, *fixture_, a.limits,
-                         {{kEnvCanaryName, fixture_->env_secret()}}),
-                kEscaped);
+  EXPECT_STATUS(
+      run_once(production_, a, *fixture_, a.limits, {{kEnvCanaryName, fixture_->env_secret()}}),
+      kEscaped);
 }
 
 TEST_F(AuditControls, DeleteAndTunableAttemptsWorkWhereNothingStopsThem) {

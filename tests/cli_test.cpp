@@ -667,8 +667,7 @@ TEST(CliTest, PromptRendersOnlyWhatAStoredAuditProves) {
   // A complete audit is stored, then used: the same claims are now proven.
   ran = with_dir({"audit", "-b", "subprocess"});
   EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
-  ran = with_dir({"prompt", "-b", "subprocess", "--no-audit", "-f", "openai", "-t",
-                             "7s"});
+  ran = with_dir({"prompt", "-b", "subprocess", "--no-audit", "-f", "openai", "-t", "7s"});
   EXPECT_EQ(ran.status, 0) << ran.err;
   const nlohmann::json tool = parse_one_object(ran.out);
   const std::string text = tool["function"]["description"].get<std::string>();
@@ -676,9 +675,9 @@ TEST(CliTest, PromptRendersOnlyWhatAStoredAuditProves) {
   EXPECT_EQ(text.find("no network access"), std::string::npos) << text;
   EXPECT_EQ(text.find("[unverified]"), std::string::npos) << text;
   EXPECT_NE(text.find("stopped after 7 s"), std::string::npos) << text;
-  EXPECT_EQ(cordon({"prompt", "-b", "subprocess", "--unverified", "--no-audit", "-f", "yaml"})
-                .status,
-            125);
+  EXPECT_EQ(
+      cordon({"prompt", "-b", "subprocess", "--unverified", "--no-audit", "-f", "yaml"}).status,
+      125);
   EXPECT_EQ(cordon({"prompt", "--version", "99", "--unverified", "--no-audit"}).status, 125);
 }
 
@@ -688,9 +687,9 @@ TEST(CliTest, RunRecordsTheToolDescriptionItRanUnder) {
   EXPECT_EQ(ran.status, 0) << ran.err;
   EXPECT_EQ(parse_one_object(ran.out)["tool_description"],
             (nlohmann::json{{"id", "run_code"}, {"version", 1}}));
-  EXPECT_EQ(cordon({"run", "-b", "subprocess", "--tool-description", "run_code@9", "-c", "true"})
-                .status,
-            125);
+  EXPECT_EQ(
+      cordon({"run", "-b", "subprocess", "--tool-description", "run_code@9", "-c", "true"}).status,
+      125);
   EXPECT_EQ(
       cordon({"run", "-b", "subprocess", "--tool-description", "run_code", "-c", "true"}).status,
       125);

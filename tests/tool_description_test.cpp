@@ -2,6 +2,8 @@
 // manifest), each format and version matches its golden file (never regenerated in CI:
 // CORDON_UPDATE_GOLDEN=1 rewrites them locally, for review), and claims are rendered only
 // when an audit report proves them.
+#include "audit/tool_description.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +12,6 @@
 #include <set>
 #include <sstream>
 
-#include "audit/tool_description.h"
 #include "audit/tool_formats.h"
 #include "audit/tool_render.h"
 #include "cordon/sha256.h"
@@ -91,9 +92,9 @@ Capabilities unisolated() {
   Capabilities c;
   for (const Aspect a : kAllAspects) {
     const bool kept = a == Aspect::kOutput || a == Aspect::kTimeout;
-    c.aspects.push_back(cap(a, kept ? Enforcement::kEnforced : Enforcement::kNone,
-                            a == Aspect::kOutput ? std::optional<std::string>("1 MiB")
-                                                 : std::nullopt));
+    c.aspects.push_back(
+        cap(a, kept ? Enforcement::kEnforced : Enforcement::kNone,
+            a == Aspect::kOutput ? std::optional<std::string>("1 MiB") : std::nullopt));
   }
   return c;
 }

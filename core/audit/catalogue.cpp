@@ -41,18 +41,19 @@ constexpr std::array<std::pair<Control, std::string_view>, 4> kControls{{
 }};
 
 template <typename E, std::size_t N>
-Result<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table,
-                 std::string_view name, std::string_view what) {
+Result<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view name,
+                 std::string_view what) {
   const auto* it = std::ranges::find(table, name, &std::pair<E, std::string_view>::second);
   if (it == table.end()) {
-    return fail(ErrorCode::kInvalidArgument, "unknown " + std::string(what) + " '" +
-                                                 std::string(name) + "'");
+    return fail(ErrorCode::kInvalidArgument,
+                "unknown " + std::string(what) + " '" + std::string(name) + "'");
   }
   return it->first;
 }
 
 Result<Aspect> parse_aspect(std::string_view name) {
-  const auto* it = std::ranges::find_if(kAllAspects, [&](Aspect a) { return to_string(a) == name; });
+  const auto* it =
+      std::ranges::find_if(kAllAspects, [&](Aspect a) { return to_string(a) == name; });
   if (it == std::end(kAllAspects)) {
     return fail(ErrorCode::kInvalidArgument, "unknown aspect '" + std::string(name) + "'");
   }

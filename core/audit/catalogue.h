@@ -45,7 +45,7 @@ enum class Control {
 
 struct Attempt {
   std::string id;
-  std::string threat_class;  // "network", "secrets", "filesystem", ...
+  std::string threat_class;          // "network", "secrets", "filesystem", ...
   Aspect aspect = Aspect::kNetwork;  // the capability whose claim the attempt tests
   std::string title;
   Language language = Language::kSh;

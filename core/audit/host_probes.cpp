@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <utility>
 
@@ -153,7 +153,7 @@ std::vector<pid_t> host_processes_with(const std::string& needle) {
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    const auto pid = static_cast<pid_t>(std::stol(name));
     if (pid == ::getpid()) continue;
     const std::string dir = "/proc/" + name;
     if (read_small_file(dir + "/cmdline").find(needle) == std::string::npos) continue;

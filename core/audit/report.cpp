@@ -113,17 +113,18 @@ json to_json(const AuditReport& r) {
   for (const AttemptVerdict& v : r.verdicts) verdicts.push_back(to_json(v));
   int escaped_claims = 0;
   for (const AttemptVerdict& v : r.verdicts) escaped_claims += v.contradicts_claim() ? 1 : 0;
-  return json{{"schema", kReportSchemaVersion},
-              {"backend", {{"name", r.binding.backend_name}, {"version", r.binding.backend_version}}},
-              {"host_fingerprint", r.binding.host_fingerprint},
-              {"host", r.host_summary},
-              {"policy_hash", r.binding.policy_hash},
-              {"catalogue_hash", r.binding.catalogue_hash},
-              {"created_at", r.created_at},
-              {"complete", r.complete},
-              {"escaped_claims", escaped_claims},
-              {"exit_status", audit_exit_status(r.verdicts)},
-              {"attempts", verdicts}};
+  return json{
+      {"schema", kReportSchemaVersion},
+      {"backend", {{"name", r.binding.backend_name}, {"version", r.binding.backend_version}}},
+      {"host_fingerprint", r.binding.host_fingerprint},
+      {"host", r.host_summary},
+      {"policy_hash", r.binding.policy_hash},
+      {"catalogue_hash", r.binding.catalogue_hash},
+      {"created_at", r.created_at},
+      {"complete", r.complete},
+      {"escaped_claims", escaped_claims},
+      {"exit_status", audit_exit_status(r.verdicts)},
+      {"attempts", verdicts}};
 }
 
 Result<AuditReport> report_from_json(const json& j) {
@@ -183,9 +184,9 @@ fs::path report_dir() {
 
 fs::path report_path(const ReportBinding& b) {
   // One file per binding: the name carries a digest of all of it.
-  const std::string key = sha256_hex(b.host_fingerprint + "\n" + b.backend_name + "\n" +
-                                     b.backend_version + "\n" + b.policy_hash + "\n" +
-                                     b.catalogue_hash);
+  const std::string key =
+      sha256_hex(b.host_fingerprint + "\n" + b.backend_name + "\n" + b.backend_version + "\n" +
+                 b.policy_hash + "\n" + b.catalogue_hash);
   return report_dir() / (b.backend_name + "-" + key.substr(0, 16) + ".json");
 }
 

@@ -148,8 +148,7 @@ AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture
   } else {
     v.control = v.status == AttemptStatus::kEscaped ? "not needed: it escaped" : "-";
   }
-  v.duration_ms =
-      std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  v.duration_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
   return v;
 }
 
@@ -164,7 +163,8 @@ Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalog
   if (!fixture) return std::unexpected(fixture.error());
   std::vector<AttemptVerdict> out;
   for (const Attempt& attempt : catalogue.attempts) {
-    if (!options.only.empty() && std::ranges::find(options.only, attempt.id) == options.only.end()) {
+    if (!options.only.empty() &&
+        std::ranges::find(options.only, attempt.id) == options.only.end()) {
       continue;
     }
     out.push_back(run_attempt(backend, attempt, **fixture, options));

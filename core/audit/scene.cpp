@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include "audit/placeholders.h"
+
 namespace cordon::audit {
 namespace {
 
@@ -56,8 +58,7 @@ Result<std::unique_ptr<HostFixture>> HostFixture::create() {
   std::unique_ptr<HostFixture> f(new HostFixture());
   // The host dir sits in the host's /tmp: readable by all (0755), with a world-writable
   // w/. What must stop a sandbox from reaching it is isolation, not permission bits.
-  Result<TempDir> dir =
-      TempDir::create("cordon-audit-" + std::to_string(::getpid()) + "-", "/tmp");
+  Result<TempDir> dir = TempDir::create("cordon-audit-" + std::to_string(::getpid()) + "-", "/tmp");
   if (!dir) return std::unexpected(dir.error());
   f->host_dir_ = std::move(*dir);
   const fs::path& host = f->host_dir_.path();
@@ -85,10 +86,10 @@ Result<std::unique_ptr<HostFixture>> HostFixture::create() {
   f->home_dir_ = std::move(*home_dir);
   fs::create_directory(f->home_dir_.path() / ".aws", ec);
   f->credentials_file_ = (f->home_dir_.path() / ".aws" / "credentials").string();
-  if (auto s = write_text(f->credentials_file_,
-                          "[default]\naws_access_key_id = AKIAAUDIT\naws_secret_access_key = " +
-                              cred_secret + "\n",
-                          kFileMode);
+  if (auto s = write_text(
+          f->credentials_file_,
+          "[default]\naws_access_key_id = AKIAAUDIT\naws_secret_access_key = " + cred_secret + "\n",
+          kFileMode);
       !s) {
     return std::unexpected(s.error());
   }
@@ -171,23 +172,12 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
 }
 
 Result<std::string> Scene::fill(const std::string& code) const {
-  std::string out;
-  std::size_t at = 0;
-  while (true) {
-    const std::size_t open = code.find("{{", at);
-    if (open == std::string::npos) break;
-    const std::size_t close = code.find("}}", open);
-    if (close == std::string::npos) break;
-    const std::string name = code.substr(open + 2, close - open - 2);
-    const auto it = values_.find(name);
-    if (it == values_.end()) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "attempt " + attempt_.id + ": no value for {{" + name + "}}");
-    }
-    out += code.substr(at, open - at) + it->second;
-    at = close + 2;
+  Result<std::string> filled = fill_placeholders(code, values_);
+  if (!filled) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + attempt_.id + ": " + filled.error().message);
   }
-  return out + code.substr(at);
+  return filled;
 }
 
 std::vector<fs::path> Scene::marker_files() const {
@@ -205,7 +195,8 @@ Evidence Scene::observe(const RunResult& run, std::string peer_output) {
   if (listener_) ev.listener_reached = listener_->reached();
   std::error_code ec;
   ev.file_created = fs::exists(fixture_.host_dir() / "w" / marker_, ec);
-  ev.file_intact = read_small_file(fixture_.host_dir() / "w" / "keep.txt") == fixture_.keep_content();
+  ev.file_intact =
+      read_small_file(fixture_.host_dir() / "w" / "keep.txt") == fixture_.keep_content();
   if (!tunable_before_.empty()) {
     ev.tunable_before = tunable_before_;
     ev.tunable_after = trimmed(read_small_file(kTunable));

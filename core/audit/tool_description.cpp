@@ -63,9 +63,8 @@ Result<std::vector<ToolTemplate>> builtin_templates() {
     out.push_back(std::move(*t));
   }
   for (const ToolTemplate& t : out) {
-    const auto it = std::ranges::find_if(manifest, [&](const ManifestEntry& e) {
-      return e.id == t.id && e.version == t.version;
-    });
+    const auto it = std::ranges::find_if(
+        manifest, [&](const ManifestEntry& e) { return e.id == t.id && e.version == t.version; });
     if (it == manifest.end()) {
       return fail(ErrorCode::kInvalidArgument, t.path + " is not in prompts/manifest.txt");
     }

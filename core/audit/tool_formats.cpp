@@ -27,12 +27,16 @@ Result<std::string> format_tool(const RenderedTool& tool, std::string_view forma
            {"parameters", tool.input_schema},
            {"strict", true}};
   } else if (format == "anthropic") {
-    out = {{"name", tool.name}, {"description", tool.description}, {"input_schema", tool.input_schema}};
+    out = {{"name", tool.name},
+           {"description", tool.description},
+           {"input_schema", tool.input_schema}};
   } else if (format == "mcp") {
-    out = {{"name", tool.name}, {"description", tool.description}, {"inputSchema", tool.input_schema}};
+    out = {
+        {"name", tool.name}, {"description", tool.description}, {"inputSchema", tool.input_schema}};
   } else {
     std::string known;
-    for (const std::string_view f : kToolFormats) known += (known.empty() ? "" : ", ") + std::string(f);
+    for (const std::string_view f : kToolFormats)
+      known += (known.empty() ? "" : ", ") + std::string(f);
     return fail(ErrorCode::kInvalidArgument,
                 "unknown format '" + std::string(format) + "' (one of " + known + ")");
   }

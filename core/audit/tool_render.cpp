@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "audit/placeholders.h"
 #include "cordon/units.h"
 
 namespace cordon::audit {
@@ -24,20 +25,24 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
   switch (aspect) {
     case Aspect::kNetwork:
       if (none) return {"The code has the network access of the host it runs on.", false};
-      if (e == Enforcement::kPartial) return {"Network access is restricted: " + c.detail + ".", true};
-      return {"There is no network access: no interface but loopback and no route out, so "
-              "installing packages, downloading files or calling web APIs will fail.",
-              true};
+      if (e == Enforcement::kPartial)
+        return {"Network access is restricted: " + c.detail + ".", true};
+      return {
+          "There is no network access: no interface but loopback and no route out, so "
+          "installing packages, downloading files or calling web APIs will fail.",
+          true};
     case Aspect::kFilesystem:
       if (none) return {"It can read and write every file the host user can.", false};
-      return {"It cannot read or change the host's files: it sees a minimal read-only system "
-              "and can write only to its working directory and /tmp.",
-              true};
+      return {
+          "It cannot read or change the host's files: it sees a minimal read-only system "
+          "and can write only to its working directory and /tmp.",
+          true};
     case Aspect::kEnvironment:
       if (none) {
-        return {"It can read the host user's credential files (such as ~/.aws/credentials) and "
-                "other processes' environments.",
-                false};
+        return {
+            "It can read the host user's credential files (such as ~/.aws/credentials) and "
+            "other processes' environments.",
+            false};
       }
       return {"It gets no environment variables, credentials or secrets of the caller.", true};
     case Aspect::kProcessTree:
@@ -81,26 +86,13 @@ std::string languages_text(const std::vector<Language>& languages) {
 }
 
 // Fills {{name}} in `text`; "{{name}}" with no value is an error.
-Result<std::string> fill(const std::string& text, const std::map<std::string, std::string>& values) {
-  std::string out;
-  std::size_t at = 0;
-  for (;;) {
-    const std::size_t open = text.find("{{", at);
-    if (open == std::string::npos) break;
-    const std::size_t close = text.find("}}", open);
-    if (close == std::string::npos) break;
-    const std::string name = text.substr(open + 2, close - open - 2);
-    const auto it = values.find(name);
-    if (it == values.end()) {
-      return fail(ErrorCode::kInvalidArgument, "tool description: unknown {{" + name + "}}");
-    }
-    out += text.substr(at, open - at) + it->second;
-    at = close + 2;
-  }
-  out += text.substr(at);
+Result<std::string> fill(const std::string& text,
+                         const std::map<std::string, std::string>& values) {
+  Result<std::string> out = fill_placeholders(text, values);
+  if (!out) return fail(ErrorCode::kInvalidArgument, "tool description: " + out.error().message);
   // Sentences left empty leave double spaces behind.
   std::string tidy;
-  for (const char ch : out) {
+  for (const char ch : *out) {
     if (ch == ' ' && !tidy.empty() && tidy.back() == ' ') continue;
     tidy += ch;
   }
@@ -148,14 +140,14 @@ Result<std::string> isolation_sentence(const RenderContext& ctx) {
         "There is NO isolation: the code runs as an ordinary process of the host user, "
         "not in a sandbox.");
   }
-  const std::string text = "The code runs in an isolated sandbox.";
+  std::string text = "The code runs in an isolated sandbox.";
   for (const Aspect aspect : kIsolationAspects) {
     bool contradicted = false;
     const std::string why = unproven_reason(ctx.report, aspect, &contradicted);
     if (why.empty()) continue;
     if (contradicted) {
-      return fail(ErrorCode::kUnavailable, "cannot state \"" + text + "\" for backend " +
-                                               ctx.backend_name + ": " + why);
+      return fail(ErrorCode::kUnavailable,
+                  "cannot state \"" + text + "\" for backend " + ctx.backend_name + ": " + why);
     }
     if (ctx.unverified) return std::string(kUnverifiedMark) + text;
     return fail(ErrorCode::kUnavailable, "cannot state \"" + text + "\" for backend " +
@@ -189,7 +181,8 @@ std::string unproven_reason(const AuditReport* report, Aspect aspect, bool* cont
   return "";
 }
 
-Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& ctx) {
+Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& context) {
+  const RenderContext& ctx = context;
   std::map<std::string, std::string> values;
   values["languages"] = languages_text(ctx.languages);
   values["timeout_seconds"] = std::to_string((ctx.timeout.count() + 999) / 1000);

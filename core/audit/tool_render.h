@@ -27,7 +27,7 @@ struct RenderContext {
   std::string backend_name;
   Capabilities capabilities;  // for the effective limits
   std::chrono::milliseconds timeout{kDefaultTimeout};
-  std::vector<Language> languages;  // available on this host
+  std::vector<Language> languages;      // available on this host
   const AuditReport* report = nullptr;  // null: nothing is proven
   bool unverified = false;
 };
@@ -40,7 +40,8 @@ struct RenderedTool {
   nlohmann::json input_schema;
 };
 
-[[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& context);
+[[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool,
+                                               const RenderContext& context);
 
 // Whether the report proves the claims on `aspect`: "" when proven, else why not.
 // `contradicted` is set when an attempt escaped.

@@ -8,8 +8,7 @@
 namespace cordon::audit {
 namespace {
 
-constexpr std::array<std::string_view, 4> kStatusNames = {"BLOCKED", "ESCAPED", "ERROR",
-                                                          "SKIPPED"};
+constexpr std::array<std::string_view, 4> kStatusNames = {"BLOCKED", "ESCAPED", "ERROR", "SKIPPED"};
 
 Finding blocked(std::string why) { return {AttemptStatus::kBlocked, std::move(why)}; }
 Finding escaped(std::string why) { return {AttemptStatus::kEscaped, std::move(why)}; }
@@ -147,7 +146,9 @@ Finding judge_output(const Attempt& attempt, const Evidence& ev) {
 
 }  // namespace
 
-std::string_view to_string(AttemptStatus status) { return kStatusNames.at(static_cast<int>(status)); }
+std::string_view to_string(AttemptStatus status) {
+  return kStatusNames.at(static_cast<int>(status));
+}
 
 std::optional<AttemptStatus> parse_status(std::string_view text) {
   for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
