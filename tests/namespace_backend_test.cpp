@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "audit/host_probes.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -259,28 +260,6 @@ TEST_F(NamespaceTest, DeniedSyscallsFailWithEpermOnAProcessThatCouldOtherwise) {
 
 // ---- network ----
 
-struct TcpListener {
-  int fd = -1;
-  int port = 0;
-  TcpListener() {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    ::listen(fd, 8);
-    socklen_t len = sizeof(a);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
-  ~TcpListener() { ::close(fd); }
-  bool got_connection() const {
-    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c >= 0) ::close(c);
-    return c >= 0;
-  }
-};
-
 std::string tcp_probe(int port) {
   return "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', " +
          std::to_string(port) +
@@ -288,46 +267,36 @@ std::string tcp_probe(int port) {
 }
 
 TEST_F(NamespaceTest, HostLoopbackListenerReceivesNothing) {
-  TcpListener l;
-  const RunResult r = run(py(tcp_probe(l.port)));
+  auto l = audit::Listener::tcp_loopback();  // the audit's host-side instrument
+  ASSERT_TRUE(l.has_value()) << l.error().describe();
+  const RunResult r = run(py(tcp_probe(l->port())));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
   EXPECT_EQ(r.stdout_data.rfind("refused", 0), 0u) << r.stdout_data;
-  EXPECT_FALSE(l.got_connection());
+  EXPECT_FALSE(l->reached());
   // Controls: unisolated, and this backend with only the network namespace switched off.
-  RunResult c = run_unisolated(py(tcp_probe(l.port)));
+  RunResult c = run_unisolated(py(tcp_probe(l->port())));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
-  EXPECT_TRUE(l.got_connection());
+  EXPECT_TRUE(l->reached());
   ns::NamespaceOptions hostnet;
   hostnet.network_namespace = false;
-  c = run_with(hostnet, py(tcp_probe(l.port)));
+  c = run_with(hostnet, py(tcp_probe(l->port())));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data << c.error.value_or("");
-  EXPECT_TRUE(l.got_connection());
+  EXPECT_TRUE(l->reached());
 }
 
 TEST_F(NamespaceTest, HostAbstractUnixSocketReceivesNothing) {
   const std::string name = "cordon-ns-test-" + std::to_string(::getpid());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0);
-  ASSERT_EQ(::listen(fd, 8), 0);
+  auto listener = audit::Listener::abstract_unix(name);
+  ASSERT_TRUE(listener.has_value()) << listener.error().describe();
   const std::string probe =
       "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0" + name +
       "')\n    print('connected')\nexcept OSError as e:\n    print('refused')\n";
-  auto accepted = [&] {
-    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c >= 0) ::close(c);
-    return c >= 0;
-  };
   const RunResult r = run(py(probe));
   EXPECT_EQ(r.stdout_data, "refused\n") << r.stderr_data;
-  EXPECT_FALSE(accepted());
+  EXPECT_FALSE(listener->reached());
   const RunResult c = run_unisolated(py(probe));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
-  EXPECT_TRUE(accepted());
-  ::close(fd);
+  EXPECT_TRUE(listener->reached());
 }
 
 TEST_F(NamespaceTest, NoRouteOutButLoopbackWorksInside) {
