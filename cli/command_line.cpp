@@ -60,6 +60,9 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
+  run->add_option("--tool-description", options.tool_description,
+                  "Record the tool description the code came from (see cordon prompt)")
+      ->type_name("ID@VERSION");
   run->add_flag("--json", options.json, "Print one JSON object on stdout (the result or the plan)");
   run->add_flag("--allow-unisolated", options.allow_unisolated,
                 "Let auto pick a backend that does not isolate");
@@ -89,6 +92,56 @@ CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
   return backends;
 }
 
+constexpr const char* kAuditFooter = R"(
+Runs the escape catalogue against a backend, judged from the host (listeners, canaries,
+process table, disk). Attempts that would act on this host run only where the backend
+claims to stop them ("skipped: would act on this host" otherwise). A complete audit is
+stored for 'cordon prompt' under $CORDON_AUDIT_DIR, else $XDG_STATE_HOME/cordon/audit.
+Exit status: 0 every claim held; 1 an attempt ESCAPED a backend claiming to stop it;
+2 an attempt on a claimed aspect could not be judged; 125 cordon failed.)";
+
+constexpr const char* kPromptFooter = R"(
+Prints the tool definition for a backend, stating only what the stored audit report for
+this backend, host and policy proves (auditing first when there is none). A claim an
+attempt contradicts is refused; --unverified renders unproven claims marked as such.
+Formats: text, openai, openai-responses, anthropic, mcp. An agent that runs the code the
+model wrote passes --tool-description ID@VERSION to 'cordon run' (or sets it in the request)
+so each result records the description it ran under.)";
+
+CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
+  CLI::App* cmd = app.add_subcommand("audit", "Run escape and abuse attempts against a backend");
+  cmd->footer(kAuditFooter);
+  auto* backend = cmd->add_option("-b,--backend", options.backend,
+                                  "Backend to audit (default: the most isolating available)")
+                      ->type_name("NAME");
+  cmd->add_flag("--all", options.all, "Audit every available backend, side by side")
+      ->excludes(backend);
+  cmd->add_flag("--json", options.json, "Print the reports as one JSON object");
+  cmd->add_option("--only", options.only, "Only these attempts (not stored)")->type_name("ID,...");
+  cmd->add_flag("--no-store", options.no_store, "Do not store the report");
+  return cmd;
+}
+
+CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
+  CLI::App* cmd = app.add_subcommand("prompt", "Print the run_code tool description for a backend");
+  cmd->footer(kPromptFooter);
+  cmd->add_option("-b,--backend", options.backend, "Backend name, or auto (default)")
+      ->type_name("NAME|auto");
+  cmd->add_option("-t,--timeout", options.timeout, "Wall-clock limit DUR (default 5s)")
+      ->type_name("DUR");
+  cmd->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");
+  cmd->add_option("--processes", options.processes, "Most processes at once N")->type_name("N");
+  cmd->add_option("--version", options.version, "Template version (default: the latest)")
+      ->type_name("N");
+  cmd->add_option("--id", options.id, "Template id (default run_code)")->type_name("ID");
+  cmd->add_option("-f,--format", options.format,
+                  "text, openai, openai-responses, anthropic or mcp (default text)")
+      ->type_name("FORMAT");
+  cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
+  cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
+  return cmd;
+}
+
 // Whether the user asked for JSON, looked up before parsing so that a parse error can
 // still be reported as JSON.
 bool wants_json(int argc, char** argv) {
@@ -113,6 +166,8 @@ CommandLine parse_command_line(int argc, char** argv) {
   CLI::App* run = add_run_command(app, line.run);
   CLI::App* plan = add_plan_command(app, line.run);
   CLI::App* backends = add_backends_command(app, line.backends);
+  CLI::App* audit = add_audit_command(app, line.audit);
+  CLI::App* prompt = add_prompt_command(app, line.prompt);
 
   const bool json = wants_json(argc, argv);
   try {
@@ -128,6 +183,8 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (run->parsed()) line.command = Command::kRun;
   if (plan->parsed()) line.command = Command::kPlan;
   if (backends->parsed()) line.command = Command::kBackends;
+  if (audit->parsed()) line.command = Command::kAudit;
+  if (prompt->parsed()) line.command = Command::kPrompt;
   return line;
 }
 

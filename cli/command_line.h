@@ -2,7 +2,9 @@
 // themselves take plain option structs (and compile without its heavy headers).
 #pragma once
 
+#include "audit_command.h"
 #include "backends_command.h"
+#include "prompt_command.h"
 #include "run_options.h"
 
 namespace cordon::cli {
@@ -12,6 +14,8 @@ enum class Command {
   kRun,
   kPlan,  // `cordon plan`: RunOptions, code optional
   kBackends,
+  kAudit,   // `cordon audit`: AuditCommandOptions
+  kPrompt,  // `cordon prompt`: PromptOptions
 };
 
 struct CommandLine {
@@ -19,6 +23,8 @@ struct CommandLine {
   int exit_status = 0;
   RunOptions run;
   BackendsOptions backends;
+  AuditCommandOptions audit;
+  PromptOptions prompt;
 };
 
 // Parses argv. Prints --help/--version output and usage errors (as JSON with --json)

@@ -3,10 +3,12 @@
 #include <exception>
 #include <string>
 
+#include "audit_command.h"
 #include "backends_command.h"
 #include "command_line.h"
 #include "exit_status.h"
 #include "plan_command.h"
+#include "prompt_command.h"
 #include "run_command.h"
 #include "signal_cancel.h"
 
@@ -21,6 +23,10 @@ int main(int argc, char** argv) {
         return cordon::cli::plan_command(line.run);
       case cordon::cli::Command::kBackends:
         return cordon::cli::backends_command(line.backends);
+      case cordon::cli::Command::kAudit:
+        return cordon::cli::audit_command(line.audit);
+      case cordon::cli::Command::kPrompt:
+        return cordon::cli::prompt_command(line.prompt);
       case cordon::cli::Command::kExit:
         return line.exit_status;
     }

@@ -10,6 +10,7 @@
 
 #include "cordon/unique_fd.h"
 #include "cordon/units.h"
+#include "prompt_command.h"
 
 namespace cordon::cli {
 namespace {
@@ -132,6 +133,12 @@ Status apply_inputs(const RunOptions& options, RunRequest& request) {
       return fail(ErrorCode::kInvalidArgument, "--env: '" + assignment + "' is not NAME=VALUE");
     }
     request.env.emplace_back(assignment.substr(0, eq), assignment.substr(eq + 1));
+  }
+  if (options.tool_description) {
+    auto ref =
+        for_option(parse_tool_description_ref(*options.tool_description), "--tool-description");
+    if (!ref) return std::unexpected(ref.error());
+    request.tool_description = std::move(*ref);
   }
   if (options.stdin_file) {
     auto data = for_option(read_file(*options.stdin_file), "--stdin-file");

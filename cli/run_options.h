@@ -22,9 +22,10 @@ struct RunOptions {
   std::optional<std::string> source;      // FILE, or "-" for stdin
   std::optional<std::string> stdin_file;  // --stdin-file
   std::optional<std::string> artifacts_dir;
-  std::vector<std::string> files;    // --file LOCAL[:NAME]
-  std::vector<std::string> collect;  // --collect GLOB
-  std::vector<std::string> env;      // --env NAME=VALUE
+  std::vector<std::string> files;               // --file LOCAL[:NAME]
+  std::vector<std::string> collect;             // --collect GLOB
+  std::vector<std::string> env;                 // --env NAME=VALUE
+  std::optional<std::string> tool_description;  // --tool-description ID@VERSION
   bool json = false;
   bool allow_unisolated = false;
   bool dry_run = false;  // --dry-run: print the plan (plan_command.h) instead of running

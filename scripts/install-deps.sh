@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libsqlite3-dev
   clang-format-19 clang-tidy-19
-  python3 bubblewrap runc podman
+  python3 python3-jsonschema bubblewrap runc podman
 )
 
 missing=()

@@ -612,4 +612,87 @@ TEST(CliTest, HelpDocumentsExitStatuses) {
   EXPECT_NE(ran.out.find("--allow-unisolated"), std::string::npos);
 }
 
+// --- cordon audit and cordon prompt (issue #5) ---
+
+TEST(CliTest, AuditOfSubprocessShowsEscapesItDoesNotClaimAndSkipsHostActingAttempts) {
+  const Ran ran = cordon({"audit", "-b", "subprocess", "--json", "--only",
+                          "net-loopback-tcp,res-fork-bomb,res-output-flood"});
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;  // nothing escaped that it claims to stop
+  const nlohmann::json out = parse_one_object(ran.out);
+  const nlohmann::json& attempts = out["reports"][0]["attempts"];
+  ASSERT_EQ(attempts.size(), 3u) << ran.out;
+  EXPECT_EQ(attempts[0]["status"], "ESCAPED");
+  EXPECT_EQ(attempts[0]["claimed"], "none");
+  EXPECT_EQ(attempts[1]["status"], "SKIPPED");
+  EXPECT_NE(attempts[1]["evidence"].get<std::string>().find("would act on this host"),
+            std::string::npos);
+  EXPECT_EQ(attempts[2]["status"], "BLOCKED");
+  EXPECT_FALSE(out["reports"][0]["complete"].get<bool>());
+}
+
+TEST(CliTest, AuditOfNamespaceBlocksWithControlsThatEscape) {
+  if (const std::string why = namespace_unavailable_reason(); !why.empty()) {
+    if (::cordon_test::require_kernel_features()) FAIL() << "kernel feature missing: " << why;
+    GTEST_SKIP() << why;
+  }
+  const Ran ran = cordon({"audit", "-b", "namespace", "--only", "net-loopback-tcp,sys-ptrace"});
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  EXPECT_NE(ran.out.find("namespace 0.1.0: 2 blocked, 0 escaped, 0 error"), std::string::npos)
+      << ran.out;
+  const Ran json = cordon({"audit", "-b", "namespace", "--json", "--only", "sys-ptrace"});
+  const nlohmann::json a = parse_one_object(json.out)["reports"][0]["attempts"][0];
+  EXPECT_EQ(a["status"], "BLOCKED") << json.out;
+  EXPECT_TRUE(a["control"].get<std::string>().starts_with("subprocess: ESCAPED")) << json.out;
+  EXPECT_EQ(cordon({"audit", "--only", "no-such-attempt"}).status, 125);
+  EXPECT_EQ(cordon({"audit", "--all", "-b", "namespace"}).status, 125);  // one or the other
+}
+
+TEST(CliTest, PromptRendersOnlyWhatAStoredAuditProves) {
+  const cordon::TempDir reports = make_temp();
+  const std::string dir = "CORDON_AUDIT_DIR=" + reports.path().string();
+  auto with_dir = [&](std::vector<std::string> args) {
+    RunSpec spec;
+    spec.args = std::move(args);
+    spec.extra_env = {dir};
+    return run_cordon(spec);
+  };
+  // No report and no audit allowed: a claim (the timeout) cannot be stated.
+  Ran ran = with_dir({"prompt", "-b", "subprocess", "--no-audit"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("no audit report"), std::string::npos) << ran.err;
+  ran = with_dir({"prompt", "-b", "subprocess", "--no-audit", "--unverified"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.out.find("[unverified] Each run is stopped after 5 s"), std::string::npos)
+      << ran.out;
+  // A complete audit is stored, then used: the same claims are now proven.
+  ran = with_dir({"audit", "-b", "subprocess"});
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  ran = with_dir({"prompt", "-b", "subprocess", "--no-audit", "-f", "openai", "-t", "7s"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  const nlohmann::json tool = parse_one_object(ran.out);
+  const std::string text = tool["function"]["description"].get<std::string>();
+  EXPECT_NE(text.find("There is NO isolation"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no network access"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[unverified]"), std::string::npos) << text;
+  EXPECT_NE(text.find("stopped after 7 s"), std::string::npos) << text;
+  EXPECT_EQ(
+      cordon({"prompt", "-b", "subprocess", "--unverified", "--no-audit", "-f", "yaml"}).status,
+      125);
+  EXPECT_EQ(cordon({"prompt", "--version", "99", "--unverified", "--no-audit"}).status, 125);
+}
+
+TEST(CliTest, RunRecordsTheToolDescriptionItRanUnder) {
+  const Ran ran = cordon(
+      {"run", "-b", "subprocess", "--json", "--tool-description", "run_code@1", "-c", "true"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(parse_one_object(ran.out)["tool_description"],
+            (nlohmann::json{{"id", "run_code"}, {"version", 1}}));
+  EXPECT_EQ(
+      cordon({"run", "-b", "subprocess", "--tool-description", "run_code@9", "-c", "true"}).status,
+      125);
+  EXPECT_EQ(
+      cordon({"run", "-b", "subprocess", "--tool-description", "run_code", "-c", "true"}).status,
+      125);
+}
+
 }  // namespace

@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "attack_support.h"
+#include "audit/host_probes.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -46,9 +46,27 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-using testing::host_processes_with;
-using testing::py;
-using testing::sh;
+using audit::host_processes_with;  // the audit's host-side instruments
+
+RunRequest sh(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r;
+  r.code = std::move(code);
+  r.timeout = timeout;
+  return r;
+}
+
+RunRequest py(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r = sh(std::move(code), timeout);
+  r.language = Language::kPython;
+  return r;
+}
+
+// Python that connects to the host's 127.0.0.1:port: "connected" or "refused <errno>".
+std::string tcp_probe(int port) {
+  return "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', " +
+         std::to_string(port) +
+         "))\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+}
 
 std::set<std::string> entries(const fs::path& dir) {
   std::set<std::string> out;
@@ -212,20 +230,18 @@ TEST_F(ContainerTest, DeniedSyscallsFailWithEperm) {
 
 // ---- network ----
 
-using testing::tcp_probe;
-using testing::TcpListener;
-
 TEST_F(ContainerTest, HostLoopbackListenerReceivesNothing) {
-  TcpListener l;
-  const RunResult r = run(py(tcp_probe(l.port)));
+  auto l = audit::Listener::tcp_loopback();
+  ASSERT_TRUE(l.has_value()) << l.error().describe();
+  const RunResult r = run(py(tcp_probe(l->port())));
   EXPECT_EQ(r.stdout_data.rfind("refused", 0), 0u) << r.stdout_data << r.stderr_data;
-  EXPECT_FALSE(l.got_connection());
+  EXPECT_FALSE(l->reached());
   // Control: this backend with only the network namespace switched off.
   oci::ContainerOptions hostnet;
   hostnet.network_namespace = false;
-  const RunResult c = run_with(hostnet, py(tcp_probe(l.port)));
+  const RunResult c = run_with(hostnet, py(tcp_probe(l->port())));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data << c.error.value_or("");
-  EXPECT_TRUE(l.got_connection());
+  EXPECT_TRUE(l->reached());
 }
 
 TEST_F(ContainerTest, NoRouteOutButLoopbackWorksInside) {

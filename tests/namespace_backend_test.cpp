@@ -42,7 +42,7 @@
 #include <thread>
 #include <vector>
 
-#include "attack_support.h"
+#include "audit/host_probes.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -60,9 +60,40 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-using testing::host_processes_with;
-using testing::py;
-using testing::sh;
+RunRequest sh(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r;
+  r.code = std::move(code);
+  r.timeout = timeout;
+  return r;
+}
+
+RunRequest py(std::string code, milliseconds timeout = seconds(10)) {
+  RunRequest r = sh(std::move(code), timeout);
+  r.language = Language::kPython;
+  return r;
+}
+
+// Host pids of live (non-zombie) processes whose command line contains `needle`.
+std::vector<pid_t> host_processes_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid()) continue;
+    auto cmd = testing::read_file("/proc/" + name + "/cmdline");
+    if (!cmd || cmd->find(needle) == std::string::npos) continue;
+    if (testing::process_dead(pid, [&] {
+          auto st = testing::read_file("/proc/" + name + "/stat").value_or("");
+          auto o = st.find('('), c = st.rfind(')');
+          return o == std::string::npos ? std::string() : st.substr(o + 1, c - o - 1);
+        }())) {
+      continue;
+    }
+    out.push_back(pid);
+  }
+  return out;
+}
 
 class NamespaceTest : public ::testing::Test {
  protected:
@@ -229,50 +260,43 @@ TEST_F(NamespaceTest, DeniedSyscallsFailWithEpermOnAProcessThatCouldOtherwise) {
 
 // ---- network ----
 
-using testing::tcp_probe;
-using testing::TcpListener;
+std::string tcp_probe(int port) {
+  return "import socket\ns = socket.socket()\ns.settimeout(2)\ntry:\n    s.connect(('127.0.0.1', " +
+         std::to_string(port) +
+         "))\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n";
+}
 
 TEST_F(NamespaceTest, HostLoopbackListenerReceivesNothing) {
-  TcpListener l;
-  const RunResult r = run(py(tcp_probe(l.port)));
+  auto l = audit::Listener::tcp_loopback();  // the audit's host-side instrument
+  ASSERT_TRUE(l.has_value()) << l.error().describe();
+  const RunResult r = run(py(tcp_probe(l->port())));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
   EXPECT_EQ(r.stdout_data.rfind("refused", 0), 0u) << r.stdout_data;
-  EXPECT_FALSE(l.got_connection());
+  EXPECT_FALSE(l->reached());
   // Controls: unisolated, and this backend with only the network namespace switched off.
-  RunResult c = run_unisolated(py(tcp_probe(l.port)));
+  RunResult c = run_unisolated(py(tcp_probe(l->port())));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
-  EXPECT_TRUE(l.got_connection());
+  EXPECT_TRUE(l->reached());
   ns::NamespaceOptions hostnet;
   hostnet.network_namespace = false;
-  c = run_with(hostnet, py(tcp_probe(l.port)));
+  c = run_with(hostnet, py(tcp_probe(l->port())));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data << c.error.value_or("");
-  EXPECT_TRUE(l.got_connection());
+  EXPECT_TRUE(l->reached());
 }
 
 TEST_F(NamespaceTest, HostAbstractUnixSocketReceivesNothing) {
   const std::string name = "cordon-ns-test-" + std::to_string(::getpid());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0);
-  ASSERT_EQ(::listen(fd, 8), 0);
+  auto listener = audit::Listener::abstract_unix(name);
+  ASSERT_TRUE(listener.has_value()) << listener.error().describe();
   const std::string probe =
       "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0" + name +
       "')\n    print('connected')\nexcept OSError as e:\n    print('refused')\n";
-  auto accepted = [&] {
-    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c >= 0) ::close(c);
-    return c >= 0;
-  };
   const RunResult r = run(py(probe));
   EXPECT_EQ(r.stdout_data, "refused\n") << r.stderr_data;
-  EXPECT_FALSE(accepted());
+  EXPECT_FALSE(listener->reached());
   const RunResult c = run_unisolated(py(probe));
   EXPECT_EQ(c.stdout_data, "connected\n") << c.stderr_data;
-  EXPECT_TRUE(accepted());
-  ::close(fd);
+  EXPECT_TRUE(listener->reached());
 }
 
 TEST_F(NamespaceTest, NoRouteOutButLoopbackWorksInside) {

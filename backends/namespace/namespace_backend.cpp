@@ -6,16 +6,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <string>
 #include <utility>
 
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/limit_group.h"
-#include "cordon/proc/output_pump.h"
-#include "cordon/proc/pipe.h"
+#include "cordon/run_driver.h"
 #include "cordon/units.h"
-#include "cordon/workspace.h"
 #include "prebuilt_seccomp.h"
 #include "sandbox_process.h"
 #include "uid_slot.h"
@@ -23,14 +20,7 @@
 namespace cordon::ns {
 namespace {
 
-using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-constexpr milliseconds kDrainBound{1000};
-
-std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
 
 Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
                std::optional<std::string> value, std::string detail) {
@@ -43,22 +33,6 @@ std::optional<rlim_t> nofile_hard() {
   return r.rlim_max;
 }
 
-class StateReporter {
- public:
-  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
-  StateReporter(const StateReporter&) = delete;
-  StateReporter& operator=(const StateReporter&) = delete;
-  ~StateReporter() { set(RunState::kFinished); }
-  void set(RunState state) {
-    if (observer_ != nullptr && !finished_) observer_->on_state(state);
-    if (state == RunState::kFinished) finished_ = true;
-  }
-
- private:
-  RunObserver* observer_;
-  bool finished_ = false;
-};
-
 // Says whether a ceiling is the request's own or the backend's default.
 std::string default_note(bool requested) {
   return requested ? "" : "default ceiling (the request set none); ";
@@ -66,6 +40,38 @@ std::string default_note(bool requested) {
 
 std::string fs_summary(std::uint64_t tmp_bytes) {
   return "fresh root, /usr read-only, tmpfs /tmp " + format_size(tmp_bytes);
+}
+
+// What a run of `plan` enforces beyond the timeout and the output cap, as reported.
+std::vector<Enforced> enforced_by(const RunRequest& request, const SandboxPlan& plan,
+                                  const proc::LimitGroup* limits, const Limits& ceilings) {
+  std::vector<Enforced> enforced;
+  if (plan.loopback_up) {
+    enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
+  }
+  const std::uint64_t tmp = request.limits.scratch_bytes.value_or(kDefaultScratchBytes);
+  enforced.push_back({Aspect::kFilesystem, fs_summary(plan.fs.steps.empty() ? 0 : tmp), {}});
+  enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
+  enforced.push_back({Aspect::kProcessTree, "PID namespace", {}});
+  if (plan.seccomp) {
+    enforced.push_back({Aspect::kSyscallFilter,
+                        "seccomp " + plan.policy_name + " v" + std::to_string(plan.policy_version),
+                        plan.policy_hash});
+  }
+  enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(tmp)});
+  if (limits != nullptr) {
+    for (const auto& a : limits->enforced()) {
+      const Aspect aspect = a.kind == proc::LimitKindCg::kMemory      ? Aspect::kMemory
+                            : a.kind == proc::LimitKindCg::kProcesses ? Aspect::kProcesses
+                                                                      : Aspect::kCpu;
+      // The group's pids limit counts the init too; report the ceiling the code gets.
+      enforced.push_back(
+          {aspect, a.mechanism,
+           aspect == Aspect::kProcesses ? std::to_string(*ceilings.max_processes) : a.value});
+    }
+  }
+  for (const auto& e : plan.rlimit_enforced) enforced.push_back(e);
+  return enforced;
 }
 
 }  // namespace
@@ -305,15 +311,13 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   const BackendId id{std::string(name()), std::string(version())};
   const Clock::time_point t_setup = Clock::now();
   const Clock::time_point setup_until = t_setup + request.setup_bound;
-  StateReporter state(observer);
+  RunStateReporter state(observer);
   state.set(RunState::kPreparing);
   auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
 
   // 1. The request, and whether this host can do it at all.
   if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
   if (!probe_.available) return error(probe_.reason);
-  const milliseconds timeout = effective_timeout(request);
-  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
 
   // 2. Whose id the sandbox user maps to: for root a host uid of this run's own.
   UidSlot slot;
@@ -346,171 +350,36 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   if (!plan) return error("plan: " + plan.error().describe());
 
   // 5. Pipes; the parent ends stay CLOEXEC.
-  auto out = proc::make_pipe();
-  auto err = proc::make_pipe();
-  if (!out || !err) return error("pipe: " + (!out ? out : err).error().describe());
-  std::optional<proc::Pipe> in;
-  if (request.stdin_data) {
-    auto p = proc::make_pipe();
-    if (!p) return error("pipe: " + p.error().describe());
-    in = std::move(*p);
-  }
-  if (cancel.cancelled()) {
-    RunResult r;
-    r.backend = id;
-    Termination t;
-    t.cancelled = true;
-    apply_termination(t, r);
-    r.setup_ms = ms_between(t_setup, Clock::now());
-    return r;
-  }
+  auto pipes = make_run_pipes(request);
+  if (!pipes) return error("pipe: " + pipes.error().describe());
+  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+  RunFrame frame{id,
+                 t_setup,
+                 "deadline + SIGKILL of the PID namespace's init",
+                 enforced_by(request, *plan, limits ? &*limits : nullptr, ceilings),
+                 {}};
+  if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
 
   // 6. The sandbox: namespaces, maps, limit groups, root filesystem, then the code.
   SandboxStart start;
   start.plan = &*plan;
   start.seccomp = seccomp_ ? &*seccomp_ : nullptr;
   start.init_exe_fd = init_exe_.get();
-  start.stdin_fd = in ? in->read.get() : -1;
-  start.stdout_fd = out->write.get();
-  start.stderr_fd = err->write.get();
+  start.stdin_fd = pipes->child_stdin();
+  start.stdout_fd = pipes->child_stdout();
+  start.stderr_fd = pipes->child_stderr();
   start.limits = limits ? &*limits : nullptr;
   start.want_tmp_fd = !request.artifact_globs.empty();
   auto sandbox = SandboxProcess::start(start, setup_until);
   if (!sandbox) return error(sandbox.error().describe());
-  const Clock::time_point t_start = Clock::now();
-  const Clock::time_point deadline = t_start + timeout;
-  out->write.reset();
-  err->write.reset();
-  if (in) in->read.reset();
-  state.set(RunState::kRunning);
 
-  // 7. Pump output until the init exits (right after the main process), the deadline or
-  //    cancel.
-  proc::OutputPump pump(
-      std::move(out->read), std::move(err->read), in ? std::move(in->write) : UniqueFd(),
-      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
-  auto stop = pump.run(sandbox->exit_fd(), cancel.wait_fd(), deadline);
-  const Clock::time_point t_end = stop ? stop->at : Clock::now();
-  state.set(RunState::kStopping);
-
-  // 8. Kill the namespace whatever ended the pump (a no-op when init already exited),
-  //    reap it (which waits for every process of the namespace), drain the pipes.
-  const Clock::time_point teardown_until = t_end + request.setup_bound;
-  sandbox->kill();
-  auto finished = sandbox->finish(teardown_until);
-  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
-  proc::LimitGroupStats stats;
-  if (limits) stats = limits->stats();
-
-  RunResult result;
-  result.backend = id;
-  result.tool_description = request.tool_description;
-  result.stdout_data = std::move(pump.out().data);
-  result.stderr_data = std::move(pump.err().data);
-  result.stdout_truncated = pump.out().truncated;
-  result.stderr_truncated = pump.err().truncated;
-  result.wall_ms = ms_between(t_start, t_end);
-  if (plan->seccomp) result.policy = PolicyId{plan->policy_name, plan->policy_hash};
-  result.enforced.push_back({Aspect::kTimeout, "deadline + SIGKILL of the PID namespace's init",
-                             format_duration(timeout)});
-  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
-  if (plan->loopback_up) {
-    result.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
-  }
-  result.enforced.push_back(
-      {Aspect::kFilesystem,
-       fs_summary(plan->fs.steps.empty()
-                      ? 0
-                      : request.limits.scratch_bytes.value_or(kDefaultScratchBytes)),
-       {}});
-  result.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
-  result.enforced.push_back({Aspect::kProcessTree, "PID namespace", {}});
-  if (plan->seccomp) {
-    result.enforced.push_back(
-        {Aspect::kSyscallFilter,
-         "seccomp " + plan->policy_name + " v" + std::to_string(plan->policy_version),
-         plan->policy_hash});
-  }
-  result.enforced.push_back(
-      {Aspect::kDisk, "tmpfs size",
-       format_size(request.limits.scratch_bytes.value_or(kDefaultScratchBytes))});
-  if (limits) {
-    for (const auto& a : limits->enforced()) {
-      const Aspect aspect = a.kind == proc::LimitKindCg::kMemory      ? Aspect::kMemory
-                            : a.kind == proc::LimitKindCg::kProcesses ? Aspect::kProcesses
-                                                                      : Aspect::kCpu;
-      // The group's pids limit counts the init too; report the ceiling the code gets.
-      result.enforced.push_back(
-          {aspect, a.mechanism,
-           aspect == Aspect::kProcesses ? std::to_string(*ceilings.max_processes) : a.value});
-    }
-  }
-  for (const auto& e : plan->rlimit_enforced) result.enforced.push_back(e);
-
-  if (!stop || !finished) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = !stop ? "output pump: " + stop.error().describe()
-                         : "teardown: " + finished.error().describe();
-    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-    return result;
-  }
-
-  // 9. The outcome, in apply_termination's order: deadline, cancel, limits, exit.
-  Termination t;
-  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
-  t.cancelled = stop->reason == proc::StopReason::kCancelled;
-  const auto& report = finished->report;
-  if (report) {
-    proc::ExitInfo main;
-    main.status = report->status;
-    t.exited = main.exited();
-    t.exit_code = main.exit_code();
-    t.signal = main.signal();
-    result.max_rss_kb = report->maxrss_kb;
-    result.cpu_ms = report->children_cpu_us / 1000;
-  } else if (!t.deadline_passed && !t.cancelled) {
-    // The init died without reporting: something killed it from outside (the OOM killer,
-    // an administrator); the code's own status is unknown.
-    t.signal = finished->init.signal();
-  }
-  t.oom_killed = stats.oom_killed;
-  // A pids-limit hit explains a failure, never a success: ordinary code may probe fork
-  // failures and still exit 0.
-  const bool failed = !t.exited || t.exit_code != 0;
-  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
-  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
-  apply_termination(t, result);
-  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
-  result.memory_peak_kb = stats.memory_peak_kb;
-  if (!report && !t.deadline_passed && !t.cancelled && !t.oom_killed) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "the sandbox's init ended without reporting the code's status";
-  }
-
-  // 10. Artifacts, from the sandbox's /tmp kept open past the namespace's end.
-  if (!request.artifact_globs.empty()) {
-    UniqueFd tmp = sandbox->take_tmp_fd();
-    auto collected = tmp ? collect_artifacts("/proc/self/fd/" + std::to_string(tmp.get()),
-                                             request.artifact_globs, request.artifact_max_bytes)
-                         : Result<CollectedArtifacts>(std::unexpected(
-                               Error{ErrorCode::kInternal, 0, "no /tmp from the sandbox"}));
-    if (!collected) {
-      result.outcome = Outcome::kSandboxError;
-      result.error = "collect artifacts: " + collected.error().describe();
-    } else {
-      result.artifacts = std::move(collected->artifacts);
-    }
-  }
-
-  // 11. Remove the limit groups (the namespace is already gone).
-  if (limits) {
-    if (auto st = limits->remove(teardown_until); !st && result.outcome != Outcome::kSandboxError) {
-      result.outcome = Outcome::kSandboxError;
-      result.error = "remove limit groups: " + st.error().describe();
-    }
-  }
-  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-  return result;
+  // 7. The shared driver (run_driver.h) runs it to the end: pump output until the init
+  //    exits (right after the main process), the deadline or cancel; kill the namespace
+  //    whatever ended the pump (a no-op when init already exited); reap it (which waits
+  //    for every process of the namespace); the outcome; artifacts from the sandbox's
+  //    /tmp; the limit groups removed.
+  SandboxTree tree(std::move(limits), std::move(*sandbox));
+  return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::ns

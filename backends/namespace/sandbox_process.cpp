@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "cordon/proc/pipe.h"
@@ -190,6 +191,59 @@ Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
   if (n == static_cast<ssize_t>(sizeof(r)) && r.magic == kInitReportMagic) out.report = r;
   report_.reset();
   return out;
+}
+
+Status SandboxTree::finish(RunClock::time_point until) {
+  auto finished = sandbox_.finish(until);
+  if (!finished) return std::unexpected(finished.error());
+  exit_ = *finished;
+  return {};
+}
+
+Status SandboxTree::describe_end(Termination& t, RunResult& result) {
+  proc::LimitGroupStats stats;
+  if (limits_) stats = limits_->stats();
+  const auto& report = exit_.report;
+  if (report) {
+    proc::ExitInfo main;
+    main.status = report->status;
+    t.exited = main.exited();
+    t.exit_code = main.exit_code();
+    t.signal = main.signal();
+    result.max_rss_kb = report->maxrss_kb;
+    result.cpu_ms = report->children_cpu_us / 1000;
+  } else if (!t.deadline_passed && !t.cancelled) {
+    // The init died without reporting: something killed it from outside (the OOM killer,
+    // an administrator); the code's own status is unknown.
+    t.signal = exit_.init.signal();
+  }
+  t.oom_killed = stats.oom_killed;
+  // A pids-limit hit explains a failure, never a success: ordinary code may probe fork
+  // failures and still exit 0.
+  const bool failed = !t.exited || t.exit_code != 0;
+  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
+  // The group counts every process of the sandbox, orphans included.
+  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
+  result.memory_peak_kb = stats.memory_peak_kb;
+  if (!report && !t.deadline_passed && !t.cancelled && !t.oom_killed) {
+    return fail(ErrorCode::kInternal,
+                "the sandbox's init ended without reporting the code's status");
+  }
+  return {};
+}
+
+Result<std::filesystem::path> SandboxTree::artifact_dir() {
+  tmp_ = sandbox_.take_tmp_fd();
+  if (!tmp_) return fail(ErrorCode::kInternal, "no /tmp from the sandbox");
+  return std::filesystem::path("/proc/self/fd/" + std::to_string(tmp_.get()));
+}
+
+Status SandboxTree::teardown(RunClock::time_point until) {
+  if (!limits_) return {};
+  if (auto st = limits_->remove(until); !st) {
+    return fail(st.error().code, "remove limit groups: " + st.error().describe());
+  }
+  return {};
 }
 
 }  // namespace cordon::ns

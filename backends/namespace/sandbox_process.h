@@ -4,12 +4,14 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 #include "child_setup.h"
 #include "cordon/error.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/proc/spawn.h"
+#include "cordon/run_driver.h"
 #include "cordon/unique_fd.h"
 #include "init_protocol.h"
 #include "sandbox_plan.h"
@@ -59,6 +61,31 @@ class SandboxProcess {
  private:
   proc::ChildProcess init_;  // destructor: SIGKILL and reap, on every error path
   UniqueFd report_;
+  UniqueFd tmp_;
+};
+
+// A started sandbox and its limit groups, as the shared driver sees them
+// (cordon/run_driver.h): killing the PID namespace's init kills the sandbox; how the code
+// ended comes from the init's report, and from the limit groups' OOM and pids counts.
+class SandboxTree final : public StartedTree {
+ public:
+  SandboxTree(std::optional<proc::LimitGroup> limits, SandboxProcess sandbox)
+      : limits_(std::move(limits)), sandbox_(std::move(sandbox)) {}
+
+  [[nodiscard]] int exit_fd() const override { return sandbox_.exit_fd(); }
+  void kill() override { sandbox_.kill(); }
+  [[nodiscard]] Status finish(RunClock::time_point until) override;
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
+  // The sandbox's /tmp, kept open past the namespace's end.
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override;
+  // The limit groups (the namespace is already gone).
+  [[nodiscard]] Status teardown(RunClock::time_point until) override;
+
+ private:
+  // Declared before sandbox_: the sandbox is killed and reaped before its groups go.
+  std::optional<proc::LimitGroup> limits_;
+  SandboxProcess sandbox_;
+  SandboxExit exit_;
   UniqueFd tmp_;
 };
 

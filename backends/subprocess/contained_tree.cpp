@@ -105,4 +105,35 @@ Result<std::optional<proc::Cgroup2>> ContainedTree::take_cgroup(Clock::time_poin
   return std::optional<proc::Cgroup2>{};
 }
 
+Status SubprocessTree::finish(RunClock::time_point until) {
+  auto finished = tree_.finish(until);
+  if (!finished) return std::unexpected(finished.error());
+  finish_ = *finished;
+  auto cgroup = tree_.take_cgroup(until);
+  if (!cgroup) {
+    return fail(cgroup.error().code, "remove cgroup: " + cgroup.error().describe());
+  }
+  if (*cgroup) give_back_(std::move(**cgroup));
+  return {};
+}
+
+Status SubprocessTree::describe_end(Termination& t, RunResult& result) {
+  t.exited = finish_.main.exited();
+  t.exit_code = finish_.main.exit_code();
+  t.signal = finish_.main.signal();
+  result.cpu_ms = finish_.cpu_us / 1000;
+  result.max_rss_kb = finish_.max_rss_kb;
+  return {};
+}
+
+Status SubprocessTree::teardown(RunClock::time_point until) {
+  if (auto st = tmp_.remove(); !st) {
+    return fail(st.error().code, "remove temp dir: " + st.error().describe());
+  }
+  // Only this backend holds its whole teardown to the bound (the driver bounds the
+  // waits it makes itself).
+  if (Clock::now() > until) return fail(ErrorCode::kTimeout, "teardown exceeded its bound");
+  return {};
+}
+
 }  // namespace cordon::subprocess

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -14,6 +15,8 @@
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/reaper.h"
 #include "cordon/proc/spawn.h"
+#include "cordon/run_driver.h"
+#include "cordon/temp_dir.h"
 
 namespace cordon::subprocess {
 
@@ -55,6 +58,35 @@ class ContainedTree {
   std::int64_t cpu_base_us_ = 0;               // cpu.stat before this run (reused cgroup)
   proc::ChildProcess main_;                    // cgroup path
   std::optional<proc::ReaperProcess> reaper_;  // helper path
+};
+
+// A started ContainedTree and the run's temp dir, as the shared driver sees them
+// (cordon/run_driver.h). finish() also hands an empty, never-killed cgroup back to the
+// backend's idle pool (or removes it): that must happen before the outcome is decided,
+// since a cgroup that cannot be removed is a sandbox error.
+class SubprocessTree final : public StartedTree {
+ public:
+  using GiveBack = std::function<void(proc::Cgroup2)>;
+  SubprocessTree(ContainedTree tree, TempDir tmp, std::filesystem::path work, GiveBack give_back)
+      : tmp_(std::move(tmp)),
+        work_(std::move(work)),
+        tree_(std::move(tree)),
+        give_back_(std::move(give_back)) {}
+
+  [[nodiscard]] int exit_fd() const override { return tree_.exit_fd(); }
+  void kill() override { tree_.kill(); }
+  [[nodiscard]] Status finish(RunClock::time_point until) override;
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override { return work_; }
+  [[nodiscard]] Status teardown(RunClock::time_point until) override;
+
+ private:
+  // Declared before tree_: the tree is killed and reaped before its temp dir goes.
+  TempDir tmp_;
+  std::filesystem::path work_;
+  ContainedTree tree_;
+  GiveBack give_back_;
+  ContainedTree::Finish finish_;
 };
 
 }  // namespace cordon::subprocess

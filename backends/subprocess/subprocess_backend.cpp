@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -17,9 +16,8 @@
 #include "cordon/interpreter.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
-#include "cordon/proc/output_pump.h"
-#include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
+#include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
 #include "cordon/temp_dir.h"
 #include "cordon/units.h"
@@ -28,16 +26,6 @@
 namespace cordon::subprocess {
 namespace fs = std::filesystem;
 namespace {
-
-using std::chrono::milliseconds;
-
-// After the tree is dead its pipes reach EOF at once; this only bounds the case where
-// something outside the tree got hold of a write end.
-constexpr milliseconds kDrainBound{1000};
-
-std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
 
 // Lowers a limit only: without CAP_SYS_RESOURCE (root here lacks it) a value above the
 // current hard limit would make setrlimit fail in the child.
@@ -102,23 +90,6 @@ Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
                std::optional<std::string> value, std::string detail) {
   return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
 }
-
-// Observer calls with a null check, and kFinished guaranteed on every return path.
-class StateReporter {
- public:
-  explicit StateReporter(RunObserver* observer) : observer_(observer) {}
-  StateReporter(const StateReporter&) = delete;
-  StateReporter& operator=(const StateReporter&) = delete;
-  ~StateReporter() { set(RunState::kFinished); }
-  void set(RunState state) {
-    if (observer_ != nullptr && !finished_) observer_->on_state(state);
-    if (state == RunState::kFinished) finished_ = true;
-  }
-
- private:
-  RunObserver* observer_;
-  bool finished_ = false;
-};
 
 // Run dirs are "cordon-run-<pid>-XXXXXX" so a later start can sweep a dead cordon's.
 constexpr std::string_view kRunDirPrefix = "cordon-run-";
@@ -267,14 +238,12 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   const BackendId id{std::string(name()), std::string(version())};
   const Clock::time_point t_setup = Clock::now();
   const Clock::time_point setup_until = t_setup + request.setup_bound;
-  StateReporter state(observer);
+  RunStateReporter state(observer);
   state.set(RunState::kPreparing);
   auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
 
   // 1. Check the request.
   if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
-  const milliseconds timeout = effective_timeout(request);
-  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.
@@ -306,18 +275,11 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   code.rlimits = rlimits.settings;
 
   // 4. Pipes. Parent ends stay CLOEXEC; spawn() places the child ends at 0/1/2.
-  auto out = proc::make_pipe();
-  auto err = proc::make_pipe();
-  if (!out || !err) return error("pipe: " + (!out ? out : err).error().describe());
-  std::optional<proc::Pipe> in;
-  if (request.stdin_data) {
-    auto p = proc::make_pipe();
-    if (!p) return error("pipe: " + p.error().describe());
-    in = std::move(*p);
-    code.stdin_fd = in->read.get();
-  }
-  code.stdout_fd = out->write.get();
-  code.stderr_fd = err->write.get();
+  auto pipes = make_run_pipes(request);
+  if (!pipes) return error("pipe: " + pipes.error().describe());
+  code.stdin_fd = pipes->child_stdin();
+  code.stdout_fd = pipes->child_stdout();
+  code.stderr_fd = pipes->child_stderr();
 
   // 5. Containment: a cgroup of our own if we can make one, else the helper.
   std::optional<proc::Cgroup2> cgroup;
@@ -331,102 +293,16 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
     return error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
   }
   if (Clock::now() > setup_until) return error("set-up exceeded its bound");
-  if (cancel.cancelled()) {
-    RunResult r;
-    r.backend = id;
-    Termination t;
-    t.cancelled = true;
-    apply_termination(t, r);
-    r.setup_ms = ms_between(t_setup, Clock::now());
-    return r;
-  }
+  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
 
-  // 6. Start the code. The deadline counts from here.
+  // 6. Start the code, then the shared driver runs it to the end (run_driver.h).
   auto tree =
       ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup_until);
   if (!tree) return error(tree.error().describe());
-  const Clock::time_point t_start = Clock::now();
-  const Clock::time_point deadline = t_start + timeout;
-  // Our copies of the child's ends must close, or the pipes never reach EOF.
-  out->write.reset();
-  err->write.reset();
-  if (in) in->read.reset();
-  state.set(RunState::kRunning);
-
-  // 7. Pump output until the main process ends, the deadline passes, or cancel.
-  proc::OutputPump pump(
-      std::move(out->read), std::move(err->read), in ? std::move(in->write) : UniqueFd(),
-      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
-  auto stop = pump.run(tree->exit_fd(), cancel.wait_fd(), deadline);
-  const Clock::time_point t_end = stop ? stop->at : Clock::now();
-  state.set(RunState::kStopping);
-
-  // 8. Nothing outlives the run: kill the tree whatever ended the pump, then reap and
-  //    measure, then read what the pipes still hold.
-  const Clock::time_point teardown_until = t_end + request.setup_bound;
-  tree->kill();
-  auto finish = tree->finish(teardown_until);
-  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
-
-  RunResult result;
-  result.backend = id;
-  result.stdout_data = std::move(pump.out().data);
-  result.stderr_data = std::move(pump.err().data);
-  result.stdout_truncated = pump.out().truncated;
-  result.stderr_truncated = pump.err().truncated;
-  result.wall_ms = ms_between(t_start, t_end);
-  result.enforced.push_back(
-      {Aspect::kTimeout, std::string(tree->mechanism()), format_duration(timeout)});
-  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
-  for (auto& e : rlimits.enforced) result.enforced.push_back(std::move(e));
-  result.tool_description = request.tool_description;
-
-  auto cgroup_back = finish ? tree->take_cgroup(teardown_until)
-                            : Result<std::optional<proc::Cgroup2>>(std::nullopt);
-  if (cgroup_back && *cgroup_back) give_back_cgroup(std::move(**cgroup_back));
-
-  if (!stop || !finish || !cgroup_back) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = !stop     ? "output pump: " + stop.error().describe()
-                   : !finish ? "teardown: " + finish.error().describe()
-                             : "remove cgroup: " + cgroup_back.error().describe();
-    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-    return result;
-  }
-
-  Termination t;
-  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
-  t.cancelled = stop->reason == proc::StopReason::kCancelled;
-  t.exited = finish->main.exited();
-  t.exit_code = finish->main.exit_code();
-  t.signal = finish->main.signal();
-  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
-  apply_termination(t, result);
-  result.cpu_ms = finish->cpu_us / 1000;
-  result.max_rss_kb = finish->max_rss_kb;
-
-  // 9. Artifacts, now that every writer is dead.
-  if (!request.artifact_globs.empty()) {
-    auto collected = collect_artifacts(work, request.artifact_globs, request.artifact_max_bytes);
-    if (!collected) {
-      result.outcome = Outcome::kSandboxError;
-      result.error = "collect artifacts: " + collected.error().describe();
-    } else {
-      result.artifacts = std::move(collected->artifacts);
-    }
-  }
-
-  // 10. Remove the temp dir; its failure is the sandbox's, not the code's.
-  if (auto st = tmp->remove(); !st && result.outcome != Outcome::kSandboxError) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "remove temp dir: " + st.error().describe();
-  }
-  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-  if (Clock::now() > teardown_until && result.outcome != Outcome::kSandboxError) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "teardown exceeded its bound";
-  }
-  return result;
+  RunFrame frame{id, t_setup, std::string(tree->mechanism()), std::move(rlimits.enforced), {}};
+  SubprocessTree started(std::move(*tree), std::move(*tmp), work,
+                         [this](proc::Cgroup2 cg) { give_back_cgroup(std::move(cg)); });
+  return drive_run(request, cancel, state, started, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::subprocess

@@ -1,0 +1,26 @@
+// `cordon audit`: runs the escape catalogue (core/audit) against backends, prints the
+// matrix, stores complete reports for `cordon prompt`, and fails when an attempt escapes
+// a backend whose capabilities() claim to stop it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "audit/report.h"
+
+namespace cordon::cli {
+
+struct AuditCommandOptions {
+  std::string backend;  // empty: the most isolating available (as `--backend auto`)
+  bool all = false;     // every available backend, side by side
+  bool json = false;
+  std::string only;  // "ID,ID": these attempts only (the report is then not stored)
+  bool no_store = false;
+};
+
+[[nodiscard]] int audit_command(const AuditCommandOptions& options);
+
+// The matrix as text: one row per attempt, one status column per report.
+[[nodiscard]] std::string render_audit_matrix(const std::vector<audit::AuditReport>& reports);
+
+}  // namespace cordon::cli

@@ -1,0 +1,130 @@
+#include "prompt_command.h"
+
+#include <charconv>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "audit/runner.h"
+#include "audit/tool_formats.h"
+#include "backend_catalog.h"
+#include "cli_error.h"
+#include "cordon/interpreter.h"
+#include "cordon/units.h"
+
+namespace cordon::cli {
+namespace {
+
+Result<Limits> limits_from(const PromptOptions& options) {
+  Limits limits;
+  if (options.memory) {
+    Result<std::uint64_t> m = parse_size(*options.memory);
+    if (!m) return fail(ErrorCode::kInvalidArgument, "--memory: " + m.error().message);
+    limits.memory_bytes = *m;
+  }
+  if (options.processes) {
+    try {
+      limits.max_processes = std::stoull(*options.processes);
+    } catch (const std::exception&) {
+      return fail(ErrorCode::kInvalidArgument, "--processes: not a number: " + *options.processes);
+    }
+  }
+  return limits;
+}
+
+std::vector<Language> available_languages() {
+  std::vector<Language> out;
+  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
+    if (find_interpreter(l)) out.push_back(l);
+  }
+  return out;
+}
+
+// The stored report that matches this backend, host and policy; audits when none does.
+Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
+                                                          bool may_audit) {
+  Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  if (!catalogue) return std::unexpected(catalogue.error());
+  const audit::ReportBinding binding = audit::binding_for(backend, *catalogue);
+  if (auto report = audit::load_report(binding)) return report;
+  if (!may_audit) return std::optional<audit::AuditReport>();
+  std::fprintf(stderr,
+               "cordon: no audit report for %s on this host and policy; running the audit "
+               "(cordon audit --backend %s)\n",
+               binding.backend_name.c_str(), binding.backend_name.c_str());
+  audit::AuditOptions options;
+  options.control_backend = control;
+  Result<std::vector<audit::AttemptVerdict>> verdicts =
+      audit::run_attempts(backend, *catalogue, options);
+  if (!verdicts) return std::unexpected(verdicts.error());
+  audit::AuditReport report{.binding = binding,
+                            .host_summary = audit::host_summary(),
+                            .created_at = audit::utc_now(),
+                            .complete = true,
+                            .verdicts = std::move(*verdicts)};
+  if (auto stored = audit::store_report(report); !stored) {
+    std::fprintf(stderr, "cordon: report not stored: %s\n", stored.error().describe().c_str());
+  }
+  return std::optional<audit::AuditReport>(std::move(report));
+}
+
+}  // namespace
+
+Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
+  const std::size_t at = text.rfind('@');
+  int version = 0;
+  if (at == std::string_view::npos || at == 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string_view digits = text.substr(at + 1);
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || version <= 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string id(text.substr(0, at));
+  Result<audit::ToolTemplate> tool = audit::find_template(id, version);
+  if (!tool) return std::unexpected(tool.error());
+  return ToolDescriptionRef{.id = id, .version = version};
+}
+
+int prompt_command(const PromptOptions& options) {
+  constexpr bool kJson = false;  // errors as text: stdout is the tool definition
+  Result<audit::ToolTemplate> tool = audit::find_template(options.id, options.version);
+  if (!tool) return report_failure(tool.error().describe(), kJson);
+  Result<Limits> limits = limits_from(options);
+  if (!limits) return report_failure(limits.error().message, kJson);
+  std::chrono::milliseconds timeout = kDefaultTimeout;
+  if (options.timeout) {
+    Result<std::chrono::milliseconds> t = parse_duration(*options.timeout);
+    if (!t) return report_failure("--timeout: " + t.error().message, kJson);
+    if (t->count() > 0) timeout = *t;
+  }
+
+  const BackendCatalog catalog(*limits);
+  Result<BackendChoice> choice =
+      choose_backend(catalog.candidates(), options.backend, /*allow_unisolated=*/false);
+  if (!choice) return report_failure(choice.error().message, kJson);
+  Backend* backend = catalog.backend(choice->name);
+  if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kJson);
+  Backend* control = catalog.backend("subprocess");
+
+  Result<std::optional<audit::AuditReport>> report =
+      matching_report(*backend, control, !options.no_audit);
+  if (!report) return report_failure("audit: " + report.error().describe(), kJson);
+
+  audit::RenderContext context{.backend_name = choice->name,
+                               .capabilities = backend->capabilities(*limits),
+                               .timeout = timeout,
+                               .languages = available_languages(),
+                               .report = *report ? &**report : nullptr,
+                               .unverified = options.unverified};
+  Result<audit::RenderedTool> rendered = audit::render_tool(*tool, context);
+  if (!rendered) return report_failure(rendered.error().message, kJson);
+  Result<std::string> text = audit::format_tool(*rendered, options.format);
+  if (!text) return report_failure(text.error().message, kJson);
+  std::fputs(text->c_str(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace cordon::cli

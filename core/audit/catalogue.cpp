@@ -1,0 +1,157 @@
+#include "audit/catalogue.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "audit/embedded.h"
+#include "cordon/sha256.h"
+
+namespace cordon::audit {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
+    {Judge::kPrinted, "printed"},
+    {Judge::kTcpListener, "tcp_listener"},
+    {Judge::kUdpListener, "udp_listener"},
+    {Judge::kAbstractUnix, "abstract_unix"},
+    {Judge::kPathUnix, "path_unix"},
+    {Judge::kCanary, "canary"},
+    {Judge::kHostFileCreated, "host_file_created"},
+    {Judge::kHostFileIntact, "host_file_intact"},
+    {Judge::kTunable, "tunable"},
+    {Judge::kCrossRun, "cross_run"},
+    {Judge::kSurvivors, "survivors"},
+    {Judge::kVictim, "victim"},
+    {Judge::kDeadline, "deadline"},
+    {Judge::kMemory, "memory"},
+    {Judge::kProcessPeak, "process_peak"},
+    {Judge::kDisk, "disk"},
+    {Judge::kOutput, "output"},
+}};
+
+constexpr std::array<std::pair<Control, std::string_view>, 4> kControls{{
+    {Control::kSubprocess, "subprocess"},
+    {Control::kRequestEnv, "request_env"},
+    {Control::kTest, "test"},
+    {Control::kNone, "none"},
+}};
+
+template <typename E, std::size_t N>
+Result<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view name,
+                 std::string_view what) {
+  const auto* it = std::ranges::find(table, name, &std::pair<E, std::string_view>::second);
+  if (it == table.end()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "unknown " + std::string(what) + " '" + std::string(name) + "'");
+  }
+  return it->first;
+}
+
+Result<Aspect> parse_aspect(std::string_view name) {
+  const auto* it =
+      std::ranges::find_if(kAllAspects, [&](Aspect a) { return to_string(a) == name; });
+  if (it == std::end(kAllAspects)) {
+    return fail(ErrorCode::kInvalidArgument, "unknown aspect '" + std::string(name) + "'");
+  }
+  return *it;
+}
+
+Result<Limits> parse_limits(const json& j) {
+  Limits limits;
+  if (j.is_null()) return limits;
+  if (j.contains("memory_bytes")) limits.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
+  if (j.contains("max_processes")) limits.max_processes = j["max_processes"].get<std::uint64_t>();
+  if (j.contains("scratch_bytes")) limits.scratch_bytes = j["scratch_bytes"].get<std::uint64_t>();
+  if (j.contains("output_bytes")) limits.output_bytes = j["output_bytes"].get<std::uint64_t>();
+  return limits;
+}
+
+Result<Attempt> parse_attempt(const json& j, const json& preludes) {
+  Attempt a;
+  a.id = j.at("id").get<std::string>();
+  auto fail_in = [&](const Error& e) {
+    return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": " + e.message);
+  };
+  a.threat_class = j.at("class").get<std::string>();
+  a.title = j.at("title").get<std::string>();
+  const auto aspect = parse_aspect(j.at("aspect").get<std::string>());
+  if (!aspect) return fail_in(aspect.error());
+  a.aspect = *aspect;
+  const auto language = parse_language(j.at("language").get<std::string>());
+  if (!language) return fail_in(language.error());
+  a.language = *language;
+  const auto judge = lookup(kJudges, j.at("judge").get<std::string>(), "judge");
+  if (!judge) return fail_in(judge.error());
+  a.judge = *judge;
+  const auto control = lookup(kControls, j.at("control").get<std::string>(), "control");
+  if (!control) return fail_in(control.error());
+  a.control = *control;
+  a.code = j.at("code").get<std::string>();
+  if (j.contains("prelude")) {
+    const std::string name = j["prelude"].get<std::string>();
+    if (!preludes.contains(name)) {
+      return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": unknown prelude " + name);
+    }
+    a.code = preludes[name].get<std::string>() + a.code;
+  }
+  a.peer_code = j.value("peer_code", "");
+  if (a.judge == Judge::kCrossRun && a.peer_code.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": cross_run needs peer_code");
+  }
+  a.host_acting = j.value("host_acting", false);
+  a.require = j.value("require", "");
+  a.timeout = std::chrono::milliseconds(j.value("timeout_ms", 5000));
+  const auto limits = parse_limits(j.value("limits", json()));
+  if (!limits) return fail_in(limits.error());
+  a.limits = *limits;
+  return a;
+}
+
+}  // namespace
+
+const Attempt* Catalogue::find(std::string_view id) const {
+  const auto it = std::ranges::find(attempts, id, &Attempt::id);
+  return it == attempts.end() ? nullptr : &*it;
+}
+
+Result<Catalogue> parse_catalogue(std::string_view json_text) {
+  Catalogue catalogue;
+  catalogue.hash = "sha256:" + sha256_hex(json_text);
+  try {
+    const json j = json::parse(json_text);
+    catalogue.version = j.at("version").get<int>();
+    const json preludes = j.value("preludes", json::object());
+    for (const json& entry : j.at("attempts")) {
+      Result<Attempt> attempt = parse_attempt(entry, preludes);
+      if (!attempt) return std::unexpected(attempt.error());
+      if (catalogue.find(attempt->id) != nullptr) {
+        return fail(ErrorCode::kInvalidArgument, "duplicate attempt id " + attempt->id);
+      }
+      catalogue.attempts.push_back(std::move(*attempt));
+    }
+  } catch (const json::exception& e) {
+    return fail(ErrorCode::kInvalidArgument, std::string("catalogue: ") + e.what());
+  }
+  return catalogue;
+}
+
+std::string_view builtin_catalogue_text() { return embedded_catalogue_files().front().text; }
+
+Result<Catalogue> builtin_catalogue() { return parse_catalogue(builtin_catalogue_text()); }
+
+std::string_view to_string(Judge judge) {
+  const auto* it = std::ranges::find(kJudges, judge, &std::pair<Judge, std::string_view>::first);
+  return it == kJudges.end() ? "unknown" : it->second;
+}
+
+std::string_view to_string(Control control) {
+  const auto* it =
+      std::ranges::find(kControls, control, &std::pair<Control, std::string_view>::first);
+  return it == kControls.end() ? "unknown" : it->second;
+}
+
+}  // namespace cordon::audit

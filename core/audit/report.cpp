@@ -1,0 +1,229 @@
+#include "audit/report.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "cordon/result_json.h"
+#include "cordon/sha256.h"
+
+namespace cordon::audit {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+Result<Aspect> aspect_named(const std::string& name) {
+  for (const Aspect a : kAllAspects) {
+    if (to_string(a) == name) return a;
+  }
+  return fail(ErrorCode::kInvalidArgument, "unknown aspect " + name);
+}
+
+Result<Enforcement> enforcement_named(const std::string& name) {
+  for (const Enforcement e : {Enforcement::kNone, Enforcement::kPartial, Enforcement::kEnforced}) {
+    if (to_string(e) == name) return e;
+  }
+  return fail(ErrorCode::kInvalidArgument, "unknown enforcement " + name);
+}
+
+}  // namespace
+
+const AttemptVerdict* AuditReport::find(std::string_view id) const {
+  const auto it = std::ranges::find(verdicts, id, &AttemptVerdict::id);
+  return it == verdicts.end() ? nullptr : &*it;
+}
+
+std::string host_fingerprint() {
+  utsname u{};
+  ::uname(&u);
+  std::string id = read_first_line("/etc/machine-id");
+  if (id.empty()) id = u.nodename;
+  std::string text = std::string(u.sysname) + "\n" + u.release + "\n" + u.version + "\n" +
+                     u.machine + "\n" + id + "\neuid " + std::to_string(::geteuid()) + "\n";
+  text += std::string("cgroup2 ") +
+          (fs::exists("/sys/fs/cgroup/cgroup.controllers") ? "unified" : "v1/hybrid") + "\n";
+  for (const char* sysctl :
+       {"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_bpf_disabled", "/proc/sys/kernel/perf_event_paranoid",
+        "/proc/sys/vm/unprivileged_userfaultfd", "/proc/sys/kernel/io_uring_disabled",
+        "/proc/sys/kernel/yama/ptrace_scope", "/proc/sys/kernel/dmesg_restrict"}) {
+    text += std::string(sysctl) + "=" + read_first_line(sysctl) + "\n";
+  }
+  return "sha256:" + sha256_hex(text);
+}
+
+std::string host_summary() {
+  utsname u{};
+  ::uname(&u);
+  return std::string(u.sysname) + " " + u.release + " " + u.machine + ", euid " +
+         std::to_string(::geteuid());
+}
+
+std::string policy_hash(const Backend& backend, const Catalogue& catalogue) {
+  std::string text = to_json(backend.capabilities(Limits{})).dump();
+  std::set<std::string> seen;
+  for (const Attempt& a : catalogue.attempts) {
+    const std::string claims = to_json(backend.capabilities(a.limits)).dump();
+    if (seen.insert(claims).second) text += "\n" + claims;
+  }
+  return "sha256:" + sha256_hex(text);
+}
+
+ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue) {
+  return ReportBinding{.host_fingerprint = host_fingerprint(),
+                       .backend_name = std::string(backend.name()),
+                       .backend_version = std::string(backend.version()),
+                       .policy_hash = policy_hash(backend, catalogue),
+                       .catalogue_hash = catalogue.hash};
+}
+
+json to_json(const AttemptVerdict& v) {
+  return json{{"id", v.id},
+              {"class", v.threat_class},
+              {"aspect", to_string(v.aspect)},
+              {"claimed", to_string(v.claimed)},
+              {"status", to_string(v.status)},
+              {"evidence", v.evidence},
+              {"control", v.control},
+              {"duration_ms", v.duration_ms}};
+}
+
+json to_json(const AuditReport& r) {
+  json verdicts = json::array();
+  for (const AttemptVerdict& v : r.verdicts) verdicts.push_back(to_json(v));
+  int escaped_claims = 0;
+  for (const AttemptVerdict& v : r.verdicts) escaped_claims += v.contradicts_claim() ? 1 : 0;
+  return json{
+      {"schema", kReportSchemaVersion},
+      {"backend", {{"name", r.binding.backend_name}, {"version", r.binding.backend_version}}},
+      {"host_fingerprint", r.binding.host_fingerprint},
+      {"host", r.host_summary},
+      {"policy_hash", r.binding.policy_hash},
+      {"catalogue_hash", r.binding.catalogue_hash},
+      {"created_at", r.created_at},
+      {"complete", r.complete},
+      {"escaped_claims", escaped_claims},
+      {"exit_status", audit_exit_status(r.verdicts)},
+      {"attempts", verdicts}};
+}
+
+Result<AuditReport> report_from_json(const json& j) {
+  try {
+    if (j.at("schema").get<int>() != kReportSchemaVersion) {
+      return fail(ErrorCode::kInvalidArgument, "report schema differs");
+    }
+    AuditReport r;
+    r.binding.backend_name = j.at("backend").at("name").get<std::string>();
+    r.binding.backend_version = j.at("backend").at("version").get<std::string>();
+    r.binding.host_fingerprint = j.at("host_fingerprint").get<std::string>();
+    r.binding.policy_hash = j.at("policy_hash").get<std::string>();
+    r.binding.catalogue_hash = j.at("catalogue_hash").get<std::string>();
+    r.host_summary = j.value("host", "");
+    r.created_at = j.value("created_at", "");
+    r.complete = j.value("complete", false);
+    for (const json& a : j.at("attempts")) {
+      AttemptVerdict v;
+      v.id = a.at("id").get<std::string>();
+      v.threat_class = a.at("class").get<std::string>();
+      const auto aspect = aspect_named(a.at("aspect").get<std::string>());
+      const auto claimed = enforcement_named(a.at("claimed").get<std::string>());
+      const auto status = parse_status(a.at("status").get<std::string>());
+      if (!aspect || !claimed || !status) {
+        return fail(ErrorCode::kInvalidArgument, "report: bad attempt " + v.id);
+      }
+      v.aspect = *aspect;
+      v.claimed = *claimed;
+      v.status = *status;
+      v.evidence = a.value("evidence", "");
+      v.control = a.value("control", "");
+      v.duration_ms = a.value("duration_ms", 0);
+      r.verdicts.push_back(std::move(v));
+    }
+    return r;
+  } catch (const json::exception& e) {
+    return fail(ErrorCode::kInvalidArgument, std::string("report: ") + e.what());
+  }
+}
+
+int audit_exit_status(const std::vector<AttemptVerdict>& verdicts) {
+  if (std::ranges::any_of(verdicts, &AttemptVerdict::contradicts_claim)) return 1;
+  const bool unjudged = std::ranges::any_of(verdicts, [](const AttemptVerdict& v) {
+    return v.claimed != Enforcement::kNone && v.status == AttemptStatus::kError;
+  });
+  return unjudged ? 2 : 0;
+}
+
+fs::path report_dir() {
+  if (const std::string dir = env_or_empty("CORDON_AUDIT_DIR"); !dir.empty()) return dir;
+  if (const std::string state = env_or_empty("XDG_STATE_HOME"); !state.empty()) {
+    return fs::path(state) / "cordon" / "audit";
+  }
+  const std::string home = env_or_empty("HOME");
+  return fs::path(home.empty() ? "/tmp" : home) / ".local" / "state" / "cordon" / "audit";
+}
+
+fs::path report_path(const ReportBinding& b) {
+  // One file per binding: the name carries a digest of all of it.
+  const std::string key =
+      sha256_hex(b.host_fingerprint + "\n" + b.backend_name + "\n" + b.backend_version + "\n" +
+                 b.policy_hash + "\n" + b.catalogue_hash);
+  return report_dir() / (b.backend_name + "-" + key.substr(0, 16) + ".json");
+}
+
+Status store_report(const AuditReport& report) {
+  const fs::path path = report_path(report.binding);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) return fail(ErrorCode::kSystem, "cannot create " + path.parent_path().string());
+  // Written aside and renamed: a reader never sees half a report.
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << to_json(report).dump(2) << "\n";
+    if (!out) return fail(ErrorCode::kSystem, "cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return fail(ErrorCode::kSystem, "cannot rename to " + path.string());
+  return {};
+}
+
+std::optional<AuditReport> load_report(const ReportBinding& binding) {
+  std::ifstream in(report_path(binding));
+  if (!in) return std::nullopt;
+  const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  Result<AuditReport> r = report_from_json(j);
+  if (!r || !(r->binding == binding) || !r->complete) return std::nullopt;
+  return std::move(*r);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace cordon::audit

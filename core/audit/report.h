@@ -1,0 +1,72 @@
+// An audit report: the verdicts of one backend on one host, bound to what they prove
+// something about — the host (fingerprint), the backend's version, its policy (a hash of
+// what capabilities() claims) and the catalogue. A report whose binding does not match
+// the present is not used: a changed kernel, backend or policy needs a new audit.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit/catalogue.h"
+#include "audit/verdict.h"
+#include "cordon/backend.h"
+
+namespace cordon::audit {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+struct ReportBinding {
+  std::string host_fingerprint;  // "sha256:..."
+  std::string backend_name;
+  std::string backend_version;
+  std::string policy_hash;  // "sha256:..."
+  std::string catalogue_hash;
+  bool operator==(const ReportBinding&) const = default;
+};
+
+struct AuditReport {
+  ReportBinding binding;
+  std::string host_summary;  // "Linux 6.1.0 x86_64, uid 0" for people
+  std::string created_at;    // UTC, ISO 8601
+  bool complete = false;     // every attempt of the catalogue ran (no --only)
+  std::vector<AttemptVerdict> verdicts;
+
+  [[nodiscard]] const AttemptVerdict* find(std::string_view id) const;
+};
+
+// Identifies this host as far as isolation goes: kernel release and version, machine,
+// machine-id (else hostname), euid, cgroup layout and the sysctls that change what the
+// kernel allows unprivileged code.
+[[nodiscard]] std::string host_fingerprint();
+[[nodiscard]] std::string host_summary();
+// Hash of what `backend` claims, for its default limits and every limit set the
+// catalogue uses: a change in any claim (mechanism, seccomp policy hash, ...) changes it.
+[[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue);
+[[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue);
+
+[[nodiscard]] nlohmann::json to_json(const AttemptVerdict& verdict);
+[[nodiscard]] nlohmann::json to_json(const AuditReport& report);
+[[nodiscard]] Result<AuditReport> report_from_json(const nlohmann::json& j);
+
+// Exit status of `cordon audit` for these verdicts: 1 when an attempt escaped a backend
+// claiming to stop it, else 2 when an attempt on a claimed aspect could not be judged,
+// else 0.
+[[nodiscard]] int audit_exit_status(const std::vector<AttemptVerdict>& verdicts);
+
+// Where reports are kept: $CORDON_AUDIT_DIR, else $XDG_STATE_HOME/cordon/audit, else
+// ~/.local/state/cordon/audit.
+[[nodiscard]] std::filesystem::path report_dir();
+[[nodiscard]] std::filesystem::path report_path(const ReportBinding& binding);
+[[nodiscard]] Status store_report(const AuditReport& report);
+// The stored complete report with exactly this binding, if any.
+[[nodiscard]] std::optional<AuditReport> load_report(const ReportBinding& binding);
+
+}  // namespace cordon::audit
+
+namespace cordon::audit {
+// Now, UTC, ISO 8601 to the second: "2026-11-29T10:00:00Z".
+[[nodiscard]] std::string utc_now();
+}  // namespace cordon::audit

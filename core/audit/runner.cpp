@@ -1,0 +1,176 @@
+#include "audit/runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "audit/scene.h"
+
+namespace cordon::audit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+RunRequest request_for(const Attempt& attempt, std::string code, const Limits& limits) {
+  RunRequest request;
+  request.code = std::move(code);
+  request.language = attempt.language;
+  request.timeout = attempt.timeout;
+  request.limits = limits;
+  return request;
+}
+
+// Counts the run's processes on the host while it runs (kProcessPeak).
+class Sampler {
+ public:
+  explicit Sampler(Scene& scene) : scene_(scene) {
+    if (!scene.process_needle().empty()) thread_ = std::thread([this] { loop(); });
+  }
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+  ~Sampler() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    while (!done_) {
+      scene_.record_process_count(host_processes_with(scene_.process_needle()).size());
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  Scene& scene_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+std::string describe(const Finding& f) {
+  return std::string(to_string(f.status)) + " (" + f.evidence + ")";
+}
+
+// Whether and how the attempt's positive control ran; may turn BLOCKED into ERROR.
+void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                   const Limits& limits, const AuditOptions& options, AttemptVerdict& v) {
+  switch (attempt.control) {
+    case Control::kNone:
+      v.control = "none needed: the host-side judge is its own control";
+      return;
+    case Control::kTest:
+      v.control = "in tests, against a weakened namespace policy";
+      return;
+    case Control::kRequestEnv: {
+      const Finding c =
+          run_once(backend, attempt, fixture, limits, {{kEnvCanaryName, fixture.env_secret()}});
+      v.control = "same backend, canary passed in the request: " + describe(c);
+      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
+        v.status = AttemptStatus::kError;
+        v.evidence = "positive control did not escape; " + v.evidence;
+      }
+      return;
+    }
+    case Control::kSubprocess:
+      break;
+  }
+  if (backend.name() == "subprocess") {
+    v.control = "this backend is the control";
+    return;
+  }
+  if (options.control_backend == nullptr) {
+    v.control = "not run: no subprocess backend";
+    return;
+  }
+  const Finding c = run_once(*options.control_backend, attempt, fixture, limits);
+  v.control = "subprocess: " + describe(c);
+  if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
+    v.status = AttemptStatus::kError;
+    v.evidence = "positive control did not escape; " + v.evidence;
+  }
+}
+
+}  // namespace
+
+Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                 const Limits& limits, std::vector<std::pair<std::string, std::string>> extra_env) {
+  Result<std::unique_ptr<Scene>> scene = Scene::prepare(attempt, fixture);
+  if (!scene) return {AttemptStatus::kError, "cannot set up: " + scene.error().describe()};
+  Result<std::string> code = (*scene)->fill(attempt.code);
+  if (!code) return {AttemptStatus::kError, code.error().describe()};
+  RunRequest request = request_for(attempt, std::move(*code), limits);
+  request.env = std::move(extra_env);
+
+  std::string peer_output;
+  std::thread peer;
+  if (attempt.judge == Judge::kCrossRun) {
+    Result<std::string> peer_code = (*scene)->fill(attempt.peer_code);
+    if (!peer_code) return {AttemptStatus::kError, peer_code.error().describe()};
+    RunRequest peer_request = request_for(attempt, std::move(*peer_code), limits);
+    peer = std::thread([&backend, &peer_output, peer_request] {
+      const RunResult r = backend.run(peer_request, CancelToken{}, nullptr);
+      peer_output = r.stdout_data + r.stderr_data + r.error.value_or("");
+    });
+    // Let the writer write before the reader looks (the reader waits more inside).
+    std::this_thread::sleep_for(milliseconds(300));
+  }
+  RunResult result;
+  {
+    const Sampler sampler(**scene);
+    result = backend.run(request, CancelToken{}, nullptr);
+  }
+  if (peer.joinable()) peer.join();
+  const Evidence evidence = (*scene)->observe(result, peer_output);
+  return judge(attempt, evidence);
+}
+
+AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                           const AuditOptions& options) {
+  const auto start = Clock::now();
+  AttemptVerdict v;
+  v.id = attempt.id;
+  v.threat_class = attempt.threat_class;
+  v.aspect = attempt.aspect;
+  v.claimed = backend.capabilities(attempt.limits).level(attempt.aspect);
+  const Limits limits = options.limits_override.value_or(attempt.limits);
+  if (attempt.host_acting && v.claimed != Enforcement::kEnforced && !options.allow_host_acting) {
+    v.status = AttemptStatus::kSkipped;
+    v.evidence = "skipped: would act on this host (" + std::string(to_string(attempt.aspect)) +
+                 " is " + std::string(to_string(v.claimed)) + ")";
+    v.control = "-";
+    return v;
+  }
+  const Finding f = run_once(backend, attempt, fixture, limits);
+  v.status = f.status;
+  v.evidence = f.evidence;
+  if (v.status == AttemptStatus::kBlocked) {
+    apply_control(backend, attempt, fixture, limits, options, v);
+  } else {
+    v.control = v.status == AttemptStatus::kEscaped ? "not needed: it escaped" : "-";
+  }
+  v.duration_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  return v;
+}
+
+Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalogue& catalogue,
+                                                 const AuditOptions& options) {
+  for (const std::string& id : options.only) {
+    if (catalogue.find(id) == nullptr) {
+      return fail(ErrorCode::kNotFound, "no attempt '" + id + "' in the catalogue");
+    }
+  }
+  Result<std::unique_ptr<HostFixture>> fixture = HostFixture::create();
+  if (!fixture) return std::unexpected(fixture.error());
+  std::vector<AttemptVerdict> out;
+  for (const Attempt& attempt : catalogue.attempts) {
+    if (!options.only.empty() &&
+        std::ranges::find(options.only, attempt.id) == options.only.end()) {
+      continue;
+    }
+    out.push_back(run_attempt(backend, attempt, **fixture, options));
+    if (options.progress) options.progress(out.back());
+  }
+  return out;
+}
+
+}  // namespace cordon::audit

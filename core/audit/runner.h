@@ -1,0 +1,50 @@
+// Runs catalogue attempts through Backend::run and judges each from outside.
+//
+// An attempt that would act on the host if it escaped runs only against a backend whose
+// capabilities() claim its aspect enforced; otherwise it is SKIPPED. A BLOCKED attempt
+// is only believed when its positive control escapes: against the subprocess backend
+// (harmless attempts), or against the same backend with the canary handed in; when the
+// control does not escape, the attempt reads ERROR, never BLOCKED.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "audit/catalogue.h"
+#include "audit/verdict.h"
+#include "cordon/backend.h"
+
+namespace cordon::audit {
+
+class HostFixture;
+
+struct AuditOptions {
+  std::vector<std::string> only;       // attempt ids; empty = every attempt
+  Backend* control_backend = nullptr;  // the subprocess backend, for kSubprocess controls
+  // Tests only (positive controls): run host-acting attempts whatever the claims, and with
+  // these limits instead of the attempt's (the judges keep the attempt's as the nominal).
+  bool allow_host_acting = false;
+  std::optional<Limits> limits_override;
+  std::function<void(const AttemptVerdict&)> progress;  // after each attempt
+};
+
+// Every selected attempt against `backend`, in catalogue order. Fails only when the host
+// fixture cannot be planted or `only` names an unknown attempt.
+[[nodiscard]] Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend,
+                                                               const Catalogue& catalogue,
+                                                               const AuditOptions& options);
+
+// One attempt; `fixture` from HostFixture::create().
+[[nodiscard]] AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt,
+                                         HostFixture& fixture, const AuditOptions& options);
+
+// One run of `attempt` through `backend` and its judgement, without control or claims.
+// `extra_env` is added to the request (the kRequestEnv control).
+[[nodiscard]] Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                               const Limits& limits,
+                               std::vector<std::pair<std::string, std::string>> extra_env = {});
+
+}  // namespace cordon::audit

@@ -1,0 +1,145 @@
+#include "cordon/run_driver.h"
+
+#include <algorithm>
+#include <csignal>
+#include <string_view>
+#include <utility>
+
+#include "cordon/proc/output_pump.h"
+#include "cordon/units.h"
+#include "cordon/workspace.h"
+
+namespace cordon {
+namespace {
+
+using std::chrono::milliseconds;
+
+// After the tree is dead its pipes reach EOF at once; this only bounds the case where
+// something outside the tree got hold of a write end.
+constexpr milliseconds kDrainBound{1000};
+
+std::int64_t ms_between(RunClock::time_point a, RunClock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
+
+void fail_run(RunResult& result, std::string why) {
+  result.outcome = Outcome::kSandboxError;
+  result.error = std::move(why);
+}
+
+}  // namespace
+
+void RunStateReporter::set(RunState state) {
+  if (observer_ != nullptr && !finished_) observer_->on_state(state);
+  if (state == RunState::kFinished) finished_ = true;
+}
+
+Result<RunPipes> make_run_pipes(const RunRequest& request) {
+  auto out = proc::make_pipe();
+  if (!out) return std::unexpected(out.error());
+  auto err = proc::make_pipe();
+  if (!err) return std::unexpected(err.error());
+  RunPipes pipes{std::move(*out), std::move(*err), std::nullopt};
+  if (request.stdin_data) {
+    auto in = proc::make_pipe();
+    if (!in) return std::unexpected(in.error());
+    pipes.in = std::move(*in);
+  }
+  return pipes;
+}
+
+RunResult cancelled_before_start(BackendId backend, RunClock::time_point setup_started) {
+  RunResult r;
+  r.backend = std::move(backend);
+  Termination t;
+  t.cancelled = true;
+  apply_termination(t, r);
+  r.setup_ms = ms_between(setup_started, RunClock::now());
+  return r;
+}
+
+RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunStateReporter& state,
+                    StartedTree& tree, RunPipes pipes, RunFrame frame) {
+  const milliseconds timeout = effective_timeout(request);
+  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
+  const RunClock::time_point t_start = RunClock::now();
+  const RunClock::time_point deadline = t_start + timeout;
+  // Our copies of the child's ends must close, or the pipes never reach EOF.
+  pipes.out.write.reset();
+  pipes.err.write.reset();
+  if (pipes.in) pipes.in->read.reset();
+  state.set(RunState::kRunning);
+
+  // Pump output until the main process ends, the deadline passes, or cancel.
+  proc::OutputPump pump(std::move(pipes.out.read), std::move(pipes.err.read),
+                        pipes.in ? std::move(pipes.in->write) : UniqueFd(),
+                        request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes,
+                        state.observer());
+  auto stop = pump.run(tree.exit_fd(), cancel.wait_fd(), deadline);
+  const RunClock::time_point t_end = stop ? stop->at : RunClock::now();
+  state.set(RunState::kStopping);
+
+  // Nothing outlives the run: kill the tree whatever ended the pump, then reap and
+  // measure, then read what the pipes still hold.
+  const RunClock::time_point teardown_until = t_end + request.setup_bound;
+  tree.kill();
+  auto finished = tree.finish(teardown_until);
+  (void)pump.drain(std::min(teardown_until, RunClock::now() + kDrainBound));
+
+  RunResult result;
+  result.backend = std::move(frame.backend);
+  result.policy = std::move(frame.policy);
+  result.tool_description = request.tool_description;
+  result.stdout_data = std::move(pump.out().data);
+  result.stderr_data = std::move(pump.err().data);
+  result.stdout_truncated = pump.out().truncated;
+  result.stderr_truncated = pump.err().truncated;
+  result.wall_ms = ms_between(t_start, t_end);
+  result.enforced.push_back(
+      {Aspect::kTimeout, std::move(frame.timeout_mechanism), format_duration(timeout)});
+  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  for (auto& e : frame.enforced) result.enforced.push_back(std::move(e));
+  auto setup_ms = [&] {
+    return ms_between(frame.setup_started, t_start) + ms_between(t_end, RunClock::now());
+  };
+
+  if (!stop || !finished) {
+    fail_run(result, !stop ? "output pump: " + stop.error().describe()
+                           : "teardown: " + finished.error().describe());
+    result.setup_ms = setup_ms();
+    return result;
+  }
+
+  // The outcome, in apply_termination's order: deadline, cancel, limits, exit.
+  Termination t;
+  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
+  t.cancelled = stop->reason == proc::StopReason::kCancelled;
+  const Status end = tree.describe_end(t, result);
+  // RLIMIT_CPU sends SIGXCPU at the soft limit: with a CPU limit asked for, that signal
+  // is the limit, not the code's own failure.
+  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
+  apply_termination(t, result);
+  if (!end) fail_run(result, end.error().describe());
+
+  // Artifacts, now that every writer is dead.
+  if (!request.artifact_globs.empty()) {
+    auto dir = tree.artifact_dir();
+    auto collected =
+        dir ? collect_artifacts(*dir, request.artifact_globs, request.artifact_max_bytes)
+            : Result<CollectedArtifacts>(std::unexpected(dir.error()));
+    if (!collected) {
+      fail_run(result, "collect artifacts: " + collected.error().describe());
+    } else {
+      result.artifacts = std::move(collected->artifacts);
+    }
+  }
+
+  // What the run made on the host; its failure is the sandbox's, not the code's.
+  if (auto st = tree.teardown(teardown_until); !st && result.outcome != Outcome::kSandboxError) {
+    fail_run(result, st.error().describe());
+  }
+  result.setup_ms = setup_ms();
+  return result;
+}
+
+}  // namespace cordon

@@ -1,0 +1,305 @@
+// The audit's pure parts: the catalogue as data, the judges fed evidence by hand, and the
+// reports' JSON, binding and exit status. No backend runs here (audit_controls_test and
+// the `audit_namespace` CTest run the attempts).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "audit/catalogue.h"
+#include "audit/report.h"
+#include "audit/verdict.h"
+#include "proc_test_support.h"
+
+namespace cordon::audit {
+namespace {
+
+Catalogue catalogue() {
+  Result<Catalogue> c = builtin_catalogue();
+  EXPECT_TRUE(c.has_value()) << c.error().describe();
+  return c.value_or(Catalogue{});
+}
+
+TEST(AuditCatalogue, HasAtLeast25AttemptsCoveringEveryThreatTheIssueNames) {
+  const Catalogue c = catalogue();
+  EXPECT_GE(c.attempts.size(), 25u);
+  // The design's five, and one attempt per class of threat the issue lists.
+  for (const char* id : {"net-loopback-tcp",
+                         "env-dump",
+                         "res-fork-bomb",
+                         "res-cpu-spin",
+                         "fs-write-outside",
+                         "net-abstract-unix",
+                         "net-path-unix",
+                         "net-metadata-route",
+                         "net-egress-route",
+                         "net-loopback-udp",
+                         "env-other-processes",
+                         "cred-file",
+                         "fs-read-host-file",
+                         "fs-delete-host-file",
+                         "res-memory-bomb",
+                         "res-disk-fill",
+                         "res-output-flood",
+                         "proc-orphan-setsid",
+                         "proc-daemon-double-fork",
+                         "sys-ptrace",
+                         "sys-mount",
+                         "sys-unshare",
+                         "sys-keyctl",
+                         "sys-bpf",
+                         "sys-perf-event-open",
+                         "sys-io-uring",
+                         "sys-userfaultfd",
+                         "priv-capabilities",
+                         "priv-no-new-privs",
+                         "fs-devices",
+                         "sys-syslog",
+                         "proc-signal-host",
+                         "proc-kill-all",
+                         "fs-kernel-tunable",
+                         "fs-cross-run"}) {
+    EXPECT_NE(c.find(id), nullptr) << id;
+  }
+  EXPECT_TRUE(c.hash.starts_with("sha256:"));
+}
+
+TEST(AuditCatalogue, AttemptsThatWouldActOnTheHostAreMarkedSo) {
+  const Catalogue c = catalogue();
+  for (const char* id : {"res-fork-bomb", "proc-kill-all", "res-disk-fill", "res-memory-bomb",
+                         "sys-mount", "fs-kernel-tunable", "fs-delete-host-file"}) {
+    ASSERT_NE(c.find(id), nullptr) << id;
+    EXPECT_TRUE(c.find(id)->host_acting) << id;
+  }
+  // Limits the resource judges compare against are in the data.
+  EXPECT_TRUE(c.find("res-memory-bomb")->limits.memory_bytes.has_value());
+  EXPECT_TRUE(c.find("res-fork-bomb")->limits.max_processes.has_value());
+  EXPECT_TRUE(c.find("res-disk-fill")->limits.scratch_bytes.has_value());
+}
+
+TEST(AuditCatalogue, EveryPlaceholderIsOneTheAuditFills) {
+  const std::set<std::string> known = {
+      "tcp_port", "udp_port",   "abstract_name", "unix_path", "host_dir",     "credentials_file",
+      "marker",   "marker_num", "victim_pid",    "secret",    "tunable_value"};
+  const std::regex placeholder(R"(\{\{([a-z_]+)\}\})");
+  for (const Attempt& a : catalogue().attempts) {
+    for (const std::string* code : {&a.code, &a.peer_code}) {
+      for (std::sregex_iterator it(code->begin(), code->end(), placeholder), end; it != end; ++it) {
+        EXPECT_TRUE(known.contains((*it)[1].str())) << a.id << ": " << (*it)[1].str();
+      }
+    }
+  }
+}
+
+TEST(AuditCatalogue, MalformedEntriesAreRefusedWithTheAttemptNamed) {
+  const auto bad_judge = parse_catalogue(
+      R"({"version":1,"attempts":[{"id":"x","class":"c","aspect":"network","title":"t",)"
+      R"("language":"sh","judge":"telepathy","control":"none","code":"true"}]})");
+  ASSERT_FALSE(bad_judge.has_value());
+  EXPECT_NE(bad_judge.error().message.find("attempt x"), std::string::npos);
+  EXPECT_FALSE(parse_catalogue(R"({"version":1,"attempts":[{"id":"x"}]})").has_value());
+  const auto dup = parse_catalogue(
+      R"({"version":1,"attempts":[)"
+      R"({"id":"x","class":"c","aspect":"network","title":"t","language":"sh","judge":"printed","control":"none","code":"a"},)"
+      R"({"id":"x","class":"c","aspect":"network","title":"t","language":"sh","judge":"printed","control":"none","code":"b"}]})");
+  EXPECT_FALSE(dup.has_value());
+}
+
+// ---- judges ----
+
+Attempt attempt_with(Judge judge) {
+  Attempt a;
+  a.id = "t";
+  a.judge = judge;
+  return a;
+}
+
+Finding judged(const Attempt& a, RunResult run, Evidence ev = {}) {
+  ev.run = &run;
+  return judge(a, ev);
+}
+
+RunResult ran(std::string out, Outcome outcome = Outcome::kOk) {
+  RunResult r;
+  r.outcome = outcome;
+  r.stdout_data = std::move(out);
+  return r;
+}
+
+TEST(AuditJudge, PrintedNeedsAVerdictLineAndEscapedWins) {
+  const Attempt a = attempt_with(Judge::kPrinted);
+  EXPECT_EQ(judged(a, ran("BLOCKED x EPERM\n")).status, AttemptStatus::kBlocked);
+  const Finding e = judged(a, ran("BLOCKED one\nESCAPED two returned 0\n"));
+  EXPECT_EQ(e.status, AttemptStatus::kEscaped);
+  EXPECT_EQ(e.evidence, "two returned 0");
+  // A probe that crashed proves nothing.
+  RunResult crashed = ran("", Outcome::kFailed);
+  crashed.stderr_data = "Traceback: boom\n";
+  const Finding err = judged(a, crashed);
+  EXPECT_EQ(err.status, AttemptStatus::kError);
+  EXPECT_NE(err.evidence.find("Traceback"), std::string::npos);
+}
+
+TEST(AuditJudge, HostSideJudgesBelieveTheHostNotThePrintout) {
+  const Attempt a = attempt_with(Judge::kTcpListener);
+  Evidence reached;
+  reached.listener_reached = true;
+  // The code says it was refused; the host saw the connection: escaped.
+  EXPECT_EQ(judged(a, ran("BLOCKED refused\n"), reached).status, AttemptStatus::kEscaped);
+  EXPECT_EQ(judged(a, ran("BLOCKED refused\n")).status, AttemptStatus::kBlocked);
+  // Nothing reached the host, but the probe never ran: not blocked.
+  EXPECT_EQ(judged(a, ran("", Outcome::kFailed)).status, AttemptStatus::kError);
+  RunResult sandbox = ran("");
+  sandbox.outcome = Outcome::kSandboxError;
+  EXPECT_EQ(judged(a, sandbox, reached).status, AttemptStatus::kError);
+}
+
+TEST(AuditJudge, CanaryAnywhereInTheOutputIsAnEscape) {
+  Attempt a = attempt_with(Judge::kCanary);
+  Evidence ev;
+  ev.secrets = {{"environment", "s3cr3t"}};
+  const Finding f = judged(a, ran("PATH=/bin\nX=s3cr3t\ndone\n"), ev);
+  EXPECT_EQ(f.status, AttemptStatus::kEscaped);
+  EXPECT_NE(f.evidence.find("environment"), std::string::npos);
+  EXPECT_EQ(judged(a, ran("PATH=/bin\ndone\n"), ev).status, AttemptStatus::kBlocked);
+  a.require = "done";
+  EXPECT_EQ(judged(a, ran("PATH=/bin\n"), ev).status, AttemptStatus::kError);
+}
+
+TEST(AuditJudge, SurvivorsVictimTunableAndFiles) {
+  Evidence ev;
+  ev.survivors = 2;
+  EXPECT_EQ(judged(attempt_with(Judge::kSurvivors), ran("STARTED\n"), ev).status,
+            AttemptStatus::kEscaped);
+  Attempt started = attempt_with(Judge::kSurvivors);
+  started.require = "STARTED";
+  EXPECT_EQ(judged(started, ran("")).status, AttemptStatus::kError);
+  EXPECT_EQ(judged(started, ran("STARTED\n")).status, AttemptStatus::kBlocked);
+  Evidence dead;
+  dead.victim_alive = false;
+  EXPECT_EQ(judged(attempt_with(Judge::kVictim), ran("done\n"), dead).status,
+            AttemptStatus::kEscaped);
+  Evidence tun;
+  tun.tunable_before = "10";
+  tun.tunable_after = "11";
+  EXPECT_EQ(judged(attempt_with(Judge::kTunable), ran("done\n"), tun).status,
+            AttemptStatus::kEscaped);
+  tun.tunable_after = "10";
+  EXPECT_EQ(judged(attempt_with(Judge::kTunable), ran("done\n"), tun).status,
+            AttemptStatus::kBlocked);
+  Evidence gone;
+  gone.file_intact = false;
+  EXPECT_EQ(judged(attempt_with(Judge::kHostFileIntact), ran("done\n"), gone).status,
+            AttemptStatus::kEscaped);
+}
+
+TEST(AuditJudge, ResourceJudges) {
+  Attempt spin = attempt_with(Judge::kDeadline);
+  spin.timeout = std::chrono::milliseconds(1000);
+  RunResult timed = ran("", Outcome::kTimedOut);
+  timed.wall_ms = 1010;
+  EXPECT_EQ(judged(spin, timed).status, AttemptStatus::kBlocked);
+  EXPECT_EQ(judged(spin, ran("", Outcome::kOk)).status, AttemptStatus::kEscaped);
+  timed.wall_ms = 60000;
+  EXPECT_EQ(judged(spin, timed).status, AttemptStatus::kEscaped);
+
+  Attempt mem = attempt_with(Judge::kMemory);
+  mem.limits.memory_bytes = 128u << 20;
+  RunResult oom = ran("", Outcome::kLimitExceeded);
+  oom.oom_killed = true;
+  EXPECT_EQ(judged(mem, oom).status, AttemptStatus::kBlocked);
+  EXPECT_EQ(judged(mem, ran("ESCAPED held 256 MiB\n")).status, AttemptStatus::kEscaped);
+  RunResult big = ran("", Outcome::kSignaled);
+  big.max_rss_kb = 300 * 1024;
+  EXPECT_EQ(judged(mem, big).status, AttemptStatus::kEscaped);
+
+  Attempt fork = attempt_with(Judge::kProcessPeak);
+  fork.limits.max_processes = 64;
+  Evidence peak;
+  peak.process_peak = 64;
+  EXPECT_EQ(judged(fork, ran("BLOCKED fork refused\n"), peak).status, AttemptStatus::kBlocked);
+  peak.process_peak = 200;
+  EXPECT_EQ(judged(fork, ran("BLOCKED fork refused\n"), peak).status, AttemptStatus::kEscaped);
+
+  Attempt disk = attempt_with(Judge::kDisk);
+  disk.limits.scratch_bytes = 64u << 20;
+  Evidence host_file;
+  host_file.host_file_bytes = 100u << 20;
+  EXPECT_EQ(judged(disk, ran("BLOCKED No space\n"), host_file).status, AttemptStatus::kEscaped);
+  EXPECT_EQ(judged(disk, ran("BLOCKED No space\n")).status, AttemptStatus::kBlocked);
+
+  Attempt out = attempt_with(Judge::kOutput);
+  out.limits.output_bytes = 1024;
+  RunResult cut = ran(std::string(1024, 'x'));
+  cut.stdout_truncated = true;
+  EXPECT_EQ(judged(out, cut).status, AttemptStatus::kBlocked);
+  EXPECT_EQ(judged(out, ran(std::string(4096, 'x'))).status, AttemptStatus::kEscaped);
+  EXPECT_EQ(judged(out, ran("x")).status, AttemptStatus::kError);  // no flood: broken probe
+}
+
+// ---- reports ----
+
+AuditReport sample_report() {
+  AuditReport r;
+  r.binding = {"sha256:h", "namespace", "0.1.0", "sha256:p", "sha256:c"};
+  r.host_summary = "Linux";
+  r.created_at = "2026-11-29T10:00:00Z";
+  r.complete = true;
+  AttemptVerdict v;
+  v.id = "net-loopback-tcp";
+  v.threat_class = "network";
+  v.aspect = Aspect::kNetwork;
+  v.claimed = Enforcement::kEnforced;
+  v.status = AttemptStatus::kBlocked;
+  v.evidence = "the host listener got nothing";
+  r.verdicts.push_back(v);
+  return r;
+}
+
+TEST(AuditReport, JsonRoundTripAndExitStatus) {
+  const AuditReport r = sample_report();
+  const Result<AuditReport> back = report_from_json(to_json(r));
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->binding, r.binding);
+  ASSERT_EQ(back->verdicts.size(), 1u);
+  EXPECT_EQ(back->verdicts[0].status, AttemptStatus::kBlocked);
+  EXPECT_EQ(audit_exit_status(r.verdicts), 0);
+  std::vector<AttemptVerdict> v = r.verdicts;
+  v[0].status = AttemptStatus::kError;
+  EXPECT_EQ(audit_exit_status(v), 2);
+  v.push_back(r.verdicts[0]);
+  v.back().status = AttemptStatus::kEscaped;
+  EXPECT_EQ(audit_exit_status(v), 1);
+  // An escape where nothing is claimed is information, not a failure.
+  v.back().claimed = Enforcement::kNone;
+  EXPECT_EQ(audit_exit_status(v), 2);
+}
+
+TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {
+  const testing::ScratchDir dir;
+  ::setenv("CORDON_AUDIT_DIR", dir.path.c_str(), 1);
+  AuditReport r = sample_report();
+  ASSERT_TRUE(store_report(r).has_value());
+  EXPECT_TRUE(load_report(r.binding).has_value());
+  for (auto change : {&ReportBinding::host_fingerprint, &ReportBinding::backend_version,
+                      &ReportBinding::policy_hash, &ReportBinding::catalogue_hash}) {
+    ReportBinding other = r.binding;
+    other.*change += "x";
+    EXPECT_FALSE(load_report(other).has_value());
+  }
+  // A partial audit (--only) is never used as proof.
+  r.complete = false;
+  ASSERT_TRUE(store_report(r).has_value());
+  EXPECT_FALSE(load_report(r.binding).has_value());
+  ::unsetenv("CORDON_AUDIT_DIR");
+}
+
+TEST(AuditReport, HostFingerprintIsStable) {
+  EXPECT_EQ(host_fingerprint(), host_fingerprint());
+  EXPECT_TRUE(host_fingerprint().starts_with("sha256:"));
+}
+
+}  // namespace
+}  // namespace cordon::audit

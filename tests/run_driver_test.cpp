@@ -1,0 +1,244 @@
+// drive_run() over a StartedTree made of one real /bin/sh child (no containment needed:
+// the scripts are harmless and end by themselves or by the test's kill): the order of the
+// steps, what each hook's failure does, and the outcome rules the driver owns.
+#include "cordon/run_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cordon/proc/spawn.h"
+#include "cordon/temp_dir.h"
+
+namespace cordon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Records every call the driver makes; each hook can be told to fail.
+class ShellTree final : public StartedTree {
+ public:
+  ShellTree(proc::ChildProcess child, std::filesystem::path dir)
+      : child_(std::move(child)), dir_(std::move(dir)) {}
+
+  [[nodiscard]] int exit_fd() const override { return child_.pidfd(); }
+  void kill() override {
+    calls.emplace_back("kill");
+    (void)child_.signal(SIGKILL);
+  }
+  [[nodiscard]] Status finish(RunClock::time_point /*until*/) override {
+    calls.emplace_back("finish");
+    if (fail_finish) return fail(ErrorCode::kTimeout, "tree survived");
+    auto info = child_.wait();
+    if (!info) return std::unexpected(info.error());
+    exit_ = *info;
+    return {};
+  }
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
+    calls.emplace_back("describe_end");
+    t.exited = exit_.exited();
+    t.exit_code = exit_.exit_code();
+    t.signal = exit_.signal();
+    result.cpu_ms = 7;
+    if (fail_describe) return fail(ErrorCode::kInternal, "end unknown");
+    return {};
+  }
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override {
+    calls.emplace_back("artifact_dir");
+    if (fail_artifacts) return fail(ErrorCode::kInternal, "no dir");
+    return dir_;
+  }
+  [[nodiscard]] Status teardown(RunClock::time_point /*until*/) override {
+    calls.emplace_back("teardown");
+    if (fail_teardown) return fail(ErrorCode::kSystem, "remove things");
+    return {};
+  }
+
+  std::vector<std::string> calls;
+  bool fail_finish = false;
+  bool fail_describe = false;
+  bool fail_artifacts = false;
+  bool fail_teardown = false;
+
+ private:
+  proc::ChildProcess child_;
+  std::filesystem::path dir_;
+  proc::ExitInfo exit_;
+};
+
+class StateLog final : public RunObserver {
+ public:
+  void on_state(RunState state) override { states.emplace_back(to_string(state)); }
+  std::vector<std::string> states;
+};
+
+class RunDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::create("run-driver-test-");
+    ASSERT_TRUE(dir) << dir.error().describe();
+    dir_ = std::move(*dir);
+    request_.code = "unused";
+    request_.timeout = 10s;
+  }
+
+  // Starts `script` with the request's pipes in the temp dir and drives it to the end.
+  RunResult drive(const std::string& script, ShellTree** tree_out, const CancelToken& cancel = {}) {
+    auto pipes = make_run_pipes(request_);
+    EXPECT_TRUE(pipes);
+    proc::SpawnOptions opts;
+    opts.path = "/bin/sh";
+    opts.argv = {"sh", "-c", script};
+    opts.env = {"PATH=/usr/bin:/bin"};
+    opts.cwd = dir_.path().string();
+    opts.stdin_fd = pipes->child_stdin();
+    opts.stdout_fd = pipes->child_stdout();
+    opts.stderr_fd = pipes->child_stderr();
+    auto child = proc::spawn(opts);
+    EXPECT_TRUE(child) << child.error().describe();
+    tree_ = std::make_unique<ShellTree>(std::move(*child), dir_.path());
+    *tree_out = tree_.get();
+    configure(*tree_);
+    RunStateReporter state(&log_);
+    RunFrame frame{{"test", "1"}, RunClock::now(), "deadline + test kill", {}, std::nullopt};
+    frame.enforced.push_back({Aspect::kNetwork, "none here", std::nullopt});
+    return drive_run(request_, cancel, state, *tree_, std::move(*pipes), std::move(frame));
+  }
+
+  std::function<void(ShellTree&)> configure = [](ShellTree&) {};
+  RunRequest request_;
+  StateLog log_;
+  TempDir dir_;
+  std::unique_ptr<ShellTree> tree_;
+};
+
+TEST_F(RunDriverTest, ExitOutputAndStepOrder) {
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("echo out; echo err >&2; exit 3", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kFailed) << r.error.value_or("");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.stdout_data, "out\n");
+  EXPECT_EQ(r.stderr_data, "err\n");
+  EXPECT_EQ(r.cpu_ms, 7);  // describe_end's measures reach the result
+  EXPECT_EQ(r.backend.name, "test");
+  // The kill comes even after a normal exit; no artifact_dir() without globs.
+  EXPECT_EQ(tree->calls, (std::vector<std::string>{"kill", "finish", "describe_end", "teardown"}));
+  EXPECT_EQ(log_.states, (std::vector<std::string>{"running", "stopping", "finished"}));
+  ASSERT_EQ(r.enforced.size(), 3U);
+  EXPECT_EQ(r.enforced[0].aspect, Aspect::kTimeout);
+  EXPECT_EQ(r.enforced[0].mechanism, "deadline + test kill");
+  EXPECT_EQ(r.enforced[1].aspect, Aspect::kOutput);
+  EXPECT_EQ(r.enforced[2].aspect, Aspect::kNetwork);
+}
+
+TEST_F(RunDriverTest, StdinIsFedAndClosed) {
+  request_.stdin_data = "hello\n";
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("cat", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "hello\n");
+}
+
+TEST_F(RunDriverTest, DeadlineKillsAndDecides) {
+  request_.timeout = 300ms;
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("exec sleep 30", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);  // the driver's kill, kept as a fact
+  EXPECT_LT(r.wall_ms, 20000);   // wide: it did not wait for the sleep
+  EXPECT_EQ(tree->calls.front(), "kill");
+}
+
+TEST_F(RunDriverTest, CancelKillsAndDecides) {
+  CancelSource source;
+  source.cancel();
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("exec sleep 30", &tree, source.token());
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_EQ(r.signal, SIGKILL);
+}
+
+TEST_F(RunDriverTest, CpuSignalWithCpuLimitIsTheLimit) {
+  request_.limits.cpu_time = 1s;
+  ShellTree* tree = nullptr;
+  RunResult r = drive("kill -s XCPU $$", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded);
+  EXPECT_EQ(r.limit, LimitKind::kCpu);
+}
+
+TEST_F(RunDriverTest, CpuSignalWithoutCpuLimitIsASignal) {
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("kill -s XCPU $$", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kSignaled);
+  EXPECT_EQ(r.signal, SIGXCPU);
+}
+
+TEST_F(RunDriverTest, FinishFailureCutsTheRunShort) {
+  configure = [](ShellTree& t) { t.fail_finish = true; };
+  request_.artifact_globs = {"*"};
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("echo partial", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(r.error, "teardown: tree survived");
+  EXPECT_EQ(r.stdout_data, "partial\n");  // what was read is kept
+  EXPECT_EQ(tree->calls, (std::vector<std::string>{"kill", "finish"}));
+}
+
+TEST_F(RunDriverTest, ArtifactsComeFromTheTreesDir) {
+  request_.artifact_globs = {"*.txt"};
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("printf data > a.txt", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("");
+  ASSERT_EQ(r.artifacts.size(), 1U);
+  EXPECT_EQ(r.artifacts[0].path, "a.txt");
+  EXPECT_EQ(r.artifacts[0].content, "data");
+  EXPECT_EQ(tree->calls, (std::vector<std::string>{"kill", "finish", "describe_end", "artifact_dir",
+                                                   "teardown"}));
+}
+
+// A failing describe_end() or teardown() makes a sandbox error with the hook's own
+// reason, and the host is still cleaned up (teardown() is the last call either way).
+TEST_F(RunDriverTest, LateHookFailuresAreSandboxErrorsWithTheirReason) {
+  const struct {
+    bool ShellTree::* flag;
+    const char* error;
+  } cases[] = {{&ShellTree::fail_describe, "end unknown"},
+               {&ShellTree::fail_teardown, "remove things"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.error);
+    configure = [&](ShellTree& t) { t.*c.flag = true; };
+    ShellTree* tree = nullptr;
+    const RunResult r = drive("exit 0", &tree);
+    EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+    EXPECT_EQ(r.error, c.error);
+    EXPECT_EQ(tree->calls.back(), "teardown");
+  }
+}
+
+TEST_F(RunDriverTest, FirstSandboxFailureWins) {
+  configure = [](ShellTree& t) {
+    t.fail_artifacts = true;
+    t.fail_teardown = true;
+  };
+  request_.artifact_globs = {"*"};
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("exit 0", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(r.error, "collect artifacts: no dir");
+  EXPECT_EQ(tree->calls.back(), "teardown");
+}
+
+TEST(RunDriver, CancelledBeforeStart) {
+  const RunResult r = cancelled_before_start({"test", "1"}, RunClock::now());
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_EQ(r.backend.name, "test");
+  EXPECT_GE(r.setup_ms, 0);
+}
+
+}  // namespace
+}  // namespace cordon

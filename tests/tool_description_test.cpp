@@ -1,0 +1,231 @@
+// Tool descriptions: released versions never change (hashes against the append-only
+// manifest), each format and version matches its golden file (never regenerated in CI:
+// CORDON_UPDATE_GOLDEN=1 rewrites them locally, for review), and claims are rendered only
+// when an audit report proves them.
+#include "audit/tool_description.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "audit/tool_formats.h"
+#include "audit/tool_render.h"
+#include "cordon/sha256.h"
+
+namespace cordon::audit {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSourceRoot = fs::path(CORDON_TEST_SOURCE_DIR).parent_path();
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(ToolDescription, EveryReleasedFileMatchesItsManifestHashAndEveryFileIsReleased) {
+  const auto manifest = parse_manifest(read(kSourceRoot / "prompts" / "manifest.txt"));
+  ASSERT_TRUE(manifest.has_value()) << manifest.error().describe();
+  ASSERT_FALSE(manifest->empty());
+  std::set<std::string> listed;
+  for (const ManifestEntry& e : *manifest) {
+    const fs::path file =
+        kSourceRoot / "prompts" / e.id / ("v" + std::to_string(e.version) + ".json");
+    ASSERT_TRUE(fs::exists(file)) << file << " is in the manifest but missing";
+    EXPECT_EQ("sha256:" + sha256_hex(read(file)), e.hash)
+        << file << " changed after release: add a new version instead";
+    EXPECT_TRUE(listed.insert(e.id + " " + std::to_string(e.version)).second)
+        << "listed twice: " << e.id << " " << e.version;
+  }
+  for (const auto& dir : fs::directory_iterator(kSourceRoot / "prompts")) {
+    if (!dir.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      const std::string stem = f.path().stem().string();  // "v1"
+      EXPECT_TRUE(listed.contains(dir.path().filename().string() + " " + stem.substr(1)))
+          << f.path() << " is not in prompts/manifest.txt";
+    }
+  }
+  // And the built-in copy agrees (a stale build would refuse to load).
+  const auto builtin = builtin_templates();
+  ASSERT_TRUE(builtin.has_value()) << builtin.error().describe();
+  EXPECT_EQ(builtin->size(), manifest->size());
+}
+
+TEST(ToolDescription, AChangedReleasedFileIsRefused) {
+  const std::string text = read(kSourceRoot / "prompts" / "run_code" / "v1.json");
+  const auto t = parse_template("prompts/run_code/v1.json", text + " ");
+  ASSERT_TRUE(t.has_value());
+  const auto m = parse_manifest(read(kSourceRoot / "prompts" / "manifest.txt"));
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(t->hash, m->front().hash);
+  EXPECT_FALSE(parse_template("prompts/run_code/v2.json", text).has_value());  // says v1
+  EXPECT_FALSE(find_template("run_code", 999).has_value());
+  EXPECT_TRUE(find_template("run_code", std::nullopt).has_value());
+}
+
+Capability cap(Aspect a, Enforcement e, std::optional<std::string> value = std::nullopt) {
+  return Capability{a, e, "mechanism", std::move(value), "detail"};
+}
+
+// A sandbox that claims everything, with fixed values: the golden files do not depend on
+// this host.
+Capabilities isolating() {
+  return Capabilities{{cap(Aspect::kNetwork, Enforcement::kEnforced),
+                       cap(Aspect::kFilesystem, Enforcement::kEnforced),
+                       cap(Aspect::kEnvironment, Enforcement::kEnforced),
+                       cap(Aspect::kProcessTree, Enforcement::kEnforced),
+                       cap(Aspect::kSyscallFilter, Enforcement::kEnforced),
+                       cap(Aspect::kMemory, Enforcement::kEnforced, "256 MiB"),
+                       cap(Aspect::kProcesses, Enforcement::kEnforced, "64"),
+                       cap(Aspect::kCpu, Enforcement::kNone),
+                       cap(Aspect::kDisk, Enforcement::kEnforced, "64 MiB"),
+                       cap(Aspect::kOutput, Enforcement::kEnforced, "1 MiB"),
+                       cap(Aspect::kTimeout, Enforcement::kEnforced)}};
+}
+
+Capabilities unisolated() {
+  Capabilities c;
+  for (const Aspect a : kAllAspects) {
+    const bool kept = a == Aspect::kOutput || a == Aspect::kTimeout;
+    c.aspects.push_back(
+        cap(a, kept ? Enforcement::kEnforced : Enforcement::kNone,
+            a == Aspect::kOutput ? std::optional<std::string>("1 MiB") : std::nullopt));
+  }
+  return c;
+}
+
+// One verdict per aspect, all with `status`.
+AuditReport report_all(AttemptStatus status) {
+  AuditReport r;
+  r.complete = true;
+  for (const Aspect a : kAllAspects) {
+    AttemptVerdict v;
+    v.id = "probe-" + std::string(to_string(a));
+    v.aspect = a;
+    v.claimed = Enforcement::kEnforced;
+    v.status = status;
+    v.evidence = "evidence";
+    r.verdicts.push_back(v);
+  }
+  return r;
+}
+
+RenderContext context(const Capabilities& caps, const AuditReport* report) {
+  return RenderContext{.backend_name = "test",
+                       .capabilities = caps,
+                       .timeout = std::chrono::seconds(10),
+                       .languages = {Language::kPython, Language::kBash, Language::kSh},
+                       .report = report,
+                       .unverified = false};
+}
+
+void expect_golden(const std::string& got, const fs::path& golden) {
+  if (const char* u = std::getenv("CORDON_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
+    fs::create_directories(golden.parent_path());
+    std::ofstream(golden, std::ios::binary) << got;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << golden << " missing";
+  EXPECT_EQ(got, read(golden)) << "differs from " << golden
+                               << " (CORDON_UPDATE_GOLDEN=1 rewrites it; review the diff)";
+}
+
+TEST(ToolDescription, EveryFormatOfEveryVersionMatchesItsGoldenFile) {
+  const auto all = builtin_templates();
+  ASSERT_TRUE(all.has_value());
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  for (const ToolTemplate& t : *all) {
+    const fs::path dir = fs::path(CORDON_TEST_SOURCE_DIR) / "golden" / "prompts" / t.id /
+                         ("v" + std::to_string(t.version));
+    const auto sandboxed = render_tool(t, context(isolating(), &proven));
+    ASSERT_TRUE(sandboxed.has_value()) << sandboxed.error().describe();
+    for (const std::string_view format : kToolFormats) {
+      const auto text = format_tool(*sandboxed, format);
+      ASSERT_TRUE(text.has_value());
+      expect_golden(*text, dir / (std::string(format) + (format == "text" ? ".txt" : ".json")));
+    }
+    const auto plain = render_tool(t, context(unisolated(), &proven));
+    ASSERT_TRUE(plain.has_value()) << plain.error().describe();
+    expect_golden(*format_tool(*plain, "text"), dir / "text-unisolated.txt");
+  }
+}
+
+TEST(ToolDescription, ABackendWithoutNetworkIsolationCannotSayNoNetwork) {
+  const auto t = find_template("run_code", 1);
+  ASSERT_TRUE(t.has_value());
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto r = render_tool(*t, context(unisolated(), &proven));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->description.find("no network"), std::string::npos) << r->description;
+  EXPECT_NE(r->description.find("network access of the host"), std::string::npos);
+  EXPECT_NE(r->description.find("There is NO isolation"), std::string::npos);
+  const auto sandboxed = render_tool(*t, context(isolating(), &proven));
+  ASSERT_TRUE(sandboxed.has_value());
+  EXPECT_NE(sandboxed->description.find("no network access"), std::string::npos);
+}
+
+TEST(ToolDescription, AClaimAnAttemptContradictsIsRefusedNamingTheAttempt) {
+  const auto t = find_template("run_code", 1);
+  ASSERT_TRUE(t.has_value());
+  AuditReport report = report_all(AttemptStatus::kBlocked);
+  report.verdicts[0].status = AttemptStatus::kEscaped;  // probe-network
+  for (const bool unverified : {false, true}) {
+    RenderContext ctx = context(isolating(), &report);
+    ctx.unverified = unverified;  // not even --unverified states a disproven claim
+    const auto r = render_tool(*t, ctx);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_NE(r.error().message.find("probe-network ESCAPED"), std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(ToolDescription, UnprovenClaimsAreRefusedOrMarkedWithUnverified) {
+  const auto t = find_template("run_code", 1);
+  ASSERT_TRUE(t.has_value());
+  AuditReport report = report_all(AttemptStatus::kBlocked);
+  report.verdicts[5].status = AttemptStatus::kSkipped;  // probe-memory
+  const auto refused = render_tool(*t, context(isolating(), &report));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("probe-memory is SKIPPED"), std::string::npos)
+      << refused.error().message;
+  RenderContext ctx = context(isolating(), &report);
+  ctx.unverified = true;
+  const auto marked = render_tool(*t, ctx);
+  ASSERT_TRUE(marked.has_value()) << marked.error().describe();
+  EXPECT_NE(marked->description.find("[unverified] Memory is limited to 256 MiB"),
+            std::string::npos)
+      << marked->description;
+  EXPECT_NE(marked->description.find(" There is no network access"), std::string::npos);
+  // No report at all: every claim is unproven.
+  const auto none = render_tool(*t, context(isolating(), nullptr));
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message.find("no audit report"), std::string::npos);
+}
+
+TEST(ToolDescription, FormatsHaveEachEcosystemsShape) {
+  const auto t = find_template("run_code", 1);
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto r = render_tool(*t, context(isolating(), &proven));
+  ASSERT_TRUE(r.has_value());
+  using nlohmann::json;
+  const json openai = json::parse(*format_tool(*r, "openai"));
+  EXPECT_EQ(openai["type"], "function");
+  EXPECT_EQ(openai["function"]["strict"], true);
+  EXPECT_EQ(openai["function"]["parameters"]["required"].size(),
+            openai["function"]["parameters"]["properties"].size());
+  const json responses = json::parse(*format_tool(*r, "openai-responses"));
+  EXPECT_EQ(responses["name"], "run_code");
+  EXPECT_TRUE(responses.contains("parameters"));
+  EXPECT_TRUE(json::parse(*format_tool(*r, "anthropic")).contains("input_schema"));
+  EXPECT_TRUE(json::parse(*format_tool(*r, "mcp")).contains("inputSchema"));
+  EXPECT_EQ(openai["function"]["parameters"]["properties"]["language"]["enum"],
+            (json{"python", "bash", "sh"}));
+  EXPECT_FALSE(format_tool(*r, "xml").has_value());
+}
+
+}  // namespace
+}  // namespace cordon::audit
