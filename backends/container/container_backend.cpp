@@ -10,20 +10,20 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 
 #include "bundle_writer.h"
 #include "container_cgroups.h"
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
-#include "cordon/proc/output_pump.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
+#include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
 #include "cordon/temp_dir.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_protocol.h"
-#include "run_common.h"
 
 namespace cordon::oci {
 namespace {
@@ -31,8 +31,11 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kDrainBound{1000};
 constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after cordon's
+
+std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
+}
 
 Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
                std::optional<std::string> value, std::string detail) {
@@ -485,12 +488,113 @@ Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request
   return j;
 }
 
+namespace {
+
+// A started container as the run driver sees it (cordon/run_driver.h).
+class ContainerTree final : public StartedTree {
+ public:
+  ContainerTree(LiveContainer& c, bool from_pool, const RuntimeCli& runtime,
+                std::filesystem::path scratch, std::function<void()> remove)
+      : c_(c),
+        from_pool_(from_pool),
+        runtime_(runtime),
+        scratch_(std::move(scratch)),
+        remove_(std::move(remove)) {}
+
+  // Readable when the init reports the code's end, or closes (it died).
+  [[nodiscard]] int exit_fd() const override { return c_.ctl.get(); }
+
+  void kill() override {
+    // The init reports and exits by itself (taking the container with it) when the code
+    // ended: only a run still going (deadline, cancel) needs the runtime's kill.
+    pollfd pfd{c_.ctl.get(), POLLIN, 0};
+    if (::poll(&pfd, 1, 0) == 1) return;
+    killed_ = runtime_.call({"kill", c_.id(), "KILL"}, Clock::now() + kDefaultSetupBound);
+  }
+
+  [[nodiscard]] Status finish(RunClock::time_point until) override {
+    report_ = read_report(c_.ctl.get(), until);
+    if (!from_pool_ && !wait_exit(c_.foreground, until)) {
+      return fail(ErrorCode::kTimeout, "the runtime did not exit after its container stopped");
+    }
+    // `runc run` deletes its container when it returns; its state directory says whether
+    // it got that far (a runtime killed from outside would leave the container).
+    std::error_code ec;
+    c_.runtime_done = !from_pool_ && !std::filesystem::exists(runtime_.state_root() / c_.id(), ec);
+    // The container's cgroup counters, while cordon's parent groups still hold them.
+    stats_ = c_.cgroups.stats();
+    if (!killed_)
+      return fail(ErrorCode::kSystem, "kill the container: " + killed_.error().describe());
+    return {};
+  }
+
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
+    if (report_ && report_->exec_errno == 0) {
+      proc::ExitInfo main;
+      main.status = report_->status;
+      t.exited = main.exited();
+      t.exit_code = main.exit_code();
+      t.signal = main.signal();
+      result.max_rss_kb = report_->maxrss_kb;
+      result.cpu_ms = report_->children_cpu_us / 1000;
+    }
+    t.oom_killed = stats_.oom_killed;
+    // A pids-limit hit explains a failure, never a success.
+    if ((!t.exited || t.exit_code != 0) && stats_.pids_limit_hit) t.limit = LimitKind::kProcesses;
+    if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
+    result.memory_peak_kb = stats_.memory_peak_kb;
+    if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
+    if (report_ && report_->exec_errno != 0) {
+      return fail(ErrorCode::kSystem, "the container could not start the interpreter: errno " +
+                                          std::to_string(report_->exec_errno));
+    }
+    if (!report_) {
+      // The runtime writes its own failures to the container's stderr: say its last line.
+      std::string_view said = result.stderr_data;
+      while (!said.empty() && said.back() == '\n') said.remove_suffix(1);
+      const auto nl = said.rfind('\n');
+      if (nl != std::string_view::npos) said.remove_prefix(nl + 1);
+      return fail(ErrorCode::kSystem,
+                  "the container's init ended without reporting the code's status" +
+                      (said.empty() ? std::string() : " (" + std::string(said) + ")"));
+    }
+    return {};
+  }
+
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override { return scratch_; }
+
+  [[nodiscard]] Status teardown(RunClock::time_point /*until*/) override {
+    done_ = true;
+    remove_();
+    return {};
+  }
+
+  ~ContainerTree() override {
+    if (!done_) remove_();  // a path the driver cut short
+  }
+  ContainerTree(const ContainerTree&) = delete;
+  ContainerTree& operator=(const ContainerTree&) = delete;
+
+ private:
+  LiveContainer& c_;
+  bool from_pool_;
+  const RuntimeCli& runtime_;
+  std::filesystem::path scratch_;
+  std::function<void()> remove_;
+  Status killed_;
+  std::optional<InitReport> report_;
+  ContainerStats stats_;
+  bool done_ = false;
+};
+
+}  // namespace
+
 RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   const BackendId id{std::string(name()), std::string(version())};
   const Clock::time_point t_setup = Clock::now();
   const Clock::time_point setup_until = t_setup + request.setup_bound;
-  StateReporter state(observer);
+  RunStateReporter state(observer);
   state.set(RunState::kPreparing);
   auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
 
@@ -498,17 +602,16 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
   if (!probe_.available) return error(probe_.reason);
   const milliseconds timeout = effective_timeout(request);
-  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
   if (!payload) return error("plan: " + payload.error().describe());
-
+  RunFrame frame;
+  frame.backend = id;
+  frame.setup_started = t_setup;
+  if (options_.seccomp) frame.policy = PolicyId{policy_name_, policy_hash_};
   if (engine_) {
-    state.set(RunState::kRunning);
-    RunResult r = run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
-                                cancel, observer);
-    state.set(RunState::kStopping);
-    return r;
+    return run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
+                         cancel, state, std::move(frame));
   }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.
@@ -523,152 +626,54 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
     if (!launched) return error("start the container: " + launched.error().describe());
     c = std::move(*launched);
   }
-  // Whatever happens next, the container, its cgroups, mounts and bundle go.
-  auto teardown_now = [&] {
+  // Whatever happens next, the container, its cgroups, mounts and bundle go (a pooled
+  // one in the pool's background thread).
+  const fs::path bundle = instance_->bundles_dir() / c.name;
+  ContainerTree tree(c, from_pool, runtime_, bundle / "scratch", [this, &c, from_pool] {
+    if (c.name.empty()) return;
     if (from_pool) {
       c.ctl.reset();
       pool_->retire(std::move(c));
+      c.name.clear();
     } else {
       remove(c);
     }
-  };
-  ScopeExit teardown(teardown_now);
+  });
 
   // 3. The run's files, then the code to the init.
-  const fs::path bundle = instance_->bundles_dir() / c.name;
   if (auto st = place_run_files(bundle, *payload, request.input_files); !st) {
     return error("place files: " + st.error().describe());
   }
-  if (cancel.cancelled()) {
-    RunResult r;
-    r.backend = id;
-    Termination t;
-    t.cancelled = true;
-    apply_termination(t, r);
-    r.setup_ms = ms_between(t_setup, Clock::now());
-    return r;
-  }
+  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
       !st) {
     return error(st.error().describe());
   }
-  const Clock::time_point t_start = Clock::now();
-  const Clock::time_point deadline = t_start + timeout;
-  state.set(RunState::kRunning);
 
-  // 4. Pump output until the init reports (or closes), the deadline or cancel.
-  if (!request.stdin_data) c.stdin_write.reset();
-  proc::OutputPump pump(
-      std::move(c.stdout_read), std::move(c.stderr_read), std::move(c.stdin_write),
-      request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes, observer);
-  auto stop = pump.run(c.ctl.get(), cancel.wait_fd(), deadline);
-  const Clock::time_point t_end = stop ? stop->at : Clock::now();
-  state.set(RunState::kStopping);
-
-  // 5. Stop: a deadline or cancel kills the container through the runtime; then the
-  //    init's report, the runtime's exit, the last output.
-  const Clock::time_point teardown_until = t_end + request.setup_bound;
-  Status killed;
-  if (!stop || stop->reason != proc::StopReason::kExited) {
-    killed = runtime_.call({"kill", c.id(), "KILL"}, teardown_until);
+  // 4. The driver pumps, kills, reaps, decides and tears down (cordon/run_driver.h).
+  RunPipes pipes{
+      {std::move(c.stdout_read), UniqueFd()}, {std::move(c.stderr_read), UniqueFd()}, std::nullopt};
+  if (request.stdin_data) {
+    pipes.in = proc::Pipe{UniqueFd(), std::move(c.stdin_write)};
+  } else {
+    c.stdin_write.reset();  // EOF, as /dev/null would give
   }
-  const std::optional<InitReport> report = read_report(c.ctl.get(), teardown_until);
-  const bool runtime_exited = from_pool || wait_exit(c.foreground, teardown_until);
-  // `runc run` deletes its container when it returns; its state directory says whether
-  // it got that far (a runtime killed from outside would leave the container).
-  std::error_code ec;
-  c.runtime_done = !from_pool && runtime_exited && !fs::exists(runtime_.state_root() / c.id(), ec);
-  (void)pump.drain(std::min(teardown_until, Clock::now() + kDrainBound));
-  // 6. The container's cgroup counters, while the stopped container still has them.
-  const ContainerStats stats = c.cgroups.stats();
-
-  RunResult result = captured_result(id, request, pump, t_start, t_end);
-  if (options_.seccomp) result.policy = PolicyId{policy_name_, policy_hash_};
-  result.enforced.push_back(
-      {Aspect::kTimeout, "deadline + " + runtime_probe_.name + " kill", format_duration(timeout)});
-  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  frame.timeout_mechanism = "deadline + " + runtime_probe_.name + " kill";
   if (options_.network_namespace) {
-    result.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
+    frame.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
   }
-  result.enforced.push_back({Aspect::kFilesystem, fs_summary(options_, key.scratch_bytes), {}});
-  result.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
-  result.enforced.push_back(
+  frame.enforced.push_back({Aspect::kFilesystem, fs_summary(options_, key.scratch_bytes), {}});
+  frame.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
+  frame.enforced.push_back(
       {Aspect::kProcessTree, "PID namespace (" + runtime_probe_.name + ")", {}});
   if (options_.seccomp) {
-    result.enforced.push_back({Aspect::kSyscallFilter,
-                               "seccomp " + policy_name_ + " v" + std::to_string(policy_version_),
-                               policy_hash_});
+    frame.enforced.push_back({Aspect::kSyscallFilter,
+                              "seccomp " + policy_name_ + " v" + std::to_string(policy_version_),
+                              policy_hash_});
   }
-  result.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
-  for (auto& e : bundle_enforced(key)) result.enforced.push_back(std::move(e));
-
-  if (!stop) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "output pump: " + stop.error().describe();
-    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-    return result;
-  }
-
-  // 7. The outcome, in apply_termination's order: deadline, cancel, limits, exit.
-  Termination t;
-  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
-  t.cancelled = stop->reason == proc::StopReason::kCancelled;
-  if (report && report->exec_errno == 0) {
-    proc::ExitInfo main;
-    main.status = report->status;
-    t.exited = main.exited();
-    t.exit_code = main.exit_code();
-    t.signal = main.signal();
-    result.max_rss_kb = report->maxrss_kb;
-    result.cpu_ms = report->children_cpu_us / 1000;
-  }
-  t.oom_killed = stats.oom_killed;
-  const bool failed = !t.exited || t.exit_code != 0;
-  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
-  if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;
-  apply_termination(t, result);
-  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
-  result.memory_peak_kb = stats.memory_peak_kb;
-  if (!t.deadline_passed && !t.cancelled && !t.oom_killed) {
-    if (report && report->exec_errno != 0) {
-      result.outcome = Outcome::kSandboxError;
-      result.error = "the container could not start the interpreter: errno " +
-                     std::to_string(report->exec_errno);
-    } else if (!report) {
-      result.outcome = Outcome::kSandboxError;
-      // The runtime writes its own failures to the container's stderr: say its last line.
-      std::string_view said = result.stderr_data;
-      while (!said.empty() && said.back() == '\n') said.remove_suffix(1);
-      said = said.substr(said.rfind('\n') == std::string_view::npos ? 0 : said.rfind('\n') + 1);
-      result.error = "the container's init ended without reporting the code's status" +
-                     (said.empty() ? std::string() : " (" + std::string(said) + ")");
-    }
-  }
-  if (!killed && result.outcome != Outcome::kSandboxError) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "kill the container: " + killed.error().describe();
-  }
-  if (!runtime_exited && result.outcome != Outcome::kSandboxError) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = runtime_probe_.name + " did not exit after its container stopped";
-  }
-
-  // 8. Artifacts, from the scratch tmpfs (still mounted on the host side).
-  if (!request.artifact_globs.empty()) {
-    auto collected =
-        collect_artifacts(bundle / "scratch", request.artifact_globs, request.artifact_max_bytes);
-    if (!collected) {
-      result.outcome = Outcome::kSandboxError;
-      result.error = "collect artifacts: " + collected.error().describe();
-    } else {
-      result.artifacts = std::move(collected->artifacts);
-    }
-  }
-  // 9. The teardown guard removes the container (the pool does so in the background).
-  teardown.dismiss();
-  teardown_now();
-  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-  return result;
+  frame.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
+  for (auto& e : bundle_enforced(key)) frame.enforced.push_back(std::move(e));
+  return drive_run(request, cancel, state, tree, std::move(pipes), std::move(frame));
 }
 
 }  // namespace cordon::oci

@@ -1,6 +1,7 @@
 // run_in_engine: one `podman run` per request, judged and removed afterwards.
 #include "engine_run.h"
 
+#include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,17 +11,14 @@
 
 #include "container_cgroups.h"
 #include "cordon/interpreter.h"
-#include "cordon/proc/output_pump.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/units.h"
-#include "run_common.h"
 
 namespace cordon::oci {
 namespace {
 
 using std::chrono::milliseconds;
 
-constexpr milliseconds kDrainBound{1000};
 constexpr milliseconds kEngineCallBound{20000};  // podman's own calls can take seconds
 
 // Within the current hard limit: root here cannot raise one (no CAP_SYS_RESOURCE).
@@ -113,114 +111,144 @@ void remove_engine_cgroups(const EngineSettings& s, const std::string& name) {
   remove_container_cgroups(s.hierarchies, name);
 }
 
+namespace {
+
+// An engine container as the run driver sees it: the foreground `podman run` is the tree
+// (its pidfd ends the pump), the engine kills and removes the container.
+class EngineTree final : public StartedTree {
+ public:
+  EngineTree(const EngineSettings& s, std::string name, proc::ChildProcess engine_run,
+             std::optional<ContainerCgroups> cgroups)
+      : s_(s),
+        name_(std::move(name)),
+        child_(std::move(engine_run)),
+        cgroups_(std::move(cgroups)) {}
+  ~EngineTree() override { remove(); }
+  EngineTree(const EngineTree&) = delete;
+  EngineTree& operator=(const EngineTree&) = delete;
+
+  [[nodiscard]] int exit_fd() const override { return child_.pidfd(); }
+
+  void kill() override {
+    pollfd pfd{child_.pidfd(), POLLIN, 0};
+    if (::poll(&pfd, 1, 0) == 1) return;  // the engine returned: the container ended
+    (void)run_tool({s_.engine.string(), "kill", "--signal", "KILL", name_},
+                   Clock::now() + kEngineCallBound);
+  }
+
+  [[nodiscard]] Status finish(RunClock::time_point until) override {
+    pollfd pfd{child_.pidfd(), POLLIN, 0};
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
+    if (left <= 0 || ::poll(&pfd, 1, static_cast<int>(left)) != 1) {
+      return fail(ErrorCode::kTimeout, "the engine did not return after the container stopped");
+    }
+    if (auto st = child_.wait(); !st) return std::unexpected(st.error());
+    auto state = run_tool({s_.engine.string(), "inspect", "--format",
+                           "{{.State.OOMKilled}} {{.State.ExitCode}}", name_},
+                          until);
+    if (!state) return std::unexpected(state.error());
+    state_ = std::move(*state);
+    if (cgroups_) stats_ = cgroups_->stats();
+    return {};
+  }
+
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
+    std::istringstream fields(state_);
+    std::string oom;
+    int exit_code = -1;
+    fields >> oom >> exit_code;
+    t.oom_killed = oom == "true" || stats_.oom_killed;
+    // The engine reports a signal as 128 + N, like a shell.
+    if (exit_code > 128 && exit_code < 160) {
+      t.signal = exit_code - 128;
+    } else {
+      t.exited = true;
+      t.exit_code = exit_code;
+    }
+    if ((!t.exited || t.exit_code != 0) && stats_.pids_limit_hit) t.limit = LimitKind::kProcesses;
+    result.memory_peak_kb = stats_.memory_peak_kb;
+    if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
+    return {};
+  }
+
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override {
+    return fail(ErrorCode::kUnavailable, "engine mode collects no artifacts");
+  }
+
+  [[nodiscard]] Status teardown(RunClock::time_point /*until*/) override {
+    remove();
+    return {};
+  }
+
+ private:
+  void remove() {
+    if (removed_) return;
+    removed_ = true;
+    (void)run_tool({s_.engine.string(), "rm", "--force", "--time", "0", name_},
+                   Clock::now() + kEngineCallBound);
+    remove_engine_cgroups(s_, name_);
+  }
+
+  const EngineSettings& s_;
+  std::string name_;
+  proc::ChildProcess child_;
+  std::optional<ContainerCgroups> cgroups_;
+  std::string state_;
+  ContainerStats stats_;
+  bool removed_ = false;
+};
+
+}  // namespace
+
 RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options,
                         const RunRequest& request, const std::string& name,
-                        const CancelToken& cancel, RunObserver* observer) {
-  const BackendId id{"container", "0.1.0"};
-  const auto t_setup = Clock::now();
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
+                        const CancelToken& cancel, RunStateReporter& state, RunFrame frame) {
+  auto error = [&](std::string why) { return sandbox_error(frame.backend, std::move(why)); };
   auto argv = engine_run_argv(s, options, request, name);
   if (!argv) return error(argv.error().describe());
-  const milliseconds timeout = effective_timeout(request);
-  const std::uint64_t cap_bytes = effective_output_cap(request.limits);
   const BundleKey key = bundle_key(request.limits, options);
-  const std::string engine = s.engine.string();
-  // Whatever happens, the container goes (rm -f kills it first if it runs).
-  struct Remover {
-    const EngineSettings& s;
-    std::string name;
-    ~Remover() {
-      (void)run_tool({s.engine.string(), "rm", "--force", "--time", "0", name},
-                     Clock::now() + kEngineCallBound);
-      remove_engine_cgroups(s, name);
-    }
-  } remover{s, name};
   std::optional<ContainerCgroups> cgroups;
   if (!s.memory_own.empty()) {
     auto made = ContainerCgroups::create(s.hierarchies, name, key.memory_bytes, key.max_processes);
     if (!made) return error("cgroups: " + made.error().describe());
     cgroups = std::move(*made);
   }
-
-  auto out = proc::make_pipe();
-  auto err = proc::make_pipe();
-  auto in = proc::make_pipe();
-  if (!out || !err || !in) return error("cannot make the stdio pipes");
+  auto pipes = make_run_pipes(request);
+  if (!pipes) return error("pipes: " + pipes.error().describe());
+  if (cancel.cancelled()) {
+    remove_engine_cgroups(s, name);
+    return cancelled_before_start(frame.backend, frame.setup_started);
+  }
   proc::SpawnOptions so;
-  so.path = engine;
+  so.path = s.engine.string();
   so.argv = *argv;
   so.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-  so.stdin_fd = request.stdin_data ? in->read.get() : -1;
-  so.stdout_fd = out->write.get();
-  so.stderr_fd = err->write.get();
+  so.stdin_fd = pipes->child_stdin();
+  so.stdout_fd = pipes->child_stdout();
+  so.stderr_fd = pipes->child_stderr();
   auto child = proc::spawn(so);
-  if (!child) return error("start " + engine + ": " + child.error().describe());
-  out->write.reset();
-  err->write.reset();
-  in->read.reset();
-  const auto t_start = Clock::now();
-  proc::OutputPump pump(std::move(out->read), std::move(err->read),
-                        request.stdin_data ? std::move(in->write) : UniqueFd(),
-                        request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes,
-                        observer);
-  auto stop = pump.run(child->pidfd(), cancel.wait_fd(), t_start + timeout);
-  const auto t_end = stop ? stop->at : Clock::now();
-  if (!stop || stop->reason != proc::StopReason::kExited) {
-    (void)run_tool({engine, "kill", "--signal", "KILL", name}, t_end + kEngineCallBound);
+  if (!child) {
+    remove_engine_cgroups(s, name);
+    return error("start " + s.engine.string() + ": " + child.error().describe());
   }
-  auto status = child->wait();
-  (void)pump.drain(Clock::now() + kDrainBound);
-  auto state =
-      run_tool({engine, "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", name},
-               Clock::now() + kEngineCallBound);
-  const ContainerStats stats = cgroups ? cgroups->stats() : ContainerStats{};
-
-  RunResult result = captured_result(id, request, pump, t_start, t_end);
-  if (!s.seccomp_file.empty()) result.policy = PolicyId{s.policy_name, s.policy_hash};
-  result.enforced = {{Aspect::kTimeout, "deadline + " + s.engine.filename().string() + " kill",
-                      format_duration(timeout)},
-                     {Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)},
-                     {Aspect::kFilesystem, "image " + s.image + " read-only, tmpfs /tmp", {}},
-                     {Aspect::kEnvironment, "clean environment", {}},
-                     {Aspect::kProcessTree, "PID namespace (engine)", {}},
-                     {Aspect::kMemory, "engine --memory", format_size(key.memory_bytes)},
-                     {Aspect::kProcesses, "engine --pids-limit", std::to_string(key.max_processes)},
-                     {Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)}};
-  if (options.network_namespace)
-    result.enforced.push_back({Aspect::kNetwork, "--network none", {}});
-  if (!s.seccomp_file.empty()) {
-    result.enforced.push_back({Aspect::kSyscallFilter,
-                               "seccomp " + s.policy_name + " v" + std::to_string(s.policy_version),
-                               s.policy_hash});
-  }
-  if (!stop || !status || !state) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = !stop     ? "output pump: " + stop.error().describe()
-                   : !status ? "wait for the engine: " + status.error().describe()
-                             : "inspect the container: " + state.error().describe();
-    result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-    return result;
-  }
-  std::istringstream fields(*state);
-  std::string oom;
-  int exit_code = -1;
-  fields >> oom >> exit_code;
-  Termination t;
-  t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
-  t.cancelled = stop->reason == proc::StopReason::kCancelled;
-  t.oom_killed = oom == "true" || stats.oom_killed;
-  // The engine reports a signal as 128 + N, like a shell.
-  if (exit_code > 128 && exit_code < 160) {
-    t.signal = exit_code - 128;
+  EngineTree tree(s, name, std::move(*child), std::move(cgroups));
+  frame.timeout_mechanism = "deadline + " + s.engine.filename().string() + " kill";
+  frame.enforced = {{Aspect::kFilesystem, "image " + s.image + " read-only, tmpfs /tmp", {}},
+                    {Aspect::kEnvironment, "clean environment", {}},
+                    {Aspect::kProcessTree, "PID namespace (engine)", {}},
+                    {Aspect::kMemory, "cgroup memory limit (container's parent group)",
+                     format_size(key.memory_bytes)},
+                    {Aspect::kProcesses, "engine --pids-limit", std::to_string(key.max_processes)},
+                    {Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)}};
+  if (options.network_namespace) frame.enforced.push_back({Aspect::kNetwork, "--network none", {}});
+  if (s.seccomp_file.empty()) {
+    frame.policy.reset();
   } else {
-    t.exited = true;
-    t.exit_code = exit_code;
+    frame.enforced.push_back({Aspect::kSyscallFilter,
+                              "seccomp " + s.policy_name + " v" + std::to_string(s.policy_version),
+                              s.policy_hash});
   }
-  if ((!t.exited || t.exit_code != 0) && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
-  apply_termination(t, result);
-  result.memory_peak_kb = stats.memory_peak_kb;
-  result.setup_ms = ms_between(t_setup, t_start) + ms_between(t_end, Clock::now());
-  return result;
+  return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
 }
 
 void sweep_engine_containers(const std::filesystem::path& engine, const std::string& prefix) {

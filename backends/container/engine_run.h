@@ -31,6 +31,7 @@
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "cordon/run_driver.h"
 #include "runtime_cli.h"
 
 namespace cordon::oci {
@@ -55,11 +56,12 @@ struct EngineSettings {
                                                                const RunRequest& request,
                                                                const std::string& name);
 
-// Runs `request` in a new engine container called `name` and removes it.
+// Runs `request` in a new engine container called `name` through the run driver
+// (cordon/run_driver.h) and removes it. `frame` carries the backend's id and policy.
 [[nodiscard]] RunResult run_in_engine(const EngineSettings& settings,
                                       const ContainerOptions& options, const RunRequest& request,
                                       const std::string& name, const CancelToken& cancel,
-                                      RunObserver* observer);
+                                      RunStateReporter& state, RunFrame frame);
 
 // Removes containers whose names start with `prefix` (a dead instance's).
 void sweep_engine_containers(const std::filesystem::path& engine, const std::string& prefix);
