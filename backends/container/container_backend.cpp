@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <utility>
 
 #include "bundle_writer.h"
 #include "container_cgroups.h"
@@ -633,8 +634,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
     if (c.name.empty()) return;
     if (from_pool) {
       c.ctl.reset();
-      pool_->retire(std::move(c));
-      c.name.clear();
+      pool_->retire(std::exchange(c, LiveContainer{}));
     } else {
       remove(c);
     }
