@@ -5,7 +5,7 @@
 set -euo pipefail
 export PATH=/usr/bin:/bin
 # Test processes run in parallel: one builds, the others find the image made.
-exec 9>/tmp/cordon-engine-image.lock
+exec 9>/tmp/cordon-suite-engine-image.lock
 flock 9
 if podman image exists "$1"; then exit 0; fi
 root=$(mktemp -d)

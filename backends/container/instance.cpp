@@ -33,15 +33,20 @@ Status make_private_dir(const fs::path& dir) {
 }  // namespace
 
 Result<Instance> Instance::acquire(const fs::path& runtime_dir) {
-  for (const fs::path& d :
-       {runtime_dir, runtime_dir / "locks", runtime_dir / "bundles", runtime_dir / "state"}) {
-    if (auto st = make_private_dir(d); !st) return std::unexpected(st.error());
-  }
   Instance inst;
   inst.dir_ = runtime_dir;
   inst.id_ = std::to_string(::getpid()) + "-" + std::to_string(g_instances.fetch_add(1));
   const fs::path lock = runtime_dir / "locks" / (inst.id_ + ".lock");
-  inst.lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  // The last instance to go removes the (then empty) directories; one going away while
+  // this one starts can remove them between our mkdir and open: try again.
+  for (int attempt = 0; attempt < 3 && !inst.lock_; ++attempt) {
+    for (const fs::path& d :
+         {runtime_dir, runtime_dir / "locks", runtime_dir / "bundles", runtime_dir / "state"}) {
+      if (auto st = make_private_dir(d); !st) return std::unexpected(st.error());
+    }
+    inst.lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!inst.lock_ && errno != ENOENT) break;
+  }
   if (!inst.lock_) return fail_errno("open " + lock.string());
   if (::flock(inst.lock_.get(), LOCK_EX | LOCK_NB) != 0)
     return fail_errno("flock " + lock.string());
@@ -63,9 +68,12 @@ Instance& Instance::operator=(Instance&& o) noexcept {
 }
 
 Instance::~Instance() {
-  if (lock_) {
-    // Unlink first, then unlock: a sweeper that opens the path after this sees no file.
-    ::unlink((dir_ / "locks" / (id_ + ".lock")).c_str());
+  if (!lock_) return;
+  // Unlink first, then unlock: a sweeper that opens the path after this sees no file.
+  ::unlink((dir_ / "locks" / (id_ + ".lock")).c_str());
+  // The last instance leaves nothing behind: rmdir fails on a directory still in use.
+  for (const fs::path& d : {dir_ / "bundles", dir_ / "state", dir_ / "locks", dir_}) {
+    if (::rmdir(d.c_str()) != 0) break;
   }
 }
 
