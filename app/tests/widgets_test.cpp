@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -198,6 +199,25 @@ class WidgetsTest : public QObject {
     qputenv("CORDON_HISTORY_PATH", history_.toUtf8());
     file.open(QIODevice::ReadOnly);
     QCOMPARE(file.readAll(), QByteArray(4096, 'c'));
+  }
+
+  void unavailableBackendsAreDisabledWithTheReason() {
+    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
+    auto with_fixtures = std::make_shared<const BackendList>();
+    qunsetenv("CORDON_PLUGIN_PATH");
+    window_ = std::make_unique<MainWindow>(with_fixtures);
+    const QComboBox* combo = run_tab()->backend_box();
+    const int broken = combo->findData("badmajor", Qt::UserRole);
+    QVERIFY2(broken >= 0, "the fixture plugin with a wrong ABI is listed");
+    const auto* model = qobject_cast<const QStandardItemModel*>(combo->model());
+    QVERIFY(model != nullptr);
+    QVERIFY(!model->item(broken)->isEnabled());
+    QVERIFY2(model->item(broken)->toolTip().contains("ABI"),
+             qPrintable(model->item(broken)->toolTip()));
+    QVERIFY(model->item(combo->currentIndex())->isEnabled());  // never starts on a broken one
+    const int working = combo->findData("subprocess", Qt::UserRole);
+    QVERIFY(working >= 0);
+    QVERIFY(model->item(working)->isEnabled());
   }
 
   void settingsRememberBackendAndLimits() {
