@@ -114,8 +114,9 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
   if (orientation == Qt::Horizontal) {
     return section >= 0 && section < backends_.size() ? backends_.at(section) : QVariant();
   }
-  static const char* const kNames[] = {"Outcome", "Exit code", "Signal", "Stdout",
-                                       "Stderr",  "Wall time", "Set-up", "CPU time"};
+  static const char* const kNames[] = {
+      QT_TR_NOOP("Outcome"), QT_TR_NOOP("Exit code"), QT_TR_NOOP("Signal"), QT_TR_NOOP("Stdout"),
+      QT_TR_NOOP("Stderr"),  QT_TR_NOOP("Wall time"), QT_TR_NOOP("Set-up"), QT_TR_NOOP("CPU time")};
   return section >= 0 && section < kRowCount ? tr(kNames[section]) : QVariant();
 }
 

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QLocale>
+#include <iterator>
 
 #include "outcome_badge.h"
 
@@ -121,22 +122,11 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
     return QAbstractTableModel::headerData(section, orientation, role);
   }
-  switch (section) {
-    case kTime:
-      return tr("Time");
-    case kBackend:
-      return tr("Backend");
-    case kOutcome:
-      return tr("Outcome");
-    case kDuration:
-      return tr("Duration");
-    case kSource:
-      return tr("From");
-    case kCode:
-      return tr("Code");
-    default:
-      return {};
-  }
+  static const char* const kNames[] = {QT_TR_NOOP("Time"),    QT_TR_NOOP("Backend"),
+                                       QT_TR_NOOP("Outcome"), QT_TR_NOOP("Duration"),
+                                       QT_TR_NOOP("From"),    QT_TR_NOOP("Code")};
+  static_assert(std::size(kNames) == kColumnCount);
+  return section >= 0 && section < kColumnCount ? tr(kNames[section]) : QVariant();
 }
 
 void HistoryModel::sort(int column, Qt::SortOrder order) {

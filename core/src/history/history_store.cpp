@@ -110,6 +110,11 @@ std::string first_line(std::string_view code) {
   return {};
 }
 
+// Every column of a record but the id, in the order add() binds and get() reads them.
+constexpr const char* kRecordColumns =
+    "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
+    " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json";
+
 // LIKE pattern for a substring, with the wildcards of the search text escaped.
 std::string like_pattern(std::string_view search) {
   std::string pattern = "%";
@@ -205,11 +210,9 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
 }
 
 Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
-  auto insert = Statement::prepare(
-      impl_->db.get(),
-      "INSERT INTO runs(started_ms, finished_ms, source, code, language, backend, timeout_ms,"
-      " limits_json, env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr,"
-      " result_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto insert =
+      Statement::prepare(impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
+                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert) return std::unexpected(insert.error());
   Statement& row = *insert;
   row.bind(1, to_ms(record.started));
@@ -293,10 +296,7 @@ Result<std::int64_t> HistoryStore::count(const Query& query) const {
 
 Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   auto select = Statement::prepare(
-      impl_->db.get(),
-      "SELECT id, started_ms, finished_ms, source, code, language, backend, timeout_ms,"
-      " limits_json, env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr,"
-      " result_json FROM runs WHERE id = ?");
+      impl_->db.get(), std::string("SELECT id, ") + kRecordColumns + " FROM runs WHERE id = ?");
   if (!select) return std::unexpected(select.error());
   select->bind(1, id);
   const Result<bool> found = select->step();
@@ -304,7 +304,7 @@ Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   if (!*found) return fail(ErrorCode::kNotFound, "no run " + std::to_string(id) + " in history");
   const Statement& row = *select;
   RunRecord record;
-  record.id = row.column_int(0);
+  record.id = row.column_int(0);  // then kRecordColumns, in order
   record.started = from_ms(row.column_int(1));
   record.finished = from_ms(row.column_int(2));
   record.source = row.column_text(3);
