@@ -95,6 +95,31 @@ class WidgetsTest : public QObject {
                               kRunWaitMs);
   }
 
+  void inputFileInArtifactOut() {
+    const QString local = dir_.filePath("numbers.txt");
+    QFile input(local);
+    QVERIFY(input.open(QIODevice::WriteOnly));
+    input.write("3\n4\n");
+    input.close();
+    run_tab()->add_input_file(local, "in.txt");
+    run_tab()->set_collect_globs("*.out");
+    run_snippet("sort -r in.txt > result.out; printf 'raw\\377' > bin.out", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    ResultView* view = window_->result_view();
+    QCOMPARE(view->artifact_count(), 2);
+    // Saved as the raw bytes, whatever the JSON view shows (base64 in the Result).
+    QStringList saved;
+    for (int i = 0; i < view->artifact_count(); ++i) {
+      const QString path = dir_.filePath(QStringLiteral("saved-%1").arg(i));
+      QVERIFY(view->save_artifact(i, path));
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      saved << QString::fromLatin1(file.readAll().toHex());
+    }
+    saved.sort();
+    QCOMPARE(saved, (QStringList{QByteArray("4\n3\n").toHex(), QByteArray("raw\xff").toHex()}));
+  }
+
   void cancelStopsALongRun() {
     run_snippet("echo started; sleep 60", "subprocess", 120);
     // Cancel once the code is running (its first output has arrived live).

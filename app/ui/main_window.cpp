@@ -52,10 +52,12 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
   connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == kPlan) update_plan();
+    if (index == kHistory) history_->refresh();  // runs the CLI made meanwhile
   });
 
   const QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), kRun).toInt());
   run_->load_settings(settings);
   apply_history_settings();
   update_plan();
@@ -112,6 +114,7 @@ void MainWindow::update_plan() { plan_->show_plan(run_->backend(), run_->request
 void MainWindow::save_settings() const {
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
   run_->save_settings(settings);
 }
 

@@ -2,6 +2,8 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QFile>
+#include <QFileDialog>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -61,7 +63,8 @@ ResultView::ResultView(QWidget* parent)
       stderr_(monospace_view(this)),
       json_(monospace_view(this)),
       artifacts_(new QTreeWidget(this)),
-      copy_json_(new QPushButton(tr("Copy JSON"), this)) {
+      copy_json_(new QPushButton(tr("Copy JSON"), this)),
+      save_artifact_(new QPushButton(tr("Save artifact…"), this)) {
   badge_->setObjectName(QStringLiteral("badge"));
   badge_->setAlignment(Qt::AlignCenter);
   badge_->setMinimumWidth(160);
@@ -83,9 +86,22 @@ ResultView::ResultView(QWidget* parent)
   connect(copy_json_, &QPushButton::clicked, this,
           [this] { QApplication::clipboard()->setText(json_->toPlainText()); });
 
+  save_artifact_->setEnabled(false);
+  connect(artifacts_, &QTreeWidget::currentItemChanged, this,
+          [this](QTreeWidgetItem* item) { save_artifact_->setEnabled(item != nullptr); });
+  connect(save_artifact_, &QPushButton::clicked, this, [this] {
+    QTreeWidgetItem* item = artifacts_->currentItem();
+    if (item == nullptr) return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save artifact"), item->text(0));
+    if (!path.isEmpty()) save_artifact(artifacts_->indexOfTopLevelItem(item), path);
+  });
+  auto* artifact_page = new QWidget(this);
+  auto* artifact_layout = new QVBoxLayout(artifact_page);
+  artifact_layout->addWidget(artifacts_, 1);
+  artifact_layout->addWidget(save_artifact_, 0, Qt::AlignRight);
   pages_->addTab(stdout_, QStringLiteral("stdout"));
   pages_->addTab(stderr_, QStringLiteral("stderr"));
-  pages_->addTab(artifacts_, tr("Artifacts"));
+  pages_->addTab(artifact_page, tr("Artifacts"));
   pages_->addTab(json_, QStringLiteral("JSON"));
 
   auto* top = new QHBoxLayout;
@@ -110,7 +126,19 @@ void ResultView::clear() {
   stderr_->clear();
   json_->clear();
   artifacts_->clear();
+  artifacts_json_ = nlohmann::json::array();
   copy_json_->setEnabled(false);
+}
+
+int ResultView::artifact_count() const { return static_cast<int>(artifacts_json_.size()); }
+
+bool ResultView::save_artifact(int index, const QString& path) const {
+  if (index < 0 || index >= artifact_count()) return false;
+  const json& artifact = artifacts_json_.at(static_cast<std::size_t>(index));
+  const QByteArray bytes = QByteArray::fromBase64(
+      QByteArray::fromStdString(artifact.value("content_base64", std::string())));
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
 }
 
 void ResultView::show_result(const RunResult& result) {
@@ -158,7 +186,8 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                                                     text_of(item.value("mechanism", json())),
                                                     text_of(item.value("value", json()))}));
   }
-  for (const json& artifact : result.value("artifacts", json::array())) {
+  artifacts_json_ = result.value("artifacts", json::array());
+  for (const json& artifact : artifacts_json_) {
     artifacts_->addTopLevelItem(new QTreeWidgetItem({text_of(artifact.value("path", json())),
                                                      text_of(artifact.value("size", json())),
                                                      text_of(artifact.value("sha256", json()))}));

@@ -33,6 +33,9 @@ class ResultView : public QWidget {
   [[nodiscard]] QString stdout_text() const;
   [[nodiscard]] QString stderr_text() const;
   [[nodiscard]] QString json_text() const;
+  [[nodiscard]] int artifact_count() const;
+  // Writes the artifact at `index` (in the list's order) to `path`: its raw bytes.
+  bool save_artifact(int index, const QString& path) const;
 
  private:
   QLabel* badge_;
@@ -45,6 +48,8 @@ class ResultView : public QWidget {
   QPlainTextEdit* json_;
   QTreeWidget* artifacts_;
   QPushButton* copy_json_;
+  QPushButton* save_artifact_;
+  nlohmann::json artifacts_json_;  // of the result shown: the bytes to save, base64
 };
 
 }  // namespace cordon::inspector

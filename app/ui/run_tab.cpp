@@ -2,10 +2,15 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -69,7 +74,10 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       cancel_(new QPushButton(tr("Cancel"), this)),
       progress_(new QProgressBar(this)),
       state_(new QLabel(this)),
-      live_(new QPlainTextEdit(this)) {
+      live_(new QPlainTextEdit(this)),
+      inputs_(new QListWidget(this)),
+      collect_(new QLineEdit(this)),
+      split_(new QSplitter(Qt::Vertical, this)) {
   for (const Language language : kLanguages) {
     language_->addItem(name_of(language), static_cast<int>(language));
   }
@@ -106,6 +114,24 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   form->addRow(tr("&Memory"), memory_);
   form->addRow(tr("&Processes"), processes_);
   form->addRow(tr("&Output cap"), output_cap_);
+  inputs_->setToolTip(tr("Files placed in the run's working directory"));
+  inputs_->setMaximumHeight(90);
+  auto* add_input = new QPushButton(tr("Add file…"), this);
+  auto* remove_input = new QPushButton(tr("Remove"), this);
+  auto* input_buttons = new QHBoxLayout;
+  input_buttons->addWidget(add_input);
+  input_buttons->addWidget(remove_input);
+  form->addRow(tr("&Input files"), inputs_);
+  form->addRow(input_buttons);
+  collect_->setPlaceholderText(tr("*.png out/*.csv"));
+  collect_->setToolTip(tr("Artifact patterns collected after the run, separated by spaces"));
+  form->addRow(tr("Co&llect"), collect_);
+  connect(add_input, &QPushButton::clicked, this, [this] {
+    for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Input files"))) {
+      add_input_file(path, QFileInfo(path).fileName());
+    }
+  });
+  connect(remove_input, &QPushButton::clicked, this, [this] { delete inputs_->currentItem(); });
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
@@ -114,13 +140,12 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   auto* side = new QWidget(this);
   side->setLayout(form);
 
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(editor_);
-  split->addWidget(live_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split_->addWidget(editor_);
+  split_->addWidget(live_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 2);
   auto* row = new QHBoxLayout;
-  row->addWidget(split, 1);
+  row->addWidget(split_, 1);
   row->addWidget(side);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(row, 1);
@@ -165,8 +190,25 @@ RunRequest RunTab::request() const {
   if (memory_->value() > 0) request.limits.memory_bytes = memory_->value() * kMiB;
   if (processes_->value() > 0) request.limits.max_processes = processes_->value();
   request.limits.output_bytes = static_cast<std::uint64_t>(output_cap_->value()) * kKiB;
+  for (int i = 0; i < inputs_->count(); ++i) {
+    // A file that cannot be read goes in empty: the code's own error then says which.
+    QFile file(inputs_->item(i)->data(Qt::UserRole).toString());
+    const QByteArray bytes = file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    request.input_files[inputs_->item(i)->text().toStdString()] = bytes.toStdString();
+  }
+  for (const QString& glob : collect_->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    request.artifact_globs.push_back(glob.toStdString());
+  }
   return request;
 }
+
+void RunTab::add_input_file(const QString& local_path, const QString& name) {
+  auto* item = new QListWidgetItem(name, inputs_);
+  item->setData(Qt::UserRole, local_path);
+  item->setToolTip(local_path);
+}
+
+void RunTab::set_collect_globs(const QString& globs) { collect_->setText(globs); }
 
 QString RunTab::backend() const { return backend_->currentData(Qt::UserRole).toString(); }
 
@@ -223,6 +265,7 @@ void RunTab::save_settings(QSettings& settings) const {
   settings.setValue(QStringLiteral("run/memory_mib"), memory_->value());
   settings.setValue(QStringLiteral("run/processes"), processes_->value());
   settings.setValue(QStringLiteral("run/output_cap_kib"), output_cap_->value());
+  settings.setValue(QStringLiteral("run/splitter"), split_->saveState());
 }
 
 void RunTab::load_settings(const QSettings& settings) {
@@ -235,6 +278,7 @@ void RunTab::load_settings(const QSettings& settings) {
   processes_->setValue(settings.value(QStringLiteral("run/processes"), 0).toInt());
   output_cap_->setValue(
       settings.value(QStringLiteral("run/output_cap_kib"), output_cap_->value()).toInt());
+  split_->restoreState(settings.value(QStringLiteral("run/splitter")).toByteArray());
 }
 
 }  // namespace cordon::inspector

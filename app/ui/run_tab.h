@@ -19,6 +19,9 @@ class QProgressBar;
 class QPlainTextEdit;
 class QLabel;
 class QSettings;
+class QListWidget;
+class QLineEdit;
+class QSplitter;
 
 namespace cordon::inspector {
 
@@ -35,7 +38,8 @@ class RunTab : public QWidget {
   RunTab(BackendListPtr backends, QWidget* parent = nullptr);
 
   void set_history_path(std::optional<std::filesystem::path> path);
-  // The request as the controls describe it (code, language, timeout, limits).
+  // The request as the controls describe it (code, language, timeout, limits, input files
+  // read now, artifact globs).
   [[nodiscard]] RunRequest request() const;
   [[nodiscard]] QString backend() const;
   void set_backend(const QString& name);
@@ -54,6 +58,9 @@ class RunTab : public QWidget {
   [[nodiscard]] QComboBox* backend_box() const { return backend_; }
   [[nodiscard]] QPlainTextEdit* live_output() const { return live_; }
   [[nodiscard]] bool running() const;
+  // Input files: a local file placed in the run's working directory under `name`.
+  void add_input_file(const QString& local_path, const QString& name);
+  void set_collect_globs(const QString& globs);
 
  public slots:
   void run();
@@ -81,6 +88,9 @@ class RunTab : public QWidget {
   QProgressBar* progress_;
   QLabel* state_;
   QPlainTextEdit* live_;
+  QListWidget* inputs_;
+  QLineEdit* collect_;
+  QSplitter* split_;
 };
 
 }  // namespace cordon::inspector
