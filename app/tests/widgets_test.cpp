@@ -157,6 +157,8 @@ class WidgetsTest : public QObject {
              QString("FAILED exit 4"));
     tab->select_row(0);
     QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 4"));
+    tab->refresh();  // e.g. the tab shown again: the selection and its Result stay
+    QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 4"));
     QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
 
     tab->rerun_selected();

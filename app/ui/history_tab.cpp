@@ -67,7 +67,17 @@ bool HistoryTab::open(const std::filesystem::path& path) {
   return opened;
 }
 
-void HistoryTab::refresh() { model_->refresh(); }
+void HistoryTab::refresh() {
+  // A refresh is a model reset: keep the selected run selected if it is still listed.
+  const std::int64_t selected = model_->id_at(selected_row());
+  model_->refresh();
+  for (int row = 0; selected != 0 && row < model_->rowCount(); ++row) {
+    if (model_->id_at(row) == selected) {
+      select_row(row);
+      break;
+    }
+  }
+}
 
 int HistoryTab::selected_row() const {
   const auto rows = table_->selectionModel()->selectedRows();
