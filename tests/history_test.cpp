@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,22 @@ TEST(HistoryStore, RoundTripKeepsRawBytesResultAndSettings) {
   EXPECT_EQ(again.timeout, kDefaultTimeout);
   EXPECT_EQ(again.limits.memory_bytes, request.limits.memory_bytes);
   EXPECT_TRUE(again.env.empty());
+}
+
+TEST(HistoryStore, NewFilesArePrivate) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "private" / "h.sqlite3";
+  const mode_t old_umask = ::umask(022);  // the usual one, which would give 0644
+  auto store = HistoryStore::open(path);
+  ::umask(old_umask);
+  ASSERT_TRUE(store) << store.error().describe();
+  ASSERT_TRUE(store->add(sample("echo x", "subprocess", Outcome::kOk, 1, 1)));
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st{};
+    const std::string file = path.string() + suffix;
+    ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+  }
 }
 
 TEST(HistoryStore, EnvironmentValuesNeverReachTheFile) {
@@ -312,7 +329,10 @@ TEST(HistoryStore, TwoProcessesWriteAtOnce) {
       char go = 0;
       if (::read(gate[0], &go, 1) != 0) ::_exit(4);  // EOF when the parent closes it
       auto store = HistoryStore::open(path);
-      if (!store) ::_exit(1);
+      if (!store) {
+        std::fprintf(stderr, "writer %d: %s\n", writer, store.error().describe().c_str());
+        ::_exit(1);
+      }
       for (int i = 0; i < kPerWriter; ++i) {
         const std::string code = "echo writer" + std::to_string(writer) + "-" + std::to_string(i);
         if (!store->add(sample(code, "subprocess", Outcome::kOk, i, i))) ::_exit(2);

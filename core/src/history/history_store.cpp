@@ -1,10 +1,14 @@
 // The store: open + migrate, add, list/search/sort, get, remove.
+#include <fcntl.h>
+
 #include <array>
+#include <cerrno>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
 #include "cordon/history.h"
+#include "cordon/unique_fd.h"
 #include "schema.h"
 #include "sqlite_db.h"
 
@@ -173,8 +177,18 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) {
-      return fail_errno("create the directory of " + where, ec.value());
+      return std::unexpected(
+          Error{ErrorCode::kUnavailable, ec.value(), "create the directory of " + where});
     }
+  }
+  // The history holds code and its output, which may be private: a new file is made
+  // 0600 before SQLite sees it (SQLite would use 0644 & ~umask), and SQLite gives its
+  // -wal and -shm files the mode of the database file.
+  const UniqueFd created(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (const int err = errno; !created && err != EEXIST) {
+    // kUnavailable like every other "cannot use this file" (sqlite_db.h), with the errno.
+    return std::unexpected(Error{ErrorCode::kUnavailable, err, "create " + where});
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -195,7 +209,9 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
   // WAL: readers never block the writer and the CLI and the app can both write (in turn,
   // waiting through the busy timeout). This is also the first real read of the file, so
   // a file that is not a database fails here.
-  if (auto wal = detail::exec(db, "PRAGMA journal_mode=WAL", where); !wal) {
+  if (auto wal = detail::exec_when_free(db, "PRAGMA journal_mode=WAL", where,
+                                        std::chrono::milliseconds(kBusyTimeoutMs));
+      !wal) {
     return std::unexpected(wal.error());
   }
   // NORMAL is durable across application crashes in WAL mode; only a power loss can

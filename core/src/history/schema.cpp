@@ -1,6 +1,7 @@
 #include "schema.h"
 
 #include <array>
+#include <chrono>
 #include <string>
 
 #include "cordon/history.h"
@@ -9,6 +10,9 @@
 
 namespace cordon::history::detail {
 namespace {
+
+// As the store's busy timeout: how long to wait for another process's migration.
+constexpr std::chrono::milliseconds kLockBound{5000};
 
 constexpr std::array<const char*, kSchemaVersion> kMigrations = {
     // 1: the runs table and the version table.
@@ -66,8 +70,9 @@ Result<int> migrate(sqlite3* db, const char* path) {
   const std::string where = std::string("history database ") + path;
   // IMMEDIATE takes the write lock before reading the version, so a second process
   // waits (busy timeout) and then sees the migrated file instead of migrating it again.
-  if (auto begun = exec(db, "BEGIN IMMEDIATE", where); !begun)
+  if (auto begun = exec_when_free(db, "BEGIN IMMEDIATE", where, kLockBound); !begun) {
     return std::unexpected(begun.error());
+  }
   ScopeExit rollback([db] { (void)exec(db, "ROLLBACK", "rollback"); });
 
   const Result<int> found = current_version(db);

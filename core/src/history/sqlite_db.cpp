@@ -1,5 +1,7 @@
 #include "sqlite_db.h"
 
+#include <thread>
+
 namespace cordon::history::detail {
 
 Error db_error(sqlite3* db, int rc, std::string_view what) {
@@ -28,6 +30,21 @@ Status exec(sqlite3* db, const char* sql, std::string_view what) {
   const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return std::unexpected(db_error(db, rc, what));
   return {};
+}
+
+Status exec_when_free(sqlite3* db, const char* sql, std::string_view what,
+                      std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (true) {
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return {};
+    const int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return std::unexpected(db_error(db, rc, what));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Result<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {

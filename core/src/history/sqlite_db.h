@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,13 @@ using DbPtr = std::unique_ptr<sqlite3, DbClose>;
 
 // Runs SQL without results (several statements allowed).
 [[nodiscard]] Status exec(sqlite3* db, const char* sql, std::string_view what);
+
+// exec() that retries while another connection holds the lock, up to `bound`. For the
+// steps where SQLite reports SQLITE_BUSY at once instead of calling the busy handler
+// (it does so when waiting could deadlock, e.g. two connections switching a new file to
+// WAL at the same moment): backing off and starting the statement again resolves it.
+[[nodiscard]] Status exec_when_free(sqlite3* db, const char* sql, std::string_view what,
+                                    std::chrono::milliseconds bound);
 
 class Statement {
  public:
