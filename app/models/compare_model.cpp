@@ -98,8 +98,12 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       if (!result) return tr("running…");
-      // One line in the cell; the tooltip has all of it.
-      return cell(index.row(), *result).section(QLatin1Char('\n'), 0, 0);
+      {
+        // One line in the cell, "…" when there is more; the tooltip has all of it.
+        const QString text = cell(index.row(), *result);
+        const QString first = text.section(QLatin1Char('\n'), 0, 0);
+        return text.trimmed().size() > first.size() ? first + QStringLiteral(" …") : first;
+      }
     case Qt::ToolTipRole:
       return result ? cell(index.row(), *result) : QVariant();
     case Qt::BackgroundRole:

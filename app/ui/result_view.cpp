@@ -169,8 +169,10 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                .arg(text_of(result.value("wall_ms", json())),
                     text_of(result.value("setup_ms", json())),
                     text_of(result.value("cpu_ms", json())));
-  lines << tr("memory peak %1 KiB (sandbox) · largest process %2 KiB")
-               .arg(text_of(result.value("memory_peak_kb", json())),
+  const json peak = result.value("memory_peak_kb", json());
+  lines << tr("memory peak %1 · largest process %2 KiB")
+               .arg(peak.is_null() ? tr("not measured by this backend")
+                                   : tr("%1 KiB (whole sandbox)").arg(text_of(peak)),
                     text_of(result.value("max_rss_kb", json())));
   lines << tr("exit code %1 · signal %2")
                .arg(text_of(result.value("exit_code", json())),
