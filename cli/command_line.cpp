@@ -17,6 +17,9 @@ Exit status: the code's own; 124 timed out; 128+N killed by signal N; 137 a limi
 (memory, processes, cpu, output, disk) stopped it; 130/143 cordon was interrupted
 (SIGINT/SIGTERM) and cancelled the run; 125 cordon itself failed (bad arguments, unknown
 or unavailable backend, no isolating backend for auto, sandbox error, artifacts not written).
+Every run is recorded in the history ($CORDON_HISTORY_PATH, else
+$XDG_DATA_HOME/cordon/history.sqlite3) with the names, never the values, of --env; a
+history that cannot be written is one warning line and changes no exit status.
 DUR: 500ms, 0.5s, 2s, 1m, or seconds. SIZE: 1024, 64K, 256M, 1G.)";
 
 constexpr const char* kPlanFooter = R"(
@@ -74,6 +77,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
   add_run_options(run, options);
   run->add_flag("--dry-run", options.dry_run,
                 "Print the plan the run would apply (as 'cordon plan') and run nothing");
+  run->add_flag("--no-history", options.no_history,
+                "Do not record the run in the history (also CORDON_NO_HISTORY=1)");
   return run;
 }
 

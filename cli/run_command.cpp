@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include "artifacts_out.h"
 #include "backend_catalog.h"
 #include "cli_error.h"
+#include "cordon/history.h"
 #include "cordon/result_json.h"
 #include "exit_status.h"
 #include "output_relay.h"
@@ -39,6 +41,22 @@ RunResult execute(Backend& backend, const RunRequest& request, bool json, int* c
   return result;
 }
 
+// Records the finished run in the history. Failing to is one warning line on stderr and
+// never changes the exit status: the history is a convenience, the run is what matters.
+void record_in_history(const RunRequest& request, const RunResult& result,
+                       std::chrono::system_clock::time_point started) {
+  const auto finished = std::chrono::system_clock::now();
+  const Result<std::filesystem::path> path = history::default_path();
+  const Result<std::int64_t> recorded =
+      path ? history::record_run(*path,
+                                 history::make_record(request, result, started, finished, "cli"))
+           : std::unexpected(path.error());
+  if (!recorded) {
+    std::fprintf(stderr, "cordon: warning: run not recorded in history: %s\n",
+                 recorded.error().describe().c_str());
+  }
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -63,6 +81,7 @@ int run_command(const RunOptions& options) {
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
 
   int cancel_signal = 0;
+  const auto started = std::chrono::system_clock::now();
   const RunResult result = execute(*backend, *request, options.json, &cancel_signal);
   int status = exit_status(result, cancel_signal);
   if (result.outcome == Outcome::kSandboxError && !options.json) {
@@ -88,6 +107,9 @@ int run_command(const RunOptions& options) {
   } else if (!options.json && !result.artifacts.empty()) {
     std::fprintf(stderr, "cordon: collected %zu artifact(s); --artifacts-dir DIR writes them\n",
                  result.artifacts.size());
+  }
+  if (!options.no_history && !history::disabled_by_env()) {
+    record_in_history(*request, result, started);
   }
   if (options.json) print_json(result);
   return status;

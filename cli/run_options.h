@@ -28,7 +28,8 @@ struct RunOptions {
   std::optional<std::string> tool_description;  // --tool-description ID@VERSION
   bool json = false;
   bool allow_unisolated = false;
-  bool dry_run = false;  // --dry-run: print the plan (plan_command.h) instead of running
+  bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running
+  bool no_history = false;  // --no-history: do not record the run (cordon/history.h)
 };
 
 }  // namespace cordon::cli

@@ -10,6 +10,7 @@ packages=(
   libseccomp-dev libsqlite3-dev
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
+  qt6-base-dev xvfb xauth
 )
 
 missing=()

@@ -1,0 +1,33 @@
+// The backends of this host for the inspector: the CLI's catalog (plugins discovered,
+// each created and probed once), shared by every tab and kept alive by each run.
+#pragma once
+
+#include <QString>
+#include <memory>
+#include <vector>
+
+#include "backend_catalog.h"
+
+namespace cordon::inspector {
+
+struct BackendItem {
+  QString name;
+  QString version;
+  bool available = false;
+  QString reason;  // why not, for the tooltip of a disabled entry
+};
+
+class BackendList {
+ public:
+  BackendList();
+  [[nodiscard]] std::vector<BackendItem> items() const;
+  // Null when there is no such backend or it is unavailable.
+  [[nodiscard]] Backend* backend(const QString& name) const;
+
+ private:
+  cli::BackendCatalog catalog_;
+};
+
+using BackendListPtr = std::shared_ptr<const BackendList>;
+
+}  // namespace cordon::inspector

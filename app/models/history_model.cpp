@@ -1,0 +1,151 @@
+#include "history_model.h"
+
+#include <QDateTime>
+#include <QLocale>
+#include <iterator>
+
+#include "outcome_badge.h"
+
+namespace cordon::inspector {
+
+HistoryModel::HistoryModel(QObject* parent) : QAbstractTableModel(parent) {
+  query_.limit = kPageSize;
+}
+
+bool HistoryModel::open(const std::filesystem::path& path) {
+  beginResetModel();
+  rows_.clear();
+  store_.reset();
+  Result<history::HistoryStore> store = history::HistoryStore::open(path);
+  endResetModel();
+  if (!store) {
+    set_error(QString::fromStdString(store.error().describe()));
+    return false;
+  }
+  store_.emplace(std::move(*store));
+  set_error({});
+  refresh();
+  return true;
+}
+
+void HistoryModel::set_error(QString error) {
+  if (error == error_) return;
+  error_ = std::move(error);
+  emit error_changed(error_);
+}
+
+void HistoryModel::set_search(const QString& text) {
+  query_.search = text.toStdString();
+  refresh();
+}
+
+void HistoryModel::refresh() {
+  if (!store_) return;
+  auto rows = store_->list(query_);
+  beginResetModel();
+  if (rows) {
+    rows_ = std::move(*rows);
+  } else {
+    rows_.clear();
+  }
+  endResetModel();
+  set_error(rows ? QString() : QString::fromStdString(rows.error().describe()));
+}
+
+std::int64_t HistoryModel::id_at(int row) const {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return 0;
+  return rows_[static_cast<std::size_t>(row)].id;
+}
+
+std::optional<history::RunRecord> HistoryModel::record_at(int row) const {
+  const std::int64_t id = id_at(row);
+  if (id == 0 || !store_) return std::nullopt;
+  auto record = store_->get(id);
+  if (!record) return std::nullopt;
+  return std::move(*record);
+}
+
+bool HistoryModel::remove_at(int row) {
+  const std::int64_t id = id_at(row);
+  if (id == 0 || !store_) return false;
+  const Status removed = store_->remove(id);
+  if (!removed) set_error(QString::fromStdString(removed.error().describe()));
+  refresh();
+  return removed.has_value();
+}
+
+int HistoryModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int HistoryModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kColumnCount;
+}
+
+QVariant HistoryModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+    return {};
+  }
+  const history::RunSummary& row = rows_[static_cast<std::size_t>(index.row())];
+  const Badge badge = outcome_badge(row.outcome, row.limit, row.exit_code, 0);
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case kTime:
+        return QDateTime::fromMSecsSinceEpoch(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  row.started.time_since_epoch())
+                                                  .count())
+            .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+      case kBackend:
+        return QString::fromStdString(row.backend);
+      case kOutcome:
+        // The list has no signal number; the Result view shows it.
+        return row.outcome == Outcome::kSignaled ? QStringLiteral("SIGNALED") : badge.text;
+      case kDuration:
+        return QStringLiteral("%1 ms").arg(row.wall_ms);
+      case kSource:
+        return QString::fromStdString(row.source);
+      case kCode:
+        return QString::fromStdString(row.first_line);
+      default:
+        return {};
+    }
+  }
+  if (role == Qt::ForegroundRole && index.column() == kOutcome) return badge.color;
+  if (role == Qt::ToolTipRole && index.column() == kCode) {
+    return QString::fromStdString(row.first_line);
+  }
+  if (role == Qt::UserRole) return QVariant::fromValue<qint64>(row.id);
+  return {};
+}
+
+QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+    return QAbstractTableModel::headerData(section, orientation, role);
+  }
+  static const char* const kNames[] = {QT_TR_NOOP("Time"),    QT_TR_NOOP("Backend"),
+                                       QT_TR_NOOP("Outcome"), QT_TR_NOOP("Duration"),
+                                       QT_TR_NOOP("From"),    QT_TR_NOOP("Code")};
+  static_assert(std::size(kNames) == kColumnCount);
+  return section >= 0 && section < kColumnCount ? tr(kNames[section]) : QVariant();
+}
+
+void HistoryModel::sort(int column, Qt::SortOrder order) {
+  switch (column) {
+    case kBackend:
+      query_.sort = history::SortKey::kBackend;
+      break;
+    case kOutcome:
+      query_.sort = history::SortKey::kOutcome;
+      break;
+    case kDuration:
+      query_.sort = history::SortKey::kDuration;
+      break;
+    default:  // time; source and code sort by time too
+      query_.sort = history::SortKey::kTime;
+      break;
+  }
+  query_.descending = order == Qt::DescendingOrder;
+  refresh();  // a reset: the rows are a new page from the store
+}
+
+}  // namespace cordon::inspector

@@ -1,0 +1,58 @@
+// The history as a sortable, searchable table (time, backend, outcome, duration, first
+// line of code), over the core's HistoryStore. Sorting and searching are done by the
+// store's query, so the model only ever holds one page of summaries.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "cordon/history.h"
+
+namespace cordon::inspector {
+
+class HistoryModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { kTime, kBackend, kOutcome, kDuration, kSource, kCode, kColumnCount };
+  static constexpr std::int64_t kPageSize = 1000;
+
+  explicit HistoryModel(QObject* parent = nullptr);
+
+  // Opens the store at `path`; false with error() set when it cannot be opened (the
+  // model is then empty, and the rest of the inspector works as before).
+  bool open(const std::filesystem::path& path);
+  [[nodiscard]] QString error() const { return error_; }
+  [[nodiscard]] bool is_open() const { return store_.has_value(); }
+
+  void set_search(const QString& text);
+  void refresh();
+
+  [[nodiscard]] std::int64_t id_at(int row) const;
+  [[nodiscard]] std::optional<history::RunRecord> record_at(int row) const;
+  // Deletes the run at `row` from the store, then refreshes.
+  bool remove_at(int row);
+
+  [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] QVariant data(const QModelIndex& index, int role) const override;
+  [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
+                                    int role) const override;
+  void sort(int column, Qt::SortOrder order) override;
+
+ signals:
+  void error_changed(const QString& error);
+
+ private:
+  void set_error(QString error);
+
+  std::optional<history::HistoryStore> store_;
+  history::Query query_;
+  std::vector<history::RunSummary> rows_;
+  QString error_;
+};
+
+}  // namespace cordon::inspector

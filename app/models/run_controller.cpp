@@ -1,0 +1,142 @@
+#include "run_controller.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+#include <mutex>
+#include <string>
+
+#include "cordon/cancel.h"
+#include "cordon/history.h"
+#include "cordon/observer.h"
+#include "result_metatype.h"
+
+namespace cordon::inspector {
+namespace {
+
+// What the GUI keeps of live output per stream before a drain: beyond it the live view
+// shows a marker instead (the Result still has everything the backend kept).
+constexpr std::size_t kPendingCap = 4u << 20;
+constexpr int kPollMs = 40;
+
+}  // namespace
+
+// Filled by the worker thread, emptied by the GUI thread's timer.
+struct RunController::Shared : RunObserver {
+  std::mutex mutex;
+  std::string pending[2];
+  bool dropped[2] = {false, false};
+  std::string state;
+  std::string history_error;
+  CancelSource cancel;
+
+  void on_state(RunState run_state) override {
+    const std::lock_guard lock(mutex);
+    state = std::string(to_string(run_state));
+  }
+  void on_output(Stream stream, std::string_view chunk, bool /*kept*/) override {
+    const int index = stream == Stream::kStdout ? 0 : 1;
+    const std::lock_guard lock(mutex);
+    if (pending[index].size() + chunk.size() > kPendingCap) {
+      dropped[index] = true;
+      return;
+    }
+    pending[index].append(chunk);
+  }
+};
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+  register_result_metatype();
+  poll_.setInterval(kPollMs);
+  connect(&poll_, &QTimer::timeout, this, &RunController::drain);
+  connect(&watcher_, &QFutureWatcher<RunResult>::finished, this, &RunController::on_finished);
+}
+
+RunController::~RunController() {
+  if (running()) {
+    shared_->cancel.cancel();
+    watcher_.waitForFinished();  // bounded: a cancelled run stops within its set-up bound
+  }
+}
+
+void RunController::set_history_path(std::optional<std::filesystem::path> path) {
+  history_path_ = std::move(path);
+}
+
+bool RunController::running() const { return watcher_.isRunning(); }
+
+qint64 RunController::elapsed_ms() const { return elapsed_.isValid() ? elapsed_.elapsed() : 0; }
+
+bool RunController::start(BackendListPtr backends, const QString& backend_name,
+                          RunRequest request) {
+  if (running() || !backends) return false;
+  Backend* backend = backends->backend(backend_name);
+  if (backend == nullptr) return false;
+  backends_ = std::move(backends);
+  shared_ = std::make_shared<Shared>();
+  last_state_.clear();
+  const auto history = history_path_;
+  const auto shared = shared_;
+  watcher_.setFuture(QtConcurrent::run([backend, request = std::move(request), history, shared] {
+    const auto started = std::chrono::system_clock::now();
+    RunResult result = backend->run(request, shared->cancel.token(), shared.get());
+    if (history) {
+      const auto recorded = history::record_run(
+          *history, history::make_record(request, result, started, std::chrono::system_clock::now(),
+                                         "inspector"));
+      if (!recorded) {
+        const std::lock_guard lock(shared->mutex);
+        shared->history_error = recorded.error().describe();
+      }
+    }
+    return result;
+  }));
+  elapsed_.start();
+  poll_.start();
+  return true;
+}
+
+void RunController::cancel() {
+  if (shared_) shared_->cancel.cancel();
+}
+
+void RunController::drain() {
+  if (!shared_) return;
+  std::string chunks[2];
+  bool dropped[2] = {false, false};
+  std::string state;
+  {
+    const std::lock_guard lock(shared_->mutex);
+    for (int i = 0; i < 2; ++i) {
+      chunks[i].swap(shared_->pending[i]);
+      dropped[i] = shared_->dropped[i];
+      shared_->dropped[i] = false;
+    }
+    state = shared_->state;
+  }
+  if (QString::fromStdString(state) != last_state_) {
+    last_state_ = QString::fromStdString(state);
+    emit state_changed(last_state_);
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!chunks[i].empty()) {
+      emit output(i, QByteArray(chunks[i].data(), static_cast<qsizetype>(chunks[i].size())));
+    }
+    if (dropped[i]) emit output(i, QByteArrayLiteral("\n[live view skipped output]\n"));
+  }
+  emit tick(elapsed_ms());
+}
+
+void RunController::on_finished() {
+  poll_.stop();
+  drain();
+  const RunResult result = watcher_.result();
+  std::string not_recorded;
+  {
+    const std::lock_guard lock(shared_->mutex);
+    not_recorded = shared_->history_error;
+  }
+  backends_.reset();
+  if (!not_recorded.empty()) emit history_error(QString::fromStdString(not_recorded));
+  emit finished(result);
+}
+
+}  // namespace cordon::inspector

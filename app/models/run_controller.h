@@ -1,0 +1,63 @@
+// The thin adapter between the GUI and Backend::run(): the run happens on a worker thread
+// (QtConcurrent), output and state reach the GUI thread batched every few tens of ms
+// (never one queued signal per chunk: a flood must not drown the event loop), Cancel
+// trips the core's CancelSource, and the finished run is recorded in the history from
+// the worker thread so the GUI never waits on the database.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QObject>
+#include <QTimer>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "backend_list.h"
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+namespace cordon::inspector {
+
+class RunController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit RunController(QObject* parent = nullptr);
+  ~RunController() override;  // cancels a run in progress and waits for it (bounded)
+  RunController(const RunController&) = delete;
+  RunController& operator=(const RunController&) = delete;
+
+  // Where finished runs are recorded; unset records nothing.
+  void set_history_path(std::optional<std::filesystem::path> path);
+
+  // Starts `request` on the backend named `backend`. False (and nothing started) when a
+  // run is in progress or the backend is unavailable.
+  bool start(BackendListPtr backends, const QString& backend, RunRequest request);
+  void cancel();
+  [[nodiscard]] bool running() const;
+  [[nodiscard]] qint64 elapsed_ms() const;
+
+ signals:
+  void state_changed(const QString& state);          // preparing, running, stopping, finished
+  void output(int stream, const QByteArray& chunk);  // 0 stdout, 1 stderr
+  void tick(qint64 elapsed_ms);
+  void finished(const cordon::RunResult& result);
+  // The run was not recorded; one line saying why (the run itself is unaffected).
+  void history_error(const QString& message);
+
+ private:
+  void drain();
+  void on_finished();
+
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
+  std::optional<std::filesystem::path> history_path_;
+  BackendListPtr backends_;  // keeps the plugin alive while its run is going
+  QFutureWatcher<RunResult> watcher_;
+  QTimer poll_;
+  QElapsedTimer elapsed_;
+  QString last_state_;
+};
+
+}  // namespace cordon::inspector

@@ -1,0 +1,171 @@
+// The inspector's models: HistoryModel over a real store and CompareModel, each checked
+// by QAbstractItemModelTester while sorted, searched, refilled and edited; the outcome
+// badge tells every outcome apart.
+#include <QAbstractItemModelTester>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "compare_model.h"
+#include "cordon/history.h"
+#include "cordon/result_json.h"
+#include "history_model.h"
+#include "outcome_badge.h"
+
+using namespace cordon;
+using namespace cordon::inspector;
+
+namespace {
+
+history::RunRecord record(const std::string& code, const std::string& backend, Outcome outcome,
+                          std::int64_t wall_ms, std::int64_t started_ms) {
+  RunRequest request;
+  request.code = code;
+  RunResult result;
+  result.outcome = outcome;
+  result.exit_code = outcome == Outcome::kFailed ? 2 : 0;
+  result.wall_ms = wall_ms;
+  result.backend = {backend, "1"};
+  const auto started = std::chrono::system_clock::time_point(std::chrono::milliseconds(started_ms));
+  return history::make_record(request, result, started, started, "test");
+}
+
+RunResult result_of(Outcome outcome, int exit_code, std::string out, std::int64_t wall_ms) {
+  RunResult result;
+  result.outcome = outcome;
+  result.exit_code = exit_code;
+  result.stdout_data = std::move(out);
+  result.wall_ms = wall_ms;
+  return result;
+}
+
+}  // namespace
+
+class ModelsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void historyModelSortsSearchesDeletes() {
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.filePath("h.sqlite3").toStdString());
+    {
+      auto store = history::HistoryStore::open(path);
+      QVERIFY(store);
+      QVERIFY(store->add(record("echo one", "subprocess", Outcome::kOk, 30, 1000)));
+      QVERIFY(store->add(record("echo two", "namespace", Outcome::kFailed, 10, 2000)));
+      QVERIFY(store->add(record("\necho three", "container", Outcome::kTimedOut, 20, 3000)));
+    }
+    HistoryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model.open(path));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), int(HistoryModel::kColumnCount));
+    auto codes = [&] {
+      QStringList out;
+      for (int row = 0; row < model.rowCount(); ++row) {
+        out << model.index(row, HistoryModel::kCode).data().toString();
+      }
+      return out;
+    };
+    QCOMPARE(codes(), (QStringList{"echo three", "echo two", "echo one"}));  // newest first
+    model.sort(HistoryModel::kDuration, Qt::AscendingOrder);
+    QCOMPARE(codes(), (QStringList{"echo two", "echo three", "echo one"}));
+    model.sort(HistoryModel::kBackend, Qt::AscendingOrder);
+    QCOMPARE(codes(), (QStringList{"echo three", "echo two", "echo one"}));
+    model.sort(HistoryModel::kOutcome, Qt::DescendingOrder);  // timed_out, ok, failed
+    QCOMPARE(codes(), (QStringList{"echo three", "echo one", "echo two"}));
+    QCOMPARE(model.index(0, HistoryModel::kOutcome).data().toString(), QString("TIMED OUT"));
+    QCOMPARE(model.index(2, HistoryModel::kOutcome).data().toString(), QString("FAILED exit 2"));
+    QCOMPARE(model.index(0, HistoryModel::kDuration).data().toString(), QString("20 ms"));
+
+    model.set_search("TWO");
+    QCOMPARE(codes(), QStringList{"echo two"});
+    const auto one = model.record_at(0);
+    QVERIFY(one.has_value());
+    QCOMPARE(one->backend, std::string("namespace"));
+    QVERIFY(model.remove_at(0));
+    QCOMPARE(model.rowCount(), 0);
+    model.set_search({});
+    QCOMPARE(model.rowCount(), 2);
+    QVERIFY(model.error().isEmpty());
+  }
+
+  void historyModelReportsACorruptFile() {
+    QTemporaryDir dir;
+    QFile file(dir.filePath("bad.sqlite3"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray(4096, 'q'));
+    file.close();
+    HistoryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(!model.open(file.fileName().toStdString()));
+    QVERIFY2(model.error().contains("not a history database"), qPrintable(model.error()));
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void compareModelHighlightsDifferences() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_backends({"subprocess", "namespace"});
+    QCOMPARE(model.columnCount(), 2);
+    QCOMPARE(model.rowCount(), int(CompareModel::kRowCount));
+    QVERIFY(!model.complete());
+    QCOMPARE(model.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString(), QString("namespace"));
+    model.set_result(0, result_of(Outcome::kOk, 0, "0\n", 10));
+    QVERIFY(!model.differs(CompareModel::kStdout));  // one column: nothing to compare
+    model.set_result(1, result_of(Outcome::kOk, 0, "65534\n", 12));
+    QVERIFY(model.complete());
+    QVERIFY(model.differs(CompareModel::kStdout));
+    QVERIFY(!model.differs(CompareModel::kOutcome));
+    QVERIFY(!model.differs(CompareModel::kWall));  // 10 vs 12 ms is noise
+    QCOMPARE(model.index(CompareModel::kStdout, 1).data(Qt::BackgroundRole).value<QColor>(),
+             CompareModel::kDifferent);
+    QVERIFY(!model.index(CompareModel::kOutcome, 1).data(Qt::BackgroundRole).isValid());
+    model.set_result(1, result_of(Outcome::kFailed, 1, "0\n", 400));
+    QVERIFY(model.differs(CompareModel::kOutcome));
+    QVERIFY(model.differs(CompareModel::kExitCode));
+    QVERIFY(model.differs(CompareModel::kWall));
+    QVERIFY(!model.differs(CompareModel::kStdout));
+    QCOMPARE(model.index(CompareModel::kOutcome, 1).data().toString(), QString("FAILED exit 1"));
+  }
+
+  void badgeTellsEveryOutcomeApart() {
+    struct Case {
+      Outcome outcome;
+      std::optional<LimitKind> limit;
+      int exit_code;
+      int signal;
+      const char* text;
+    };
+    const Case cases[] = {
+        {Outcome::kOk, {}, 0, 0, "OK"},
+        {Outcome::kFailed, {}, 3, 0, "FAILED exit 3"},
+        {Outcome::kSignaled, {}, -1, 11, "SIGNALED SIGSEGV"},
+        {Outcome::kTimedOut, {}, -1, 9, "TIMED OUT"},
+        {Outcome::kLimitExceeded, LimitKind::kMemory, -1, 9, "LIMIT memory"},
+        {Outcome::kLimitExceeded, LimitKind::kProcesses, -1, 9, "LIMIT processes"},
+        {Outcome::kLimitExceeded, LimitKind::kOutput, -1, 9, "LIMIT output"},
+        {Outcome::kLimitExceeded, LimitKind::kDisk, -1, 9, "LIMIT disk"},
+        {Outcome::kCancelled, {}, -1, 9, "CANCELLED"},
+        {Outcome::kSandboxError, {}, -1, 0, "SANDBOX ERROR"},
+    };
+    QSet<QString> colors;
+    for (const Case& c : cases) {
+      QCOMPARE(outcome_badge(c.outcome, c.limit, c.exit_code, c.signal).text, QString(c.text));
+      // The JSON path (history) gives the same badge as the live one.
+      RunResult result;
+      result.outcome = c.outcome;
+      result.limit = c.limit;
+      result.exit_code = c.exit_code;
+      result.signal = c.signal;
+      QCOMPARE(outcome_badge(to_json(result)).text, QString(c.text));
+      if (!c.limit || *c.limit == LimitKind::kMemory) {
+        colors.insert(outcome_badge(c.outcome, c.limit, c.exit_code, c.signal).color.name());
+      }
+    }
+    QCOMPARE(colors.size(), 7);  // one colour per outcome
+  }
+};
+
+QTEST_GUILESS_MAIN(ModelsTest)
+#include "models_test.moc"

@@ -1,0 +1,82 @@
+// Renders each tab of the inspector to PNG files (scripts/screenshots.sh):
+//   cordon-inspector-screenshots OUT_DIR
+// It runs escape-free snippets only: a Python snippet on subprocess, and `id -u` on
+// subprocess and namespace for Compare. History goes to a temporary file.
+#include <QApplication>
+#include <QDir>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <cstdio>
+#include <memory>
+
+#include "code_editor.h"
+#include "compare_tab.h"
+#include "history_tab.h"
+#include "main_window.h"
+#include "run_tab.h"
+
+using namespace cordon;
+using namespace cordon::inspector;
+
+namespace {
+
+bool save(MainWindow& window, int tab, const QDir& out, const char* name) {
+  window.tabs()->setCurrentIndex(tab);
+  QApplication::processEvents();
+  const QString path = out.filePath(QString::fromLatin1(name) + ".png");
+  if (!window.grab().save(path)) {
+    std::fprintf(stderr, "screenshots: cannot write %s\n", qPrintable(path));
+    return false;
+  }
+  std::printf("%s\n", qPrintable(path));
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+    return 2;
+  }
+  const QDir out(QString::fromLocal8Bit(argv[1]));
+  QTemporaryDir scratch;
+  qputenv("CORDON_HISTORY_PATH", scratch.filePath("history.sqlite3").toUtf8());
+  qputenv("XDG_CONFIG_HOME", scratch.filePath("config").toUtf8());
+
+  auto backends = std::make_shared<const BackendList>();
+  MainWindow window(backends);
+  window.resize(1100, 720);
+  window.show();
+
+  RunTab* run = window.run_tab();
+  run->set_backend(QStringLiteral("subprocess"));
+  run->set_code(QStringLiteral("# What the model wrote\nimport sys\n\nfor n in range(1, 6):\n"
+                               "    print(f\"square of {n} is {n * n}\")\n"
+                               "print(\"done\", file=sys.stderr)\n"),
+                Language::kPython);
+  QSignalSpy finished(run, &RunTab::run_finished);
+  run->run();
+  if (!finished.wait(30000)) return 1;
+  bool ok = save(window, MainWindow::kResult, out, "result");
+  // The Run tab as it looks after the run: code, settings, live output.
+  ok = save(window, MainWindow::kRun, out, "run") && ok;
+  window.history_tab()->refresh();
+  window.history_tab()->select_row(0);
+  ok = save(window, MainWindow::kHistory, out, "history") && ok;
+  if (backends->backend(QStringLiteral("namespace")) != nullptr) {
+    run->set_backend(QStringLiteral("namespace"));
+  }
+  ok = save(window, MainWindow::kPlan, out, "plan") && ok;
+
+  run->set_code(QStringLiteral("id -u\nhostname\nls / | head -5\n"), Language::kSh);
+  CompareTab* compare = window.compare_tab();
+  compare->check_backends({QStringLiteral("subprocess"), QStringLiteral("namespace")});
+  QSignalSpy compared(compare, &CompareTab::compared);
+  compare->compare();
+  if (compared.isEmpty() && !compared.wait(30000)) return 1;
+  ok = save(window, MainWindow::kCompare, out, "compare") && ok;
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,54 @@
+// History: the searchable, sortable list of every recorded run (CLI and inspector);
+// selecting one shows its Result, Re-run loads it into the Run tab, Delete removes it.
+#pragma once
+
+#include <QWidget>
+#include <filesystem>
+
+#include "cordon/history.h"
+
+class QLineEdit;
+class QTableView;
+class QPushButton;
+class QLabel;
+
+namespace cordon::inspector {
+
+class HistoryModel;
+class ResultView;
+
+class HistoryTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit HistoryTab(QWidget* parent = nullptr);
+
+  // Opens the store; a failure shows the reason in the tab and nothing else changes.
+  bool open(const std::filesystem::path& path);
+  void refresh();
+
+  [[nodiscard]] HistoryModel* model() const { return model_; }
+  [[nodiscard]] QTableView* table() const { return table_; }
+  [[nodiscard]] ResultView* result_view() const { return result_; }
+  [[nodiscard]] QLineEdit* search_box() const { return search_; }
+  void select_row(int row);
+  void rerun_selected();
+  void delete_selected();
+
+ signals:
+  void rerun(const cordon::history::RunRecord& record);
+
+ private:
+  [[nodiscard]] int selected_row() const;
+  void show_selected();
+
+  HistoryModel* model_;
+  QLineEdit* search_;
+  QTableView* table_;
+  ResultView* result_;
+  QPushButton* rerun_;
+  QPushButton* delete_;
+  QLabel* status_;
+};
+
+}  // namespace cordon::inspector

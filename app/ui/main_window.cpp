@@ -1,0 +1,158 @@
+#include "main_window.h"
+
+#include <QCloseEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "code_editor.h"
+#include "compare_tab.h"
+#include "cordon/history.h"
+#include "history_tab.h"
+#include "plan_tab.h"
+#include "result_view.h"
+#include "run_tab.h"
+
+namespace cordon::inspector {
+
+MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
+    : QMainWindow(parent),
+      backends_(std::move(backends)),
+      tabs_(new QTabWidget(this)),
+      run_(new RunTab(backends_, this)),
+      result_(new ResultView(this)),
+      history_(new HistoryTab(this)),
+      plan_(new PlanTab(backends_, this)),
+      compare_(new CompareTab(backends_, [this] { return run_->request(); }, this)) {
+  setWindowTitle(tr("cordon inspector"));
+  tabs_->addTab(run_, tr("&Run"));
+  tabs_->addTab(result_, tr("R&esult"));
+  tabs_->addTab(history_, tr("&History"));
+  tabs_->addTab(plan_, tr("&Plan"));
+  tabs_->addTab(compare_, tr("&Compare"));
+  setCentralWidget(tabs_);
+  build_menus();
+
+  connect(run_, &RunTab::run_finished, this, [this](const RunResult& result) {
+    result_->show_result(result);
+    tabs_->setCurrentIndex(kResult);
+    history_->refresh();
+  });
+  connect(run_, &RunTab::history_error, this, [this](const QString& message) {
+    statusBar()->showMessage(tr("Run not recorded in history: %1").arg(message));
+  });
+  connect(compare_, &CompareTab::compared, history_, &HistoryTab::refresh);
+  connect(history_, &HistoryTab::rerun, this, [this](const history::RunRecord& record) {
+    run_->load(record);
+    tabs_->setCurrentIndex(kRun);
+  });
+  connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+    if (index == kPlan) update_plan();
+    if (index == kHistory) history_->refresh();  // runs the CLI made meanwhile
+  });
+
+  const QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  tabs_->setCurrentIndex(settings.value(QStringLiteral("window/tab"), kRun).toInt());
+  run_->load_settings(settings);
+  apply_history_settings();
+  update_plan();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open code…"), QKeySequence::Open, this, &MainWindow::open_code);
+  file->addAction(tr("&Save code…"), QKeySequence::Save, this, &MainWindow::save_code);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* history = menuBar()->addMenu(tr("&Settings"));
+  record_action_ = history->addAction(tr("&Record runs in history"));
+  record_action_->setCheckable(true);
+  record_action_->setChecked(QSettings().value(QStringLiteral("history/enabled"), true).toBool());
+  connect(record_action_, &QAction::toggled, this, &MainWindow::set_recording);
+  history->addAction(tr("History &file…"), this, &MainWindow::choose_history_file);
+}
+
+std::optional<std::filesystem::path> MainWindow::history_path() const {
+  if (qEnvironmentVariableIsSet(history::kPathEnv)) {
+    return std::filesystem::path(qEnvironmentVariable(history::kPathEnv).toStdString());
+  }
+  const QString configured = QSettings().value(QStringLiteral("history/path")).toString();
+  if (!configured.isEmpty()) return std::filesystem::path(configured.toStdString());
+  const auto path = history::default_path();
+  return path ? std::optional(*path) : std::nullopt;
+}
+
+bool MainWindow::recording() const {
+  return record_action_->isChecked() && !history::disabled_by_env();
+}
+
+void MainWindow::set_recording(bool on) {
+  if (record_action_->isChecked() != on) record_action_->setChecked(on);
+  QSettings().setValue(QStringLiteral("history/enabled"), on);
+  apply_history_settings();
+}
+
+void MainWindow::apply_history_settings() {
+  const auto path = history_path();
+  const auto record_to = recording() ? path : std::nullopt;
+  run_->set_history_path(record_to);
+  compare_->set_history_path(record_to);
+  if (path && !history_->open(*path)) {
+    statusBar()->showMessage(tr("History unavailable; runs still work"));
+  }
+}
+
+void MainWindow::update_plan() { plan_->show_plan(run_->backend(), run_->request()); }
+
+void MainWindow::save_settings() const {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
+  run_->save_settings(settings);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  save_settings();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::open_code() {
+  const QString name = QFileDialog::getOpenFileName(this, tr("Open code"));
+  if (name.isEmpty()) return;
+  QFile file(name);
+  if (!file.open(QIODevice::ReadOnly)) {
+    statusBar()->showMessage(tr("Cannot open %1: %2").arg(name, file.errorString()));
+    return;
+  }
+  const Language language = name.endsWith(QStringLiteral(".py"))     ? Language::kPython
+                            : name.endsWith(QStringLiteral(".bash")) ? Language::kBash
+                                                                     : Language::kSh;
+  run_->set_code(QString::fromUtf8(file.readAll()), language);
+}
+
+void MainWindow::save_code() {
+  const QString name = QFileDialog::getSaveFileName(this, tr("Save code"));
+  if (name.isEmpty()) return;
+  QFile file(name);
+  if (!file.open(QIODevice::WriteOnly) || file.write(run_->editor()->toPlainText().toUtf8()) < 0) {
+    statusBar()->showMessage(tr("Cannot save %1: %2").arg(name, file.errorString()));
+  }
+}
+
+void MainWindow::choose_history_file() {
+  const QString name = QFileDialog::getSaveFileName(this, tr("History file"), QString(),
+                                                    tr("SQLite (*.sqlite3 *.db)"), nullptr,
+                                                    QFileDialog::DontConfirmOverwrite);
+  if (name.isEmpty()) return;
+  QSettings().setValue(QStringLiteral("history/path"), name);
+  apply_history_settings();
+}
+
+}  // namespace cordon::inspector

@@ -1,0 +1,30 @@
+// Plan: what the sandbox would be for the Run tab's backend and limits — namespaces,
+// mounts, seccomp policy, limits and how each is enforced here — without running anything
+// (Backend::describe_plan, completed and rendered exactly as `cordon plan` prints it).
+#pragma once
+
+#include <QWidget>
+
+#include "backend_list.h"
+#include "cordon/request.h"
+
+class QPlainTextEdit;
+class QLabel;
+
+namespace cordon::inspector {
+
+class PlanTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  PlanTab(BackendListPtr backends, QWidget* parent = nullptr);
+  void show_plan(const QString& backend, const RunRequest& request);
+  [[nodiscard]] QString plan_text() const;
+
+ private:
+  BackendListPtr backends_;
+  QLabel* title_;
+  QPlainTextEdit* text_;
+};
+
+}  // namespace cordon::inspector

@@ -1,0 +1,55 @@
+// The Result of one run: outcome badge, timings and memory, backend and policy, what was
+// enforced, stdout/stderr (truncation and lossy decoding marked), artifacts, and the whole
+// Result as JSON to copy. Fed from a Result's JSON plus the raw output bytes, so a live
+// run and a run from the history are shown by the same code.
+#pragma once
+
+#include <QWidget>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cordon/result.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QTreeWidget;
+class QTabWidget;
+class QPushButton;
+
+namespace cordon::inspector {
+
+class ResultView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ResultView(QWidget* parent = nullptr);
+
+  void show_result(const RunResult& result);
+  void show_result(const nlohmann::json& result, const std::string& stdout_data,
+                   const std::string& stderr_data);
+  void clear();
+
+  [[nodiscard]] QString badge_text() const;
+  [[nodiscard]] QString stdout_text() const;
+  [[nodiscard]] QString stderr_text() const;
+  [[nodiscard]] QString json_text() const;
+  [[nodiscard]] int artifact_count() const;
+  // Writes the artifact at `index` (in the list's order) to `path`: its raw bytes.
+  bool save_artifact(int index, const QString& path) const;
+
+ private:
+  QLabel* badge_;
+  QLabel* summary_;
+  QLabel* error_;
+  QTreeWidget* enforced_;
+  QTabWidget* pages_;
+  QPlainTextEdit* stdout_;
+  QPlainTextEdit* stderr_;
+  QPlainTextEdit* json_;
+  QTreeWidget* artifacts_;
+  QPushButton* copy_json_;
+  QPushButton* save_artifact_;
+  nlohmann::json artifacts_json_;  // of the result shown: the bytes to save, base64
+};
+
+}  // namespace cordon::inspector

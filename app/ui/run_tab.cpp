@@ -1,0 +1,284 @@
+#include "run_tab.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include "code_editor.h"
+#include "run_controller.h"
+
+namespace cordon::inspector {
+namespace {
+
+constexpr std::uint64_t kMiB = 1u << 20;
+constexpr std::uint64_t kKiB = 1u << 10;
+
+const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython};
+
+QString name_of(Language language) {
+  const std::string_view name = to_string(language);
+  return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+}
+
+}  // namespace
+
+void fill_backend_combo(QComboBox* combo, const BackendList& backends) {
+  auto* model = new QStandardItemModel(combo);
+  for (const BackendItem& item : backends.items()) {
+    auto* row = new QStandardItem(item.available ? item.name
+                                                 : QObject::tr("%1 (unavailable)").arg(item.name));
+    row->setData(item.name, Qt::UserRole);
+    row->setToolTip(item.available ? QObject::tr("%1 %2").arg(item.name, item.version)
+                                   : item.reason);
+    if (!item.available) row->setFlags(row->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+    model->appendRow(row);
+  }
+  combo->setModel(model);
+  // The first available one, so a fresh inspector never starts on a disabled entry.
+  for (int i = 0; i < model->rowCount(); ++i) {
+    if (model->item(i)->isEnabled()) {
+      combo->setCurrentIndex(i);
+      break;
+    }
+  }
+}
+
+RunTab::RunTab(BackendListPtr backends, QWidget* parent)
+    : QWidget(parent),
+      backends_(std::move(backends)),
+      controller_(new RunController(this)),
+      editor_(new CodeEditor(this)),
+      language_(new QComboBox(this)),
+      backend_(new QComboBox(this)),
+      timeout_(new QDoubleSpinBox(this)),
+      memory_(new QSpinBox(this)),
+      processes_(new QSpinBox(this)),
+      output_cap_(new QSpinBox(this)),
+      run_(new QPushButton(tr("Run"), this)),
+      cancel_(new QPushButton(tr("Cancel"), this)),
+      progress_(new QProgressBar(this)),
+      state_(new QLabel(this)),
+      live_(new QPlainTextEdit(this)),
+      inputs_(new QListWidget(this)),
+      collect_(new QLineEdit(this)),
+      split_(new QSplitter(Qt::Vertical, this)) {
+  for (const Language language : kLanguages) {
+    language_->addItem(name_of(language), static_cast<int>(language));
+  }
+  fill_backend_combo(backend_, *backends_);
+  timeout_->setRange(0.1, 3600);
+  timeout_->setDecimals(1);
+  timeout_->setSuffix(tr(" s"));
+  timeout_->setValue(std::chrono::duration<double>(kDefaultTimeout).count());
+  memory_->setRange(0, 1 << 20);
+  memory_->setSuffix(tr(" MiB"));
+  memory_->setSpecialValueText(tr("backend default"));
+  processes_->setRange(0, 1 << 16);
+  processes_->setSpecialValueText(tr("backend default"));
+  output_cap_->setRange(1, 1 << 20);
+  output_cap_->setSuffix(tr(" KiB"));
+  output_cap_->setValue(static_cast<int>(kDefaultOutputBytes / kKiB));
+  run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+  run_->setToolTip(tr("Run (Ctrl+Return)"));
+  run_->setObjectName(QStringLiteral("run"));
+  cancel_->setObjectName(QStringLiteral("cancel"));
+  cancel_->setEnabled(false);
+  live_->setReadOnly(true);
+  live_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  live_->setPlaceholderText(tr("Live output appears here while the code runs"));
+  live_->setMaximumBlockCount(20000);  // the live view is a tail; the Result has the rest
+  editor_->setPlaceholderText(tr("Paste the code the model wrote"));
+  progress_->setTextVisible(true);
+  progress_->setFormat(tr("idle"));
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("&Language"), language_);
+  form->addRow(tr("&Backend"), backend_);
+  form->addRow(tr("&Timeout"), timeout_);
+  form->addRow(tr("&Memory"), memory_);
+  form->addRow(tr("&Processes"), processes_);
+  form->addRow(tr("&Output cap"), output_cap_);
+  inputs_->setToolTip(tr("Files placed in the run's working directory"));
+  inputs_->setMaximumHeight(90);
+  auto* add_input = new QPushButton(tr("Add file…"), this);
+  auto* remove_input = new QPushButton(tr("Remove"), this);
+  auto* input_buttons = new QHBoxLayout;
+  input_buttons->addWidget(add_input);
+  input_buttons->addWidget(remove_input);
+  form->addRow(tr("&Input files"), inputs_);
+  form->addRow(input_buttons);
+  collect_->setPlaceholderText(tr("*.png out/*.csv"));
+  collect_->setToolTip(tr("Artifact patterns collected after the run, separated by spaces"));
+  form->addRow(tr("Co&llect"), collect_);
+  connect(add_input, &QPushButton::clicked, this, [this] {
+    for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Input files"))) {
+      add_input_file(path, QFileInfo(path).fileName());
+    }
+  });
+  connect(remove_input, &QPushButton::clicked, this, [this] { delete inputs_->currentItem(); });
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  form->addRow(buttons);
+  form->addRow(state_);
+  auto* side = new QWidget(this);
+  side->setLayout(form);
+
+  split_->addWidget(editor_);
+  split_->addWidget(live_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 2);
+  auto* row = new QHBoxLayout;
+  row->addWidget(split_, 1);
+  row->addWidget(side);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(row, 1);
+  layout->addWidget(progress_);
+
+  connect(run_, &QPushButton::clicked, this, &RunTab::run);
+  connect(cancel_, &QPushButton::clicked, this, &RunTab::cancel);
+  connect(language_, &QComboBox::currentIndexChanged, this, [this] {
+    editor_->set_language(static_cast<Language>(language_->currentData().toInt()));
+    emit settings_changed();
+  });
+  connect(backend_, &QComboBox::currentIndexChanged, this, &RunTab::settings_changed);
+  connect(controller_, &RunController::output, this, [this](int, const QByteArray& chunk) {
+    live_->moveCursor(QTextCursor::End);
+    live_->insertPlainText(QString::fromUtf8(chunk));
+  });
+  connect(controller_, &RunController::state_changed, this,
+          [this](const QString& state) { state_->setText(tr("state: %1").arg(state)); });
+  connect(controller_, &RunController::tick, this, [this](qint64 elapsed) {
+    progress_->setValue(static_cast<int>(std::min<qint64>(elapsed, progress_->maximum())));
+    progress_->setFormat(
+        tr("%1 s of %2 s").arg(elapsed / 1000.0, 0, 'f', 1).arg(timeout_->value()));
+  });
+  connect(controller_, &RunController::history_error, this, &RunTab::history_error);
+  connect(controller_, &RunController::finished, this, [this](const RunResult& result) {
+    set_running(false);
+    emit run_finished(result);
+  });
+}
+
+bool RunTab::running() const { return controller_->running(); }
+
+void RunTab::set_history_path(std::optional<std::filesystem::path> path) {
+  controller_->set_history_path(std::move(path));
+}
+
+RunRequest RunTab::request() const {
+  RunRequest request;
+  request.code = editor_->toPlainText().toStdString();
+  request.language = static_cast<Language>(language_->currentData().toInt());
+  request.timeout = std::chrono::milliseconds(std::llround(timeout_->value() * 1000));
+  if (memory_->value() > 0) request.limits.memory_bytes = memory_->value() * kMiB;
+  if (processes_->value() > 0) request.limits.max_processes = processes_->value();
+  request.limits.output_bytes = static_cast<std::uint64_t>(output_cap_->value()) * kKiB;
+  for (int i = 0; i < inputs_->count(); ++i) {
+    // A file that cannot be read goes in empty: the code's own error then says which.
+    QFile file(inputs_->item(i)->data(Qt::UserRole).toString());
+    const QByteArray bytes = file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    request.input_files[inputs_->item(i)->text().toStdString()] = bytes.toStdString();
+  }
+  for (const QString& glob : collect_->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    request.artifact_globs.push_back(glob.toStdString());
+  }
+  return request;
+}
+
+void RunTab::add_input_file(const QString& local_path, const QString& name) {
+  auto* item = new QListWidgetItem(name, inputs_);
+  item->setData(Qt::UserRole, local_path);
+  item->setToolTip(local_path);
+}
+
+void RunTab::set_collect_globs(const QString& globs) { collect_->setText(globs); }
+
+QString RunTab::backend() const { return backend_->currentData(Qt::UserRole).toString(); }
+
+void RunTab::set_backend(const QString& name) {
+  const int index = backend_->findData(name, Qt::UserRole);
+  if (index >= 0) backend_->setCurrentIndex(index);
+}
+
+void RunTab::set_code(const QString& code, Language language) {
+  editor_->setPlainText(code);
+  language_->setCurrentIndex(language_->findData(static_cast<int>(language)));
+}
+
+void RunTab::load(const history::RunRecord& record) {
+  set_code(QString::fromStdString(record.code), record.language);
+  set_backend(QString::fromStdString(record.backend));
+  timeout_->setValue(static_cast<double>(record.timeout_ms) / 1000.0);
+  memory_->setValue(
+      record.limits.memory_bytes ? static_cast<int>(*record.limits.memory_bytes / kMiB) : 0);
+  processes_->setValue(record.limits.max_processes ? static_cast<int>(*record.limits.max_processes)
+                                                   : 0);
+  output_cap_->setValue(static_cast<int>(effective_output_cap(record.limits) / kKiB));
+}
+
+void RunTab::run() {
+  if (controller_->running()) return;
+  live_->clear();
+  const RunRequest request = this->request();
+  progress_->setRange(0, static_cast<int>(effective_timeout(request).count()));
+  progress_->setValue(0);
+  if (!controller_->start(backends_, backend(), request)) {
+    state_->setText(tr("backend %1 is not available").arg(backend()));
+    return;
+  }
+  set_running(true);
+}
+
+void RunTab::cancel() { controller_->cancel(); }
+
+void RunTab::set_running(bool running) {
+  run_->setEnabled(!running);
+  cancel_->setEnabled(running);
+  if (running) {
+    state_->setText(tr("state: preparing"));
+  } else {
+    progress_->setFormat(tr("done in %1 s").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 2));
+  }
+}
+
+void RunTab::save_settings(QSettings& settings) const {
+  settings.setValue(QStringLiteral("run/backend"), backend());
+  settings.setValue(QStringLiteral("run/language"), language_->currentIndex());
+  settings.setValue(QStringLiteral("run/timeout_s"), timeout_->value());
+  settings.setValue(QStringLiteral("run/memory_mib"), memory_->value());
+  settings.setValue(QStringLiteral("run/processes"), processes_->value());
+  settings.setValue(QStringLiteral("run/output_cap_kib"), output_cap_->value());
+  settings.setValue(QStringLiteral("run/splitter"), split_->saveState());
+}
+
+void RunTab::load_settings(const QSettings& settings) {
+  if (settings.contains(QStringLiteral("run/backend"))) {
+    set_backend(settings.value(QStringLiteral("run/backend")).toString());
+  }
+  language_->setCurrentIndex(settings.value(QStringLiteral("run/language"), 0).toInt());
+  timeout_->setValue(settings.value(QStringLiteral("run/timeout_s"), timeout_->value()).toDouble());
+  memory_->setValue(settings.value(QStringLiteral("run/memory_mib"), 0).toInt());
+  processes_->setValue(settings.value(QStringLiteral("run/processes"), 0).toInt());
+  output_cap_->setValue(
+      settings.value(QStringLiteral("run/output_cap_kib"), output_cap_->value()).toInt());
+  split_->restoreState(settings.value(QStringLiteral("run/splitter")).toByteArray());
+}
+
+}  // namespace cordon::inspector

@@ -1,0 +1,96 @@
+// Run: the editor, language, backend (unavailable ones disabled, the reason as tooltip),
+// timeout and limits, Run (Ctrl+Return) and Cancel, live output and an elapsed-time bar.
+#pragma once
+
+#include <QWidget>
+#include <filesystem>
+#include <optional>
+
+#include "backend_list.h"
+#include "cordon/history.h"
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+class QPushButton;
+class QProgressBar;
+class QPlainTextEdit;
+class QLabel;
+class QSettings;
+class QListWidget;
+class QLineEdit;
+class QSplitter;
+
+namespace cordon::inspector {
+
+class CodeEditor;
+class RunController;
+
+// The backend chooser shared by Run, Plan and Compare: filled from the plugin registry.
+void fill_backend_combo(QComboBox* combo, const BackendList& backends);
+
+class RunTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  RunTab(BackendListPtr backends, QWidget* parent = nullptr);
+
+  void set_history_path(std::optional<std::filesystem::path> path);
+  // The request as the controls describe it (code, language, timeout, limits, input files
+  // read now, artifact globs).
+  [[nodiscard]] RunRequest request() const;
+  [[nodiscard]] QString backend() const;
+  void set_backend(const QString& name);
+  void set_code(const QString& code, Language language);
+  // Re-run: loads a recorded run's code and settings (no env values: they were never kept).
+  void load(const history::RunRecord& record);
+
+  void save_settings(QSettings& settings) const;
+  void load_settings(const QSettings& settings);
+
+  // For tests and the screenshot tool.
+  [[nodiscard]] CodeEditor* editor() const { return editor_; }
+  [[nodiscard]] QPushButton* run_button() const { return run_; }
+  [[nodiscard]] QPushButton* cancel_button() const { return cancel_; }
+  [[nodiscard]] QDoubleSpinBox* timeout_box() const { return timeout_; }
+  [[nodiscard]] QComboBox* backend_box() const { return backend_; }
+  [[nodiscard]] QPlainTextEdit* live_output() const { return live_; }
+  [[nodiscard]] bool running() const;
+  // Input files: a local file placed in the run's working directory under `name`.
+  void add_input_file(const QString& local_path, const QString& name);
+  void set_collect_globs(const QString& globs);
+
+ public slots:
+  void run();
+  void cancel();
+
+ signals:
+  void settings_changed();  // language or backend chosen: Plan follows
+  void run_finished(const cordon::RunResult& result);
+  void history_error(const QString& message);
+
+ private:
+  void set_running(bool running);
+
+  BackendListPtr backends_;
+  RunController* controller_;
+  CodeEditor* editor_;
+  QComboBox* language_;
+  QComboBox* backend_;
+  QDoubleSpinBox* timeout_;
+  QSpinBox* memory_;
+  QSpinBox* processes_;
+  QSpinBox* output_cap_;
+  QPushButton* run_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* state_;
+  QPlainTextEdit* live_;
+  QListWidget* inputs_;
+  QLineEdit* collect_;
+  QSplitter* split_;
+};
+
+}  // namespace cordon::inspector

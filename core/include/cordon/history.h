@@ -1,0 +1,141 @@
+// The run history: every run the CLI or the inspector makes, kept in one SQLite file so
+// both can write to it at once and read each other's runs.
+//
+// A record keeps the code, language, backend, timeout and limits, the raw stdout/stderr
+// bytes and the whole Result JSON (result_json.h), and the NAMES of the environment
+// variables passed to the run. The values are never stored: a RunRecord has no field for
+// them, so make_record() drops them before anything reaches the database. (Output is kept
+// as the code wrote it: a value the code itself prints is part of its output.)
+//
+// The database is in WAL mode with a busy timeout, so writers in several processes wait
+// for each other instead of failing. A corrupt or unwritable file is an Error with the
+// path and the reason; callers report it and carry on — recording never stops a run.
+// One HistoryStore is one connection: use it from one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cordon/error.h"
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+namespace cordon::history {
+
+// The schema this build writes; older files are migrated forward when opened.
+inline constexpr int kSchemaVersion = 2;
+
+// Environment variables read by default_path() and by front ends.
+inline constexpr const char* kPathEnv = "CORDON_HISTORY_PATH";
+inline constexpr const char* kDisableEnv = "CORDON_NO_HISTORY";  // "1": record nothing
+
+// $CORDON_HISTORY_PATH, else $XDG_DATA_HOME/cordon/history.sqlite3, else
+// ~/.local/share/cordon/history.sqlite3 (HOME, else the passwd entry).
+[[nodiscard]] Result<std::filesystem::path> default_path();
+
+// Whether $CORDON_NO_HISTORY asks front ends not to record (set and not "0" or empty).
+[[nodiscard]] bool disabled_by_env();
+
+// One recorded run.
+struct RunRecord {
+  std::int64_t id = 0;  // assigned by the store
+  std::chrono::system_clock::time_point started;
+  std::chrono::system_clock::time_point finished;
+  std::string source;  // who ran it: "cli", "inspector", ...
+
+  // What was asked for.
+  std::string code;
+  Language language = Language::kSh;
+  std::string backend;          // the backend that ran it
+  std::int64_t timeout_ms = 0;  // the effective timeout
+  Limits limits;
+  std::vector<std::string> env_names;  // names only, never values
+
+  // What happened.
+  Outcome outcome = Outcome::kSandboxError;
+  std::optional<LimitKind> limit;
+  int exit_code = -1;
+  std::int64_t wall_ms = 0;
+  std::string stdout_data;  // raw bytes as captured
+  std::string stderr_data;
+  nlohmann::json result;  // to_json(RunResult), the whole Result
+};
+
+// The record of a finished run. Environment values are dropped here.
+[[nodiscard]] RunRecord make_record(const RunRequest& request, const RunResult& result,
+                                    std::chrono::system_clock::time_point started,
+                                    std::chrono::system_clock::time_point finished,
+                                    std::string source);
+
+// A request that re-runs a record (code, language, timeout, limits; no env values).
+[[nodiscard]] RunRequest request_of(const RunRecord& record);
+
+// A list row: a record without the bulky parts (output, Result JSON).
+struct RunSummary {
+  std::int64_t id = 0;
+  std::chrono::system_clock::time_point started;
+  std::string source;
+  std::string backend;
+  Language language = Language::kSh;
+  Outcome outcome = Outcome::kSandboxError;
+  std::optional<LimitKind> limit;
+  int exit_code = -1;
+  std::int64_t wall_ms = 0;
+  std::string first_line;  // of the code
+};
+
+enum class SortKey { kTime, kBackend, kOutcome, kDuration };
+
+struct Query {
+  // Case-insensitive substring of the code, backend, outcome, source or output; empty
+  // matches everything.
+  std::string search;
+  SortKey sort = SortKey::kTime;
+  bool descending = true;  // newest / longest / last name first
+  std::int64_t limit = 100;
+  std::int64_t offset = 0;
+};
+
+class HistoryStore {
+ public:
+  // Opens (creating the file and its parent directories) and migrates to kSchemaVersion.
+  // Errors name the path: not a database, newer schema than this build, unwritable.
+  [[nodiscard]] static Result<HistoryStore> open(const std::filesystem::path& path);
+
+  HistoryStore(HistoryStore&&) noexcept;
+  HistoryStore& operator=(HistoryStore&&) noexcept;
+  HistoryStore(const HistoryStore&) = delete;
+  HistoryStore& operator=(const HistoryStore&) = delete;
+  ~HistoryStore();
+
+  [[nodiscard]] const std::filesystem::path& path() const;
+  [[nodiscard]] int schema_version() const;
+
+  // Stores the record; returns its id.
+  [[nodiscard]] Result<std::int64_t> add(const RunRecord& record);
+  [[nodiscard]] Result<std::vector<RunSummary>> list(const Query& query) const;
+  // How many records match query.search (paging ignored).
+  [[nodiscard]] Result<std::int64_t> count(const Query& query) const;
+  // kNotFound when there is no such id.
+  [[nodiscard]] Result<RunRecord> get(std::int64_t id) const;
+  // kNotFound when there is no such id.
+  [[nodiscard]] Status remove(std::int64_t id);
+
+ private:
+  struct Impl;
+  explicit HistoryStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Opens the store at `path` and adds the record: the one call a front end makes after a
+// run. The error says what failed and where, in one line.
+[[nodiscard]] Result<std::int64_t> record_run(const std::filesystem::path& path,
+                                              const RunRecord& record);
+
+}  // namespace cordon::history

@@ -1,0 +1,360 @@
+// The store: open + migrate, add, list/search/sort, get, remove.
+#include <fcntl.h>
+
+#include <array>
+#include <cerrno>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "cordon/history.h"
+#include "cordon/unique_fd.h"
+#include "schema.h"
+#include "sqlite_db.h"
+
+namespace cordon::history {
+
+using detail::DbPtr;
+using detail::Statement;
+using nlohmann::json;
+
+namespace {
+
+// Writers in the other process (CLI vs app) hold the lock for one short INSERT; 5 s is
+// far beyond that and still bounded, so a wedged peer surfaces as an error, not a hang.
+constexpr int kBusyTimeoutMs = 5000;
+
+constexpr std::array kOutcomes = {
+    Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
+    Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
+    Outcome::kSandboxError};
+constexpr std::array kLimits = {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
+                                LimitKind::kDisk, LimitKind::kCpu};
+
+Outcome outcome_from(std::string_view text) {
+  for (const Outcome outcome : kOutcomes) {
+    if (to_string(outcome) == text) return outcome;
+  }
+  return Outcome::kSandboxError;  // a newer build's outcome: shown as the catch-all
+}
+
+std::optional<LimitKind> limit_from(const Statement& row, int column) {
+  if (row.column_null(column)) return std::nullopt;
+  const std::string text = row.column_text(column);
+  for (const LimitKind limit : kLimits) {
+    if (to_string(limit) == text) return limit;
+  }
+  return std::nullopt;
+}
+
+Language language_from(const std::string& text) {
+  const Result<Language> language = parse_language(text);
+  return language ? *language : Language::kSh;
+}
+
+std::int64_t to_ms(std::chrono::system_clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point from_ms(std::int64_t ms) {
+  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+}
+
+json optional_json(const std::optional<std::uint64_t>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json limits_json(const Limits& limits) {
+  return json{{"memory_bytes", optional_json(limits.memory_bytes)},
+              {"max_processes", optional_json(limits.max_processes)},
+              {"cpu_ms", limits.cpu_time ? json(limits.cpu_time->count()) : json(nullptr)},
+              {"output_bytes", limits.output_bytes},
+              {"scratch_bytes", optional_json(limits.scratch_bytes)}};
+}
+
+std::optional<std::uint64_t> optional_u64(const json& object, const char* key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number_unsigned()) return std::nullopt;
+  return found->get<std::uint64_t>();
+}
+
+Limits limits_from(const std::string& text) {
+  Limits limits;
+  const json object = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object()) return limits;
+  limits.memory_bytes = optional_u64(object, "memory_bytes");
+  limits.max_processes = optional_u64(object, "max_processes");
+  if (const auto cpu = optional_u64(object, "cpu_ms")) {
+    limits.cpu_time = std::chrono::milliseconds(*cpu);
+  }
+  limits.output_bytes = optional_u64(object, "output_bytes").value_or(kDefaultOutputBytes);
+  limits.scratch_bytes = optional_u64(object, "scratch_bytes");
+  return limits;
+}
+
+std::vector<std::string> names_from(const std::string& text) {
+  std::vector<std::string> names;
+  const json array = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!array.is_array()) return names;
+  for (const json& name : array) {
+    if (name.is_string()) names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
+std::string first_line(std::string_view code) {
+  // The first line with something on it: snippets often start with a blank line.
+  while (!code.empty()) {
+    const std::size_t end = code.find('\n');
+    const std::string_view line = code.substr(0, end);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) return std::string(line);
+    if (end == std::string_view::npos) break;
+    code.remove_prefix(end + 1);
+  }
+  return {};
+}
+
+// Every column of a record but the id, in the order add() binds and get() reads them.
+constexpr const char* kRecordColumns =
+    "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
+    " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json";
+
+// LIKE pattern for a substring, with the wildcards of the search text escaped.
+std::string like_pattern(std::string_view search) {
+  std::string pattern = "%";
+  for (const char c : search) {
+    if (c == '%' || c == '_' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  pattern += '%';
+  return pattern;
+}
+
+// The WHERE clause of a search; binds parameter 1 when it has one.
+constexpr std::string_view kSearchWhere =
+    " WHERE (?1 = '' OR code LIKE ?2 ESCAPE '\\' OR backend LIKE ?2 ESCAPE '\\'"
+    " OR outcome LIKE ?2 ESCAPE '\\' OR source LIKE ?2 ESCAPE '\\'"
+    " OR CAST(stdout AS TEXT) LIKE ?2 ESCAPE '\\' OR CAST(stderr AS TEXT) LIKE ?2 ESCAPE '\\')";
+
+void bind_search(Statement& statement, const Query& query) {
+  statement.bind(1, std::string_view(query.search));
+  statement.bind(2, std::string_view(like_pattern(query.search)));
+}
+
+std::string_view order_column(SortKey key) {
+  switch (key) {
+    case SortKey::kTime:
+      return "started_ms";
+    case SortKey::kBackend:
+      return "backend COLLATE NOCASE";
+    case SortKey::kOutcome:
+      return "outcome";
+    case SortKey::kDuration:
+      return "wall_ms";
+  }
+  return "started_ms";
+}
+
+}  // namespace
+
+struct HistoryStore::Impl {
+  std::filesystem::path path;
+  DbPtr db;
+  int version = 0;
+};
+
+HistoryStore::HistoryStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HistoryStore::HistoryStore(HistoryStore&&) noexcept = default;
+HistoryStore& HistoryStore::operator=(HistoryStore&&) noexcept = default;
+HistoryStore::~HistoryStore() = default;
+
+const std::filesystem::path& HistoryStore::path() const { return impl_->path; }
+int HistoryStore::schema_version() const { return impl_->version; }
+
+Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
+  const std::string where = "history database " + path.string();
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return std::unexpected(
+          Error{ErrorCode::kUnavailable, ec.value(), "create the directory of " + where});
+    }
+  }
+  // The history holds code and its output, which may be private: a new file is made
+  // 0600 before SQLite sees it (SQLite would use 0644 & ~umask), and SQLite gives its
+  // -wal and -shm files the mode of the database file.
+  const UniqueFd created(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (const int err = errno; !created && err != EEXIST) {
+    // kUnavailable like every other "cannot use this file" (sqlite_db.h), with the errno.
+    return std::unexpected(Error{ErrorCode::kUnavailable, err, "create " + where});
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE,
+      nullptr);
+  impl->db.reset(raw);  // even a failed open returns a handle that must be closed
+  if (rc != SQLITE_OK) return std::unexpected(detail::db_error(raw, rc, "open " + where));
+  sqlite3* db = impl->db.get();
+  // A file whose permissions forbid writing is opened read-only without an error; say so
+  // now rather than at the first add().
+  if (sqlite3_db_readonly(db, "main") == 1) {
+    return fail(ErrorCode::kUnavailable, where + " is read-only");
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // WAL: readers never block the writer and the CLI and the app can both write (in turn,
+  // waiting through the busy timeout). This is also the first real read of the file, so
+  // a file that is not a database fails here.
+  if (auto wal = detail::exec_when_free(db, "PRAGMA journal_mode=WAL", where,
+                                        std::chrono::milliseconds(kBusyTimeoutMs));
+      !wal) {
+    return std::unexpected(wal.error());
+  }
+  // NORMAL is durable across application crashes in WAL mode; only a power loss can
+  // drop the last runs, which is fine for a history.
+  if (auto sync = detail::exec(db, "PRAGMA synchronous=NORMAL", where); !sync) {
+    return std::unexpected(sync.error());
+  }
+  const Result<int> version = detail::migrate(db, path.c_str());
+  if (!version) return std::unexpected(version.error());
+  impl->version = *version;
+  return HistoryStore(std::move(impl));
+}
+
+Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
+  auto insert =
+      Statement::prepare(impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
+                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!insert) return std::unexpected(insert.error());
+  Statement& row = *insert;
+  row.bind(1, to_ms(record.started));
+  row.bind(2, to_ms(record.finished));
+  row.bind(3, std::string_view(record.source));
+  row.bind(4, std::string_view(record.code));
+  row.bind(5, to_string(record.language));
+  row.bind(6, std::string_view(record.backend));
+  row.bind(7, record.timeout_ms);
+  row.bind(8, std::string_view(limits_json(record.limits).dump()));
+  row.bind(9, std::string_view(
+                  json(record.env_names).dump(-1, ' ', false, json::error_handler_t::replace)));
+  row.bind(10, to_string(record.outcome));
+  if (record.limit) {
+    row.bind(11, to_string(*record.limit));
+  } else {
+    row.bind(11, std::nullopt);
+  }
+  row.bind(12, static_cast<std::int64_t>(record.exit_code));
+  row.bind(13, record.wall_ms);
+  row.bind_blob(14, record.stdout_data);
+  row.bind_blob(15, record.stderr_data);
+  // replace: the Result's strings are already valid UTF-8 (result_json.h); this only
+  // guards a hand-made record from throwing.
+  row.bind(16,
+           std::string_view(record.result.dump(-1, ' ', false, json::error_handler_t::replace)));
+  if (auto done = row.run(); !done) {
+    Error error = done.error();
+    error.message = "record into history database " + impl_->path.string() + ": " + error.message;
+    return std::unexpected(std::move(error));
+  }
+  return sqlite3_last_insert_rowid(impl_->db.get());
+}
+
+Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
+  std::string sql =
+      "SELECT id, started_ms, source, backend, language, outcome, limit_kind, exit_code,"
+      " wall_ms, substr(code, 1, 400) FROM runs";
+  sql += kSearchWhere;
+  sql += " ORDER BY ";
+  sql += order_column(query.sort);
+  sql += query.descending ? " DESC" : " ASC";
+  // Ties (same backend, same outcome) keep a stable, newest-first order.
+  sql += ", id DESC LIMIT ?3 OFFSET ?4";
+  auto select = Statement::prepare(impl_->db.get(), sql);
+  if (!select) return std::unexpected(select.error());
+  bind_search(*select, query);
+  select->bind(3, query.limit);
+  select->bind(4, query.offset);
+  std::vector<RunSummary> rows;
+  while (true) {
+    const Result<bool> more = select->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    const Statement& row = *select;
+    RunSummary summary;
+    summary.id = row.column_int(0);
+    summary.started = from_ms(row.column_int(1));
+    summary.source = row.column_text(2);
+    summary.backend = row.column_text(3);
+    summary.language = language_from(row.column_text(4));
+    summary.outcome = outcome_from(row.column_text(5));
+    summary.limit = limit_from(row, 6);
+    summary.exit_code = static_cast<int>(row.column_int(7));
+    summary.wall_ms = row.column_int(8);
+    summary.first_line = first_line(row.column_text(9));
+    rows.push_back(std::move(summary));
+  }
+  return rows;
+}
+
+Result<std::int64_t> HistoryStore::count(const Query& query) const {
+  auto select = Statement::prepare(
+      impl_->db.get(), std::string("SELECT count(*) FROM runs") + std::string(kSearchWhere));
+  if (!select) return std::unexpected(select.error());
+  bind_search(*select, query);
+  const Result<bool> row = select->step();
+  if (!row) return std::unexpected(row.error());
+  return select->column_int(0);
+}
+
+Result<RunRecord> HistoryStore::get(std::int64_t id) const {
+  auto select = Statement::prepare(
+      impl_->db.get(), std::string("SELECT id, ") + kRecordColumns + " FROM runs WHERE id = ?");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, id);
+  const Result<bool> found = select->step();
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return fail(ErrorCode::kNotFound, "no run " + std::to_string(id) + " in history");
+  const Statement& row = *select;
+  RunRecord record;
+  record.id = row.column_int(0);  // then kRecordColumns, in order
+  record.started = from_ms(row.column_int(1));
+  record.finished = from_ms(row.column_int(2));
+  record.source = row.column_text(3);
+  record.code = row.column_text(4);
+  record.language = language_from(row.column_text(5));
+  record.backend = row.column_text(6);
+  record.timeout_ms = row.column_int(7);
+  record.limits = limits_from(row.column_text(8));
+  record.env_names = names_from(row.column_text(9));
+  record.outcome = outcome_from(row.column_text(10));
+  record.limit = limit_from(row, 11);
+  record.exit_code = static_cast<int>(row.column_int(12));
+  record.wall_ms = row.column_int(13);
+  record.stdout_data = row.column_blob(14);
+  record.stderr_data = row.column_blob(15);
+  record.result = json::parse(row.column_text(16), nullptr, /*allow_exceptions=*/false);
+  return record;
+}
+
+Status HistoryStore::remove(std::int64_t id) {
+  auto erase = Statement::prepare(impl_->db.get(), "DELETE FROM runs WHERE id = ?");
+  if (!erase) return std::unexpected(erase.error());
+  erase->bind(1, id);
+  if (auto done = erase->run(); !done) return std::unexpected(done.error());
+  if (sqlite3_changes(impl_->db.get()) == 0) {
+    return fail(ErrorCode::kNotFound, "no run " + std::to_string(id) + " in history");
+  }
+  return {};
+}
+
+Result<std::int64_t> record_run(const std::filesystem::path& path, const RunRecord& record) {
+  Result<HistoryStore> store = HistoryStore::open(path);
+  if (!store) return std::unexpected(store.error());
+  return store->add(record);
+}
+
+}  // namespace cordon::history

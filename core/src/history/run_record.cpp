@@ -1,0 +1,45 @@
+// Turning a finished run into a record (dropping env values) and a record back into a
+// request (re-run).
+#include <utility>
+
+#include "cordon/history.h"
+#include "cordon/result_json.h"
+
+namespace cordon::history {
+
+RunRecord make_record(const RunRequest& request, const RunResult& result,
+                      std::chrono::system_clock::time_point started,
+                      std::chrono::system_clock::time_point finished, std::string source) {
+  RunRecord record;
+  record.started = started;
+  record.finished = finished;
+  record.source = std::move(source);
+  record.code = request.code;
+  record.language = request.language;
+  record.backend = result.backend.name;
+  record.timeout_ms = effective_timeout(request).count();
+  record.limits = request.limits;
+  // Names only: the values may be secrets (API keys handed to the code) and a history
+  // file outlives the run, is readable by other tools, and gets copied around.
+  record.env_names.reserve(request.env.size());
+  for (const auto& [name, value_not_kept] : request.env) record.env_names.push_back(name);
+  record.outcome = result.outcome;
+  record.limit = result.limit;
+  record.exit_code = result.exit_code;
+  record.wall_ms = result.wall_ms;
+  record.stdout_data = result.stdout_data;
+  record.stderr_data = result.stderr_data;
+  record.result = to_json(result);
+  return record;
+}
+
+RunRequest request_of(const RunRecord& record) {
+  RunRequest request;
+  request.code = record.code;
+  request.language = record.language;
+  request.timeout = std::chrono::milliseconds(record.timeout_ms);
+  request.limits = record.limits;
+  return request;
+}
+
+}  // namespace cordon::history

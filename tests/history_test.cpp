@@ -1,0 +1,501 @@
+// The history store against real SQLite files: round trip of raw bytes and the Result,
+// env values never written, migrations from an older file, two processes writing at once,
+// corrupt and unwritable files, search, sort, paging, delete.
+#include "cordon/history.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cordon/result_json.h"
+#include "cordon/temp_dir.h"
+
+namespace cordon::history {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TempDir make_dir() {
+  auto dir = TempDir::create("cordon-history-test-");
+  EXPECT_TRUE(dir) << dir.error().describe();
+  return std::move(*dir);
+}
+
+// A finished run as a backend would report it.
+RunRecord sample(std::string code, std::string backend, Outcome outcome, std::int64_t wall_ms,
+                 std::int64_t started_ms) {
+  RunRequest request;
+  request.code = std::move(code);
+  request.language = Language::kPython;
+  request.timeout = milliseconds(2500);
+  request.limits.memory_bytes = 64u << 20;
+  request.limits.max_processes = 16;
+  RunResult result;
+  result.outcome = outcome;
+  result.exit_code = outcome == Outcome::kOk ? 0 : 1;
+  result.wall_ms = wall_ms;
+  result.backend = {std::move(backend), "1.0"};
+  result.stdout_data = "out of " + request.code;
+  const auto started = system_clock::time_point(milliseconds(started_ms));
+  return make_record(request, result, started, started + milliseconds(wall_ms), "test");
+}
+
+TEST(HistoryStore, RoundTripKeepsRawBytesResultAndSettings) {
+  const TempDir dir = make_dir();
+  auto store = HistoryStore::open(dir.path() / "h.sqlite3");
+  ASSERT_TRUE(store) << store.error().describe();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+
+  RunRequest request;
+  request.code = "printf '\\377\\000x'\necho done";
+  request.language = Language::kSh;
+  request.timeout = milliseconds(0);  // the default applies, and is what gets stored
+  request.limits.memory_bytes = 128u << 20;
+  request.limits.cpu_time = milliseconds(1500);
+  request.limits.output_bytes = 4096;
+  request.env = {{"FIRST", "1"}, {"SECOND", "2"}};
+  RunResult result;
+  result.outcome = Outcome::kLimitExceeded;
+  result.limit = LimitKind::kMemory;
+  result.exit_code = -1;
+  result.signal = 9;
+  result.wall_ms = 321;
+  result.backend = {"namespace", "0.1.0"};
+  result.stdout_data = std::string("\xff\0x", 3);  // invalid UTF-8 and a NUL: kept raw
+  result.stderr_data = "err";
+  result.stdout_truncated = true;
+  const auto started = system_clock::time_point(milliseconds(1'700'000'000'123));
+  const RunRecord record =
+      make_record(request, result, started, started + milliseconds(400), "cli");
+
+  const Result<std::int64_t> id = store->add(record);
+  ASSERT_TRUE(id) << id.error().describe();
+  const Result<RunRecord> back = store->get(*id);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->id, *id);
+  EXPECT_EQ(back->started, started);
+  EXPECT_EQ(back->finished, started + milliseconds(400));
+  EXPECT_EQ(back->source, "cli");
+  EXPECT_EQ(back->code, request.code);
+  EXPECT_EQ(back->language, Language::kSh);
+  EXPECT_EQ(back->backend, "namespace");
+  EXPECT_EQ(back->timeout_ms, kDefaultTimeout.count());
+  EXPECT_EQ(back->limits.memory_bytes, request.limits.memory_bytes);
+  EXPECT_FALSE(back->limits.max_processes);
+  EXPECT_EQ(back->limits.cpu_time, milliseconds(1500));
+  EXPECT_EQ(back->limits.output_bytes, 4096u);
+  EXPECT_EQ(back->env_names, (std::vector<std::string>{"FIRST", "SECOND"}));
+  EXPECT_EQ(back->outcome, Outcome::kLimitExceeded);
+  EXPECT_EQ(back->limit, LimitKind::kMemory);
+  EXPECT_EQ(back->wall_ms, 321);
+  EXPECT_EQ(back->stdout_data, std::string("\xff\0x", 3));
+  EXPECT_EQ(back->stderr_data, "err");
+  EXPECT_EQ(back->result, to_json(result));
+  EXPECT_EQ(back->result.at("stdout_truncated"), true);
+
+  const RunRequest again = request_of(*back);
+  EXPECT_EQ(again.code, request.code);
+  EXPECT_EQ(again.timeout, kDefaultTimeout);
+  EXPECT_EQ(again.limits.memory_bytes, request.limits.memory_bytes);
+  EXPECT_TRUE(again.env.empty());
+}
+
+TEST(HistoryStore, NewFilesArePrivate) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "private" / "h.sqlite3";
+  const mode_t old_umask = ::umask(022);  // the usual one, which would give 0644
+  auto store = HistoryStore::open(path);
+  ::umask(old_umask);
+  ASSERT_TRUE(store) << store.error().describe();
+  ASSERT_TRUE(store->add(sample("echo x", "subprocess", Outcome::kOk, 1, 1)));
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st{};
+    const std::string file = path.string() + suffix;
+    ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+  }
+}
+
+TEST(HistoryStore, EnvironmentValuesNeverReachTheFile) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "h.sqlite3";
+  const std::string secret = "sk-cordon-test-9f8e7d6c5b4a";
+  {
+    auto store = HistoryStore::open(path);
+    ASSERT_TRUE(store) << store.error().describe();
+    RunRequest request;
+    request.code = "echo hello";
+    request.env = {{"API_KEY", secret}, {"OTHER_NAME", secret + "-2"}};
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.exit_code = 0;
+    result.stdout_data = "hello\n";
+    const auto now = system_clock::now();
+    const auto id = store->add(make_record(request, result, now, now, "test"));
+    ASSERT_TRUE(id) << id.error().describe();
+    const auto back = store->get(*id);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->env_names, (std::vector<std::string>{"API_KEY", "OTHER_NAME"}));
+
+    // While the store is open the rows sit in the WAL file: check every file of the db.
+    bool saw_name = false;
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      const std::string bytes = read_bytes(entry.path());
+      EXPECT_EQ(bytes.find(secret), std::string::npos) << entry.path();
+      saw_name = saw_name || bytes.find("OTHER_NAME") != std::string::npos;
+    }
+    EXPECT_TRUE(saw_name) << "the names are stored, so the search above looked at the rows";
+  }
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    EXPECT_EQ(read_bytes(entry.path()).find(secret), std::string::npos) << entry.path();
+  }
+}
+
+// A file written by the first schema, as an earlier build left it: the SQL is that
+// build's, verbatim, so the test fails if migration 1 is ever edited in place.
+void make_version1_file(const fs::path& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+INSERT INTO schema_version(version) VALUES (1);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL,
+  code TEXT NOT NULL, language TEXT NOT NULL, backend TEXT NOT NULL,
+  timeout_ms INTEGER NOT NULL, limits_json TEXT NOT NULL, env_names_json TEXT NOT NULL,
+  outcome TEXT NOT NULL, limit_kind TEXT, exit_code INTEGER NOT NULL, wall_ms INTEGER NOT NULL,
+  stdout BLOB NOT NULL, stderr BLOB NOT NULL, result_json TEXT NOT NULL);
+INSERT INTO runs VALUES (7, 1000, 1200, 'echo old', 'sh', 'subprocess', 5000,
+  '{"output_bytes":1048576}', '["OLD"]', 'failed', NULL, 3, 200, x'6f6c64', x'', '{"outcome":"failed"}');
+)sql";
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << error;
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+TEST(HistoryStore, MigratesAVersion1File) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "old.sqlite3";
+  make_version1_file(path);
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+
+  const auto old = store->get(7);
+  ASSERT_TRUE(old) << old.error().describe();
+  EXPECT_EQ(old->code, "echo old");
+  EXPECT_EQ(old->source, "unknown");  // the column version 2 added, with its default
+  EXPECT_EQ(old->outcome, Outcome::kFailed);
+  EXPECT_EQ(old->exit_code, 3);
+  EXPECT_EQ(old->stdout_data, "old");
+  EXPECT_EQ(old->env_names, std::vector<std::string>{"OLD"});
+
+  // New rows go in beside the old one, and a second open finds nothing to migrate.
+  ASSERT_TRUE(store->add(sample("print(1)", "namespace", Outcome::kOk, 10, 2000)));
+  auto again = HistoryStore::open(path);
+  ASSERT_TRUE(again) << again.error().describe();
+  const auto rows = again->list({});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ(rows->back().id, 7);
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*), max(version) FROM schema_version", -1, &stmt,
+                               nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 1);
+  EXPECT_EQ(sqlite3_column_int(stmt, 1), kSchemaVersion);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+TEST(HistoryStore, RefusesANewerSchema) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "new.sqlite3";
+  ASSERT_TRUE(HistoryStore::open(path));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto store = HistoryStore::open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(store.error().message.find("newer"), std::string::npos) << store.error().message;
+}
+
+TEST(HistoryStore, CorruptFileIsAClearError) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "corrupt.sqlite3";
+  write_bytes(path, std::string(8192, 'x'));
+  const auto store = HistoryStore::open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kUnavailable);
+  const std::string message = store.error().describe();
+  EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+  EXPECT_NE(message.find("not a history database"), std::string::npos) << message;
+  EXPECT_EQ(read_bytes(path), std::string(8192, 'x')) << "a foreign file is never rewritten";
+
+  // record_run (what the CLI calls) reports the same instead of throwing or crashing.
+  const auto recorded = record_run(path, sample("x", "subprocess", Outcome::kOk, 1, 1));
+  ASSERT_FALSE(recorded);
+  EXPECT_NE(recorded.error().describe().find(path.string()), std::string::npos);
+}
+
+TEST(HistoryStore, UnwritablePlaceIsAClearError) {
+  const TempDir dir = make_dir();
+  // A parent that is a file: nothing can be created below it, even as root.
+  write_bytes(dir.path() / "file", "x");
+  const auto below_file = HistoryStore::open(dir.path() / "file" / "sub" / "h.sqlite3");
+  ASSERT_FALSE(below_file);
+  EXPECT_NE(below_file.error().describe().find("file/sub"), std::string::npos)
+      << below_file.error().describe();
+
+  // A directory the caller may not write to. Root writes anywhere, so as root the opening
+  // is done by a child that dropped to nobody.
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  ::chmod(locked.c_str(), 0555);
+  ::chmod(dir.path().c_str(), 0755);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    const auto store = HistoryStore::open(locked / "h.sqlite3");
+    if (store) ::_exit(1);
+    const bool names_path = store.error().describe().find("locked") != std::string::npos;
+    ::_exit(names_path && store.error().code == ErrorCode::kUnavailable ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: opened anyway, 2: unclear error, 3: setuid failed";
+
+  // An existing file without write permission is refused at open, not at the first add.
+  const fs::path readonly = dir.path() / "ro.sqlite3";
+  ASSERT_TRUE(HistoryStore::open(readonly));
+  ::chmod(readonly.c_str(), 0444);
+  const pid_t reader = ::fork();
+  ASSERT_GE(reader, 0);
+  if (reader == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    const auto store = HistoryStore::open(readonly);
+    ::_exit(store ? 1 : 0);
+  }
+  ASSERT_EQ(::waitpid(reader, &status, 0), reader);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(HistoryStore, TwoProcessesWriteAtOnce) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "shared.sqlite3";
+  constexpr int kPerWriter = 60;
+  // Both children open the not-yet-existing file at the same moment (a pipe releases
+  // them), so creation and migration race too.
+  int gate[2];
+  ASSERT_EQ(::pipe(gate), 0);
+  std::vector<pid_t> writers;
+  for (int writer = 0; writer < 2; ++writer) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(gate[1]);
+      char go = 0;
+      if (::read(gate[0], &go, 1) != 0) ::_exit(4);  // EOF when the parent closes it
+      auto store = HistoryStore::open(path);
+      if (!store) {
+        std::fprintf(stderr, "writer %d: %s\n", writer, store.error().describe().c_str());
+        ::_exit(1);
+      }
+      for (int i = 0; i < kPerWriter; ++i) {
+        const std::string code = "echo writer" + std::to_string(writer) + "-" + std::to_string(i);
+        if (!store->add(sample(code, "subprocess", Outcome::kOk, i, i))) ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    writers.push_back(pid);
+  }
+  ::close(gate[0]);
+  ::close(gate[1]);
+  for (const pid_t pid : writers) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: open failed, 2: add failed";
+  }
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  const auto total = store->count({});
+  ASSERT_TRUE(total);
+  EXPECT_EQ(*total, 2 * kPerWriter);
+  for (const char* writer : {"writer0-", "writer1-"}) {
+    Query query;
+    query.search = writer;
+    EXPECT_EQ(store->count(query).value_or(-1), kPerWriter) << writer;
+  }
+}
+
+class HistoryQuery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = HistoryStore::open(dir_.path() / "q.sqlite3");
+    ASSERT_TRUE(opened) << opened.error().describe();
+    store_.emplace(std::move(*opened));
+    // code, backend, outcome, wall, start: each key orders them differently.
+    ids_.push_back(
+        *store_->add(sample("\n\nprint('alpha')\nmore", "subprocess", Outcome::kOk, 300, 1000)));
+    ids_.push_back(
+        *store_->add(sample("echo 50%_done", "namespace", Outcome::kTimedOut, 5000, 3000)));
+    ids_.push_back(*store_->add(sample("echo needle", "Container", Outcome::kFailed, 20, 2000)));
+  }
+
+  std::vector<std::int64_t> order(const Query& query) {
+    std::vector<std::int64_t> out;
+    const auto rows = store_->list(query);
+    EXPECT_TRUE(rows) << rows.error().describe();
+    for (const auto& row : *rows) out.push_back(row.id);
+    return out;
+  }
+
+  TempDir dir_ = make_dir();
+  std::optional<HistoryStore> store_;
+  std::vector<std::int64_t> ids_;
+};
+
+TEST_F(HistoryQuery, SortsByEachKey) {
+  const auto a = ids_[0], b = ids_[1], c = ids_[2];
+  Query query;
+  EXPECT_EQ(order(query), (std::vector{b, c, a}));  // newest first by default
+  query.descending = false;
+  EXPECT_EQ(order(query), (std::vector{a, c, b}));
+  query.sort = SortKey::kDuration;
+  EXPECT_EQ(order(query), (std::vector{c, a, b}));
+  query.sort = SortKey::kBackend;  // case-insensitive: Container, namespace, subprocess
+  EXPECT_EQ(order(query), (std::vector{c, b, a}));
+  query.sort = SortKey::kOutcome;  // failed, ok, timed_out
+  EXPECT_EQ(order(query), (std::vector{c, a, b}));
+  query.descending = true;
+  EXPECT_EQ(order(query), (std::vector{b, a, c}));
+}
+
+TEST_F(HistoryQuery, SearchesCodeBackendOutcomeAndOutput) {
+  Query query;
+  query.search = "NEEDLE";  // case-insensitive
+  EXPECT_EQ(order(query), std::vector{ids_[2]});
+  query.search = "timed_out";
+  EXPECT_EQ(order(query), std::vector{ids_[1]});
+  query.search = "namespace";
+  EXPECT_EQ(order(query), std::vector{ids_[1]});
+  query.search = "out of echo n";  // only in the third's stdout
+  EXPECT_EQ(order(query), std::vector{ids_[2]});
+  query.search = "0%_";  // wildcards are literal
+  EXPECT_EQ(order(query), std::vector{ids_[1]});
+  query.search = "%";
+  EXPECT_EQ(order(query), std::vector{ids_[1]});
+  query.search = "nothing like this";
+  EXPECT_TRUE(order(query).empty());
+  EXPECT_EQ(store_->count(query).value_or(-1), 0);
+}
+
+TEST_F(HistoryQuery, PagesAndSummarises) {
+  Query query;
+  query.limit = 2;
+  EXPECT_EQ(order(query), (std::vector{ids_[1], ids_[2]}));
+  query.offset = 2;
+  EXPECT_EQ(order(query), std::vector{ids_[0]});
+  EXPECT_EQ(store_->count(query).value_or(-1), 3);
+
+  const auto rows = store_->list({});
+  ASSERT_TRUE(rows);
+  const auto first = std::find_if(rows->begin(), rows->end(),
+                                  [&](const RunSummary& row) { return row.id == ids_[0]; });
+  ASSERT_NE(first, rows->end());
+  EXPECT_EQ(first->first_line, "print('alpha')");  // blank leading lines skipped
+  EXPECT_EQ(first->backend, "subprocess");
+  EXPECT_EQ(first->language, Language::kPython);
+  EXPECT_EQ(first->wall_ms, 300);
+  EXPECT_EQ(first->source, "test");
+}
+
+TEST_F(HistoryQuery, DeletesOneRun) {
+  ASSERT_TRUE(store_->remove(ids_[1]));
+  const auto gone = store_->get(ids_[1]);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->remove(ids_[1]).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(order({}), (std::vector{ids_[2], ids_[0]}));
+}
+
+// Environment variables are process-wide: restore each one a test changes.
+class EnvGuard {
+ public:
+  explicit EnvGuard(const char* name) : name_(name) {
+    if (const char* value = std::getenv(name)) old_ = value;
+  }
+  ~EnvGuard() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(HistoryPath, FollowsTheOverrideThenXdgThenHome) {
+  const EnvGuard path_guard(kPathEnv), xdg_guard("XDG_DATA_HOME"), home_guard("HOME");
+  ::setenv(kPathEnv, "/somewhere/h.db", 1);
+  ::setenv("XDG_DATA_HOME", "/xdg", 1);
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(default_path().value(), fs::path("/somewhere/h.db"));
+  ::unsetenv(kPathEnv);
+  EXPECT_EQ(default_path().value(), fs::path("/xdg/cordon/history.sqlite3"));
+  ::setenv("XDG_DATA_HOME", "relative/ignored", 1);
+  EXPECT_EQ(default_path().value(), fs::path("/home/someone/.local/share/cordon/history.sqlite3"));
+  ::unsetenv("XDG_DATA_HOME");
+  EXPECT_EQ(default_path().value(), fs::path("/home/someone/.local/share/cordon/history.sqlite3"));
+}
+
+TEST(HistoryPath, DisableSwitch) {
+  const EnvGuard guard(kDisableEnv);
+  ::unsetenv(kDisableEnv);
+  EXPECT_FALSE(disabled_by_env());
+  ::setenv(kDisableEnv, "0", 1);
+  EXPECT_FALSE(disabled_by_env());
+  ::setenv(kDisableEnv, "1", 1);
+  EXPECT_TRUE(disabled_by_env());
+}
+
+}  // namespace
+}  // namespace cordon::history
