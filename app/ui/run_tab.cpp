@@ -28,6 +28,8 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1u << 20;
 constexpr std::uint64_t kKiB = 1u << 10;
+// Item data of an input file restored from history: its recorded bytes.
+constexpr int kKeptBytesRole = Qt::UserRole + 1;
 
 const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython};
 
@@ -37,6 +39,17 @@ QString name_of(Language language) {
 }
 
 }  // namespace
+
+void fill_backend_checklist(QListWidget* list, const BackendList& backends) {
+  for (const BackendItem& item : backends.items()) {
+    auto* row = new QListWidgetItem(item.name, list);
+    row->setData(Qt::UserRole, item.name);
+    row->setFlags(item.available ? (row->flags() | Qt::ItemIsUserCheckable)
+                                 : Qt::ItemFlags(Qt::NoItemFlags));
+    row->setCheckState(item.available ? Qt::Checked : Qt::Unchecked);
+    row->setToolTip(item.available ? item.version : item.reason);
+  }
+}
 
 void fill_backend_combo(QComboBox* combo, const BackendList& backends) {
   auto* model = new QStandardItemModel(combo);
@@ -191,10 +204,17 @@ RunRequest RunTab::request() const {
   if (processes_->value() > 0) request.limits.max_processes = processes_->value();
   request.limits.output_bytes = static_cast<std::uint64_t>(output_cap_->value()) * kKiB;
   for (int i = 0; i < inputs_->count(); ++i) {
+    const QListWidgetItem* item = inputs_->item(i);
+    // Restored from history: the bytes of the recorded run, not a local file.
+    const QVariant kept = item->data(kKeptBytesRole);
+    if (kept.isValid()) {
+      request.input_files[item->text().toStdString()] = kept.toByteArray().toStdString();
+      continue;
+    }
     // A file that cannot be read goes in empty: the code's own error then says which.
-    QFile file(inputs_->item(i)->data(Qt::UserRole).toString());
+    QFile file(item->data(Qt::UserRole).toString());
     const QByteArray bytes = file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-    request.input_files[inputs_->item(i)->text().toStdString()] = bytes.toStdString();
+    request.input_files[item->text().toStdString()] = bytes.toStdString();
   }
   for (const QString& glob : collect_->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     request.artifact_globs.push_back(glob.toStdString());
@@ -231,6 +251,16 @@ void RunTab::load(const history::RunRecord& record) {
   processes_->setValue(record.limits.max_processes ? static_cast<int>(*record.limits.max_processes)
                                                    : 0);
   output_cap_->setValue(static_cast<int>(effective_output_cap(record.limits) / kKiB));
+  // The recorded input files (their bytes as the run had them) and artifact patterns.
+  inputs_->clear();
+  for (const auto& [name, bytes] : record.input_files) {
+    auto* item = new QListWidgetItem(QString::fromStdString(name), inputs_);
+    item->setData(kKeptBytesRole, QByteArray::fromStdString(bytes));
+    item->setToolTip(tr("As recorded in history (%n byte(s))", nullptr, int(bytes.size())));
+  }
+  QStringList globs;
+  for (const std::string& glob : record.artifact_globs) globs << QString::fromStdString(glob);
+  collect_->setText(globs.join(QLatin1Char(' ')));
 }
 
 void RunTab::run() {

@@ -30,6 +30,9 @@ class RunController;
 
 // The backend chooser shared by Run, Plan and Compare: filled from the plugin registry.
 void fill_backend_combo(QComboBox* combo, const BackendList& backends);
+// The same as a list with a check box per available backend (all ticked), for the tabs
+// that work on several at once (Compare, Audit). Item data (Qt::UserRole): the name.
+void fill_backend_checklist(QListWidget* list, const BackendList& backends);
 
 class RunTab : public QWidget {
   Q_OBJECT
