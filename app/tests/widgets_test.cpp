@@ -20,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -40,6 +41,7 @@
 #include "prompt_command.h"
 #include "result_view.h"
 #include "run_tab.h"
+#include "spark_graph.h"
 #include "test_env.h"
 #include "tool_tab.h"
 
@@ -385,6 +387,32 @@ class WidgetsTest : public QObject {
   }
 
  private slots:
+  void liveMemoryGraphRisesDuringANamespaceRun() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    // One second growing to 50 MiB, far under the 512 MiB default limit.
+    run_tab()->set_code(
+        "import time\nchunks = []\nfor _ in range(10):\n"
+        "    chunks.append(b'x' * (5 << 20))\n    time.sleep(0.1)\nprint('held', len(chunks))",
+        Language::kPython);
+    run_tab()->set_backend("namespace");
+    run_tab()->timeout_box()->setValue(20);
+    QSignalSpy finished(run_tab(), &RunTab::run_finished);
+    QTest::mouseClick(run_tab()->run_button(), Qt::LeftButton);
+    QVERIFY(finished.wait(kRunWaitMs));
+    QCOMPARE(window_->result_view()->badge_text(), QString("OK"));
+    const std::vector<QPointF>& points = run_tab()->memory_graph()->points();
+    QVERIFY2(points.size() >= 3, qPrintable(run_tab()->memory_graph()->caption()));
+    // The highest, not the last: a last sample may catch Python freeing at exit.
+    const double highest = std::ranges::max(points, {}, &QPointF::y).y();
+    QVERIFY2(highest > points.front().y() + (20 << 20), "memory rose by > 20 MiB");
+    QVERIFY(points.back().x() >= points.front().x());
+    QVERIFY2(run_tab()->memory_graph()->caption().endsWith(" MiB"),
+             qPrintable(run_tab()->memory_graph()->caption()));
+  }
+
   void auditSubsetBlockedOnNamespace() {
     if (backends_->backend("namespace") == nullptr) {
       if (test::require_kernel_features()) QFAIL("namespace backend unavailable");

@@ -22,6 +22,7 @@
 
 #include "code_editor.h"
 #include "run_controller.h"
+#include "spark_graph.h"
 
 namespace cordon::inspector {
 namespace {
@@ -88,6 +89,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       progress_(new QProgressBar(this)),
       state_(new QLabel(this)),
       live_(new QPlainTextEdit(this)),
+      memory_graph_(new SparkGraph(
+          tr("Memory"),
+          [](double bytes) { return QStringLiteral("%1 MiB").arg(bytes / (1 << 20), 0, 'f', 1); },
+          this)),
+      cpu_graph_(new SparkGraph(
+          tr("CPU"), [](double cpus) { return QStringLiteral("%1 %").arg(cpus * 100, 0, 'f', 0); },
+          this)),
       inputs_(new QListWidget(this)),
       collect_(new QLineEdit(this)),
       split_(new QSplitter(Qt::Vertical, this)) {
@@ -162,6 +170,10 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   row->addWidget(side);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(row, 1);
+  auto* graphs = new QHBoxLayout;
+  graphs->addWidget(memory_graph_, 1);
+  graphs->addWidget(cpu_graph_, 1);
+  layout->addLayout(graphs);
   layout->addWidget(progress_);
 
   connect(run_, &QPushButton::clicked, this, &RunTab::run);
@@ -182,6 +194,21 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     progress_->setFormat(
         tr("%1 s of %2 s").arg(elapsed / 1000.0, 0, 'f', 1).arg(timeout_->value()));
   });
+  connect(controller_, &RunController::sample, this,
+          [this](qint64 elapsed_ms, qint64 memory_bytes, qint64 cpu_usec) {
+            if (memory_bytes >= 0)
+              memory_graph_->add_point(double(elapsed_ms), double(memory_bytes));
+            // CPU as a rate between two samples: CPUs busy (1.0 = one core all the time).
+            if (cpu_usec >= 0) {
+              if (last_cpu_usec_ >= 0 && elapsed_ms > last_cpu_ms_) {
+                cpu_graph_->add_point(
+                    double(elapsed_ms),
+                    double(cpu_usec - last_cpu_usec_) / 1000.0 / double(elapsed_ms - last_cpu_ms_));
+              }
+              last_cpu_usec_ = cpu_usec;
+              last_cpu_ms_ = elapsed_ms;
+            }
+          });
   connect(controller_, &RunController::history_error, this, &RunTab::history_error);
   connect(controller_, &RunController::finished, this, [this](const RunResult& result) {
     set_running(false);
@@ -266,6 +293,9 @@ void RunTab::load(const history::RunRecord& record) {
 void RunTab::run() {
   if (controller_->running()) return;
   live_->clear();
+  memory_graph_->clear();
+  cpu_graph_->clear();
+  last_cpu_usec_ = last_cpu_ms_ = -1;
   const RunRequest request = this->request();
   progress_->setRange(0, static_cast<int>(effective_timeout(request).count()));
   progress_->setValue(0);
@@ -285,6 +315,9 @@ void RunTab::set_running(bool running) {
     state_->setText(tr("state: preparing"));
   } else {
     progress_->setFormat(tr("done in %1 s").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 2));
+    const QString none = tr("no sample (ended too soon, or the backend cannot measure here)");
+    if (memory_graph_->points().empty()) memory_graph_->set_unmeasured(none);
+    if (cpu_graph_->points().empty()) cpu_graph_->set_unmeasured(none);
   }
 }
 

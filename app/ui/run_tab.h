@@ -27,6 +27,7 @@ namespace cordon::inspector {
 
 class CodeEditor;
 class RunController;
+class SparkGraph;
 
 // The backend chooser shared by Run, Plan and Compare: filled from the plugin registry.
 void fill_backend_combo(QComboBox* combo, const BackendList& backends);
@@ -60,6 +61,8 @@ class RunTab : public QWidget {
   [[nodiscard]] QDoubleSpinBox* timeout_box() const { return timeout_; }
   [[nodiscard]] QComboBox* backend_box() const { return backend_; }
   [[nodiscard]] QPlainTextEdit* live_output() const { return live_; }
+  [[nodiscard]] SparkGraph* memory_graph() const { return memory_graph_; }
+  [[nodiscard]] SparkGraph* cpu_graph() const { return cpu_graph_; }
   [[nodiscard]] bool running() const;
   // Input files: a local file placed in the run's working directory under `name`.
   void add_input_file(const QString& local_path, const QString& name);
@@ -91,9 +94,13 @@ class RunTab : public QWidget {
   QProgressBar* progress_;
   QLabel* state_;
   QPlainTextEdit* live_;
+  SparkGraph* memory_graph_;
+  SparkGraph* cpu_graph_;
   QListWidget* inputs_;
   QLineEdit* collect_;
   QSplitter* split_;
+  qint64 last_cpu_ms_ = -1;  // for the CPU graph's rate (CPU ms per wall ms)
+  qint64 last_cpu_usec_ = -1;
 };
 
 }  // namespace cordon::inspector

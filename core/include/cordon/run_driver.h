@@ -28,6 +28,8 @@
 namespace cordon {
 
 using RunClock = std::chrono::steady_clock;
+// How often drive_run() asks StartedTree::sample() while the code runs.
+inline constexpr std::chrono::milliseconds kSampleInterval{150};
 
 // A started, contained process tree, as the driver sees it. The driver calls, in this
 // order: exit_fd() while pumping; kill(); finish(); then, only if finish() succeeded,
@@ -65,6 +67,11 @@ class StartedTree {
   // Where the run's artifacts are to be collected, once every writer is dead. The path
   // must stay valid until teardown() (it may be /proc/self/fd/N of an fd this owns).
   [[nodiscard]] virtual Result<std::filesystem::path> artifact_dir() = 0;
+
+  // While pumping, every kSampleInterval when an observer listens: the tree's memory and
+  // CPU use now, read from its limit groups. Default: none (cannot measure); the driver
+  // stops asking after the first none. Must be quick and never block.
+  [[nodiscard]] virtual std::optional<ResourceSample> sample() const { return std::nullopt; }
 
   // Removes what the run made on the host (temp dir, limit groups), bounded by `until`.
   // An error (its describe() is the reason as given) makes the run a sandbox error
