@@ -68,15 +68,16 @@ class StartedTree {
   // must stay valid until teardown() (it may be /proc/self/fd/N of an fd this owns).
   [[nodiscard]] virtual Result<std::filesystem::path> artifact_dir() = 0;
 
-  // While pumping, every kSampleInterval when an observer listens: the tree's memory and
-  // CPU use now, read from its limit groups. Default: none (cannot measure); the driver
-  // stops asking after the first none. Must be quick and never block.
-  [[nodiscard]] virtual std::optional<ResourceSample> sample() const { return std::nullopt; }
-
   // Removes what the run made on the host (temp dir, limit groups), bounded by `until`.
   // An error (its describe() is the reason as given) makes the run a sandbox error
   // unless it already is one: the first failure is the one reported.
   [[nodiscard]] virtual Status teardown(RunClock::time_point until) = 0;
+
+  // While pumping, every kSampleInterval when an observer listens: the tree's memory and
+  // CPU use now, read from its limit groups. Default: none (cannot measure); the driver
+  // stops asking after the first none. Must be quick and never block. Last in the class,
+  // so the slots of the hooks above stay where they were.
+  [[nodiscard]] virtual std::optional<ResourceSample> sample() const { return std::nullopt; }
 };
 
 // The code's stdin/stdout/stderr pipes. The backend passes the child's ends to its
