@@ -32,14 +32,6 @@ Result<Limits> limits_from(const PromptOptions& options) {
   return limits;
 }
 
-std::vector<Language> available_languages() {
-  std::vector<Language> out;
-  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
-    if (find_interpreter(l)) out.push_back(l);
-  }
-  return out;
-}
-
 // The stored report that matches this backend, host and policy; audits when none does.
 Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
                                                           bool may_audit) {
@@ -69,6 +61,32 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
 }
 
 }  // namespace
+
+std::vector<Language> available_languages() {
+  std::vector<Language> out;
+  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
+    if (find_interpreter(l)) out.push_back(l);
+  }
+  return out;
+}
+
+std::optional<audit::AuditReport> stored_report(const Backend& backend) {
+  Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  if (!catalogue) return std::nullopt;
+  return audit::load_report(audit::binding_for(backend, *catalogue));
+}
+
+Result<std::string> render_prompt(const PromptRender& input, std::string_view format) {
+  audit::RenderContext context{.backend_name = input.backend_name,
+                               .capabilities = input.backend->capabilities(input.limits),
+                               .timeout = input.timeout,
+                               .languages = available_languages(),
+                               .report = input.report,
+                               .unverified = input.unverified};
+  Result<audit::RenderedTool> rendered = audit::render_tool(*input.tool, context);
+  if (!rendered) return std::unexpected(rendered.error());
+  return audit::format_tool(*rendered, format);
+}
 
 Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
   const std::size_t at = text.rfind('@');
@@ -112,15 +130,14 @@ int prompt_command(const PromptOptions& options) {
       matching_report(*backend, control, !options.no_audit);
   if (!report) return report_failure("audit: " + report.error().describe(), kJson);
 
-  audit::RenderContext context{.backend_name = choice->name,
-                               .capabilities = backend->capabilities(*limits),
-                               .timeout = timeout,
-                               .languages = available_languages(),
-                               .report = *report ? &**report : nullptr,
-                               .unverified = options.unverified};
-  Result<audit::RenderedTool> rendered = audit::render_tool(*tool, context);
-  if (!rendered) return report_failure(rendered.error().message, kJson);
-  Result<std::string> text = audit::format_tool(*rendered, options.format);
+  const PromptRender input{.tool = &*tool,
+                           .backend = backend,
+                           .backend_name = choice->name,
+                           .limits = *limits,
+                           .timeout = timeout,
+                           .report = *report ? &**report : nullptr,
+                           .unverified = options.unverified};
+  Result<std::string> text = render_prompt(input, options.format);
   if (!text) return report_failure(text.error().message, kJson);
   std::fputs(text->c_str(), stdout);
   std::fflush(stdout);

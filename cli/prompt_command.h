@@ -3,10 +3,15 @@
 // and policy proves (auditing first when there is no such report).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "audit/report.h"
+#include "audit/tool_render.h"
+#include "cordon/backend.h"
 #include "cordon/error.h"
 #include "cordon/request.h"
 
@@ -25,6 +30,26 @@ struct PromptOptions {
 };
 
 [[nodiscard]] int prompt_command(const PromptOptions& options);
+
+// The languages whose interpreter this host has: what the description offers.
+[[nodiscard]] std::vector<Language> available_languages();
+
+// The stored audit report bound to this backend, host and policy, if any (never audits).
+[[nodiscard]] std::optional<audit::AuditReport> stored_report(const Backend& backend);
+
+// `tool` rendered for `backend` (named `backend_name`) with these limits and timeout,
+// stating only what `report` proves (null: nothing), in `format` (audit::kToolFormats).
+// What `cordon prompt` prints and the inspector's Tool description tab shows.
+struct PromptRender {
+  const audit::ToolTemplate* tool = nullptr;
+  const Backend* backend = nullptr;
+  std::string backend_name;
+  Limits limits;
+  std::chrono::milliseconds timeout{kDefaultTimeout};
+  const audit::AuditReport* report = nullptr;
+  bool unverified = false;
+};
+[[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
 
 // "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
 // records a description that does not exist.

@@ -75,6 +75,8 @@ TEST(HistoryStore, RoundTripKeepsRawBytesResultAndSettings) {
   request.limits.cpu_time = milliseconds(1500);
   request.limits.output_bytes = 4096;
   request.env = {{"FIRST", "1"}, {"SECOND", "2"}};
+  request.input_files = {{"data.bin", std::string("\0\xff\x80z", 4)}, {"dir/a.txt", "a\n"}};
+  request.artifact_globs = {"*.out", "out/*.csv"};
   RunResult result;
   result.outcome = Outcome::kLimitExceeded;
   result.limit = LimitKind::kMemory;
@@ -113,9 +115,13 @@ TEST(HistoryStore, RoundTripKeepsRawBytesResultAndSettings) {
   EXPECT_EQ(back->stderr_data, "err");
   EXPECT_EQ(back->result, to_json(result));
   EXPECT_EQ(back->result.at("stdout_truncated"), true);
+  EXPECT_EQ(back->input_files, request.input_files);  // binary bytes exact
+  EXPECT_EQ(back->artifact_globs, request.artifact_globs);
 
   const RunRequest again = request_of(*back);
   EXPECT_EQ(again.code, request.code);
+  EXPECT_EQ(again.input_files, request.input_files);
+  EXPECT_EQ(again.artifact_globs, request.artifact_globs);
   EXPECT_EQ(again.timeout, kDefaultTimeout);
   EXPECT_EQ(again.limits.memory_bytes, request.limits.memory_bytes);
   EXPECT_TRUE(again.env.empty());
@@ -174,10 +180,18 @@ TEST(HistoryStore, EnvironmentValuesNeverReachTheFile) {
 
 // A file written by the first schema, as an earlier build left it: the SQL is that
 // build's, verbatim, so the test fails if migration 1 is ever edited in place.
-void make_version1_file(const fs::path& path) {
+// Runs `sql` on the file at `path`, as an older build would have.
+void exec_sql(const fs::path& path, const char* sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql = R"sql(
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << error;
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+void make_version1_file(const fs::path& path) {
+  exec_sql(path, R"sql(
 CREATE TABLE schema_version(version INTEGER NOT NULL);
 INSERT INTO schema_version(version) VALUES (1);
 CREATE TABLE runs(
@@ -188,11 +202,7 @@ CREATE TABLE runs(
   stdout BLOB NOT NULL, stderr BLOB NOT NULL, result_json TEXT NOT NULL);
 INSERT INTO runs VALUES (7, 1000, 1200, 'echo old', 'sh', 'subprocess', 5000,
   '{"output_bytes":1048576}', '["OLD"]', 'failed', NULL, 3, 200, x'6f6c64', x'', '{"outcome":"failed"}');
-)sql";
-  char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << error;
-  sqlite3_free(error);
-  sqlite3_close(db);
+)sql");
 }
 
 TEST(HistoryStore, MigratesAVersion1File) {
@@ -232,6 +242,44 @@ TEST(HistoryStore, MigratesAVersion1File) {
   EXPECT_EQ(sqlite3_column_int(stmt, 1), kSchemaVersion);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+}
+
+// A file as the schema-2 build left it (migration 2's SQL verbatim over version 1's).
+void make_version2_file(const fs::path& path) {
+  make_version1_file(path);
+  exec_sql(path, R"sql(
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'unknown';
+CREATE INDEX runs_by_start ON runs(started_ms);
+UPDATE runs SET source = 'cli';
+UPDATE schema_version SET version = 2;
+)sql");
+}
+
+TEST(HistoryStore, MigratesAVersion2File) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "v2.sqlite3";
+  make_version2_file(path);
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  const auto old = store->get(7);
+  ASSERT_TRUE(old) << old.error().describe();
+  EXPECT_EQ(old->source, "cli");
+  EXPECT_EQ(old->code, "echo old");
+  EXPECT_TRUE(old->input_files.empty());  // the columns version 3 added, empty
+  EXPECT_TRUE(old->artifact_globs.empty());
+  EXPECT_TRUE(request_of(*old).input_files.empty());
+
+  // A new row keeps what version 3 adds, beside the old one.
+  RunRecord record = sample("cat in.txt", "subprocess", Outcome::kOk, 10, 2000);
+  record.input_files = {{"in.txt", "3\n4\n"}};
+  record.artifact_globs = {"*.out"};
+  const Result<std::int64_t> id = store->add(record);
+  ASSERT_TRUE(id) << id.error().describe();
+  const auto back = store->get(*id);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->input_files, record.input_files);
+  EXPECT_EQ(back->artifact_globs, record.artifact_globs);
 }
 
 TEST(HistoryStore, RefusesANewerSchema) {

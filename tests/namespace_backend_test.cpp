@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -389,6 +390,32 @@ TEST_F(NamespaceTest, MemoryHogIsOomKilled) {
     EXPECT_EQ(r.outcome, Outcome::kFailed);
     EXPECT_NE(r.stderr_data.find("MemoryError"), std::string::npos);
   }
+}
+
+// The live memory graph's source: a one-second loop growing to 50 MiB (under the 512 MiB
+// default limit) is sampled through the limit group with rising memory.
+TEST_F(NamespaceTest, MemoryIsSampledWhileTheCodeRuns) {
+  struct Samples final : RunObserver {
+    void on_sample(const ResourceSample& sample) override { all.push_back(sample); }
+    std::vector<ResourceSample> all;
+  } samples;
+  RunRequest req =
+      py("import time\nchunks = []\nfor _ in range(10):\n"
+         "    chunks.append(b'x' * (5 << 20))\n    time.sleep(0.1)\nprint('held', len(chunks))");
+  req.timeout = std::chrono::seconds(20);
+  const RunResult r = backend_->run(req, {}, &samples);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.stderr_data << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "held 10\n");
+  std::vector<std::uint64_t> memory;
+  for (const ResourceSample& s : samples.all) {
+    if (s.memory_bytes) memory.push_back(*s.memory_bytes);
+  }
+  if (memory.empty()) CORDON_SKIP_OR_FAIL("no memory group on this host: nothing to sample");
+  ASSERT_GE(memory.size(), 3u);
+  // The highest, not the last: a last sample may catch Python freeing at exit.
+  std::string seen;
+  for (const std::uint64_t m : memory) seen += std::to_string(m >> 20) + " MiB, ";
+  EXPECT_GT(std::ranges::max(memory), memory.front() + (20u << 20)) << "samples: " << seen;
 }
 
 TEST_F(NamespaceTest, BigWriteIntoTmpFailsWithEnospcAndHostDiskIsUntouched) {

@@ -57,12 +57,20 @@ class ShellTree final : public StartedTree {
     if (fail_teardown) return fail(ErrorCode::kSystem, "remove things");
     return {};
   }
+  // Off by default: the StartedTree default (no measure) is what most trees give.
+  [[nodiscard]] std::optional<ResourceSample> sample() const override {
+    if (!measures) return StartedTree::sample();
+    ++samples_taken;
+    return ResourceSample{.elapsed = {}, .memory_bytes = samples_taken * 1000u, .cpu_usec = {}};
+  }
 
   std::vector<std::string> calls;
   bool fail_finish = false;
   bool fail_describe = false;
   bool fail_artifacts = false;
   bool fail_teardown = false;
+  bool measures = false;
+  mutable std::uint64_t samples_taken = 0;
 
  private:
   proc::ChildProcess child_;
@@ -73,7 +81,9 @@ class ShellTree final : public StartedTree {
 class StateLog final : public RunObserver {
  public:
   void on_state(RunState state) override { states.emplace_back(to_string(state)); }
+  void on_sample(const ResourceSample& sample) override { samples.push_back(sample); }
   std::vector<std::string> states;
+  std::vector<ResourceSample> samples;
 };
 
 class RunDriverTest : public ::testing::Test {
@@ -231,6 +241,41 @@ TEST_F(RunDriverTest, FirstSandboxFailureWins) {
   EXPECT_EQ(r.outcome, Outcome::kSandboxError);
   EXPECT_EQ(r.error, "collect artifacts: no dir");
   EXPECT_EQ(tree->calls.back(), "teardown");
+}
+
+TEST_F(RunDriverTest, SamplesReachTheObserverWhileTheCodeRuns) {
+  configure = [](ShellTree& t) { t.measures = true; };
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("sleep 1; echo done", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(r.stdout_data, "done\n");
+  // About one per kSampleInterval over the second; wide bounds (a loaded machine).
+  ASSERT_GE(log_.samples.size(), 2u);
+  EXPECT_LE(log_.samples.size(), static_cast<std::size_t>(1000ms / kSampleInterval) + 2);
+  EXPECT_EQ(log_.samples.size(), tree->samples_taken);
+  for (std::size_t i = 1; i < log_.samples.size(); ++i) {
+    EXPECT_GE(log_.samples[i].elapsed, log_.samples[i - 1].elapsed);
+    EXPECT_EQ(log_.samples[i].memory_bytes, (i + 1) * 1000u);
+  }
+  EXPECT_LE(log_.samples.back().elapsed, std::chrono::milliseconds(r.wall_ms) + kSampleInterval);
+}
+
+TEST_F(RunDriverTest, ATreeThatCannotMeasureSendsNoSamples) {
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("sleep 0.5", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_TRUE(log_.samples.empty());
+}
+
+TEST_F(RunDriverTest, SamplingKeepsTheDeadline) {
+  configure = [](ShellTree& t) { t.measures = true; };
+  request_.timeout = 400ms;
+  ShellTree* tree = nullptr;
+  const RunResult r = drive("sleep 30", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut);
+  EXPECT_GE(r.wall_ms, 400);
+  EXPECT_LT(r.wall_ms, 20000);
+  EXPECT_FALSE(log_.samples.empty());
 }
 
 TEST(RunDriver, CancelledBeforeStart) {

@@ -3,6 +3,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cordon/cancel.h"
 #include "cordon/history.h"
@@ -26,7 +27,13 @@ struct RunController::Shared : RunObserver {
   bool dropped[2] = {false, false};
   std::string state;
   std::string history_error;
+  std::vector<ResourceSample> samples;
   CancelSource cancel;
+
+  void on_sample(const ResourceSample& sample) override {
+    const std::lock_guard lock(mutex);
+    samples.push_back(sample);
+  }
 
   void on_state(RunState run_state) override {
     const std::lock_guard lock(mutex);
@@ -103,8 +110,10 @@ void RunController::drain() {
   std::string chunks[2];
   bool dropped[2] = {false, false};
   std::string state;
+  std::vector<ResourceSample> samples;
   {
     const std::lock_guard lock(shared_->mutex);
+    samples.swap(shared_->samples);
     for (int i = 0; i < 2; ++i) {
       chunks[i].swap(shared_->pending[i]);
       dropped[i] = shared_->dropped[i];
@@ -121,6 +130,10 @@ void RunController::drain() {
       emit output(i, QByteArray(chunks[i].data(), static_cast<qsizetype>(chunks[i].size())));
     }
     if (dropped[i]) emit output(i, QByteArrayLiteral("\n[live view skipped output]\n"));
+  }
+  for (const ResourceSample& s : samples) {
+    emit sample(s.elapsed.count(), s.memory_bytes ? qint64(*s.memory_bytes) : -1,
+                s.cpu_usec ? qint64(*s.cpu_usec) : -1);
   }
   emit tick(elapsed_ms());
 }

@@ -42,6 +42,9 @@ class RunController : public QObject {
   void state_changed(const QString& state);          // preparing, running, stopping, finished
   void output(int stream, const QByteArray& chunk);  // 0 stdout, 1 stderr
   void tick(qint64 elapsed_ms);
+  // The sandbox's use while the code runs, where the backend can measure: -1 = not
+  // measured (ResourceSample, batched like output).
+  void sample(qint64 elapsed_ms, qint64 memory_bytes, qint64 cpu_usec);
   void finished(const cordon::RunResult& result);
   // The run was not recorded; one line saying why (the run itself is unaffected).
   void history_error(const QString& message);

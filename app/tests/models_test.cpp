@@ -6,10 +6,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "audit_model.h"
 #include "compare_model.h"
 #include "cordon/history.h"
 #include "cordon/result_json.h"
 #include "history_model.h"
+#include "line_diff.h"
 #include "outcome_badge.h"
 
 using namespace cordon;
@@ -127,6 +129,54 @@ class ModelsTest : public QObject {
     QVERIFY(model.differs(CompareModel::kWall));
     QVERIFY(!model.differs(CompareModel::kStdout));
     QCOMPARE(model.index(CompareModel::kOutcome, 1).data().toString(), QString("FAILED exit 1"));
+  }
+
+  void auditModelFillsTheMatrix() {
+    AuditModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.reset({"subprocess", "namespace"});
+    QCOMPARE(model.columnCount(), AuditModel::kFirstBackend + 2);
+    const audit::AttemptVerdict escaped{.id = "net-x",
+                                        .threat_class = "network",
+                                        .aspect = Aspect::kNetwork,
+                                        .claimed = Enforcement::kEnforced,
+                                        .status = audit::AttemptStatus::kEscaped,
+                                        .evidence = "listener reached",
+                                        .control = "",
+                                        .duration_ms = 3};
+    audit::AttemptVerdict blocked = escaped;
+    blocked.status = audit::AttemptStatus::kBlocked;
+    blocked.evidence = "no connection";
+    model.add_verdict("namespace", blocked);
+    QCOMPARE(model.rowCount(), 1);
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend).data().toString(), QString("…"));
+    model.add_verdict("subprocess", escaped);
+    QCOMPARE(model.rowCount(), 1);  // same attempt, another column
+    // An escape the backend claims to stop is marked.
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend).data().toString(), QString("ESCAPED!"));
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend + 1).data().toString(), QString("BLOCKED"));
+    QCOMPARE(model.index(0, AuditModel::kAspect).data().toString(), QString("network"));
+    QVERIFY(model.evidence(0).contains("namespace: BLOCKED (claims enforced) — no connection"));
+    model.add_verdict("not-a-column", escaped);
+    QCOMPARE(model.rowCount(), 1);
+  }
+
+  void lineDiffKeepsCommonLinesInOrder() {
+    const QStringList old_lines{"a", "b", "c", "d"};
+    const QStringList new_lines{"a", "c", "x", "d", "e"};
+    const std::vector<DiffLine> diff = diff_lines(old_lines, new_lines);
+    QCOMPARE(diff_text(diff), QString("  a\n- b\n  c\n+ x\n  d\n+ e"));
+    // Applying the diff gives back both texts.
+    QStringList rebuilt_old;
+    QStringList rebuilt_new;
+    for (const DiffLine& line : diff) {
+      if (line.kind != DiffLine::kAdded) rebuilt_old << line.text;
+      if (line.kind != DiffLine::kRemoved) rebuilt_new << line.text;
+    }
+    QCOMPARE(rebuilt_old, old_lines);
+    QCOMPARE(rebuilt_new, new_lines);
+    QCOMPARE(diff_text(diff_lines({}, {"only"})), QString("+ only"));
+    QCOMPARE(diff_text(diff_lines({"gone"}, {})), QString("- gone"));
   }
 
   void badgeTellsEveryOutcomeApart() {

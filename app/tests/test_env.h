@@ -8,11 +8,13 @@
 
 namespace cordon::inspector::test {
 
-// Points CORDON_HISTORY_PATH and XDG_CONFIG_HOME into `dir`; returns the history path.
+// Points CORDON_HISTORY_PATH, CORDON_AUDIT_DIR and XDG_CONFIG_HOME into `dir`; returns the
+// history path.
 inline QString isolate(const QTemporaryDir& dir) {
   const QString history = dir.filePath(QStringLiteral("history.sqlite3"));
   qputenv("CORDON_HISTORY_PATH", history.toUtf8());
   qputenv("XDG_CONFIG_HOME", dir.filePath(QStringLiteral("config")).toUtf8());
+  qputenv("CORDON_AUDIT_DIR", dir.filePath(QStringLiteral("audit")).toUtf8());
   qunsetenv("CORDON_NO_HISTORY");
   return history;
 }

@@ -4,18 +4,33 @@
 // run. Snippets are escape-free: subprocess for plain runs, namespace where isolation shows.
 #include <unistd.h>
 
+#include <QCheckBox>
+#include <QClipboard>
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 
+#include "audit/catalogue.h"
+#include "audit/report.h"
+#include "audit/tool_description.h"
+#include "audit/tool_formats.h"
+#include "audit/tool_render.h"
+#include "audit_model.h"
+#include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_model.h"
 #include "compare_tab.h"
@@ -23,9 +38,12 @@
 #include "history_tab.h"
 #include "main_window.h"
 #include "plan_tab.h"
+#include "prompt_command.h"
 #include "result_view.h"
 #include "run_tab.h"
+#include "spark_graph.h"
 #include "test_env.h"
+#include "tool_tab.h"
 
 using namespace cordon;
 using namespace cordon::inspector;
@@ -33,6 +51,17 @@ using namespace cordon::inspector;
 namespace {
 constexpr int kRunWaitMs = 30000;  // generous: two cores shared with other builds
 }
+
+// Receives what QDesktopServices would hand to another application.
+class UrlCatcher : public QObject {
+  Q_OBJECT
+
+ public:
+  QList<QUrl> urls;
+
+ public slots:
+  void open(const QUrl& url) { urls << url; }
+};
 
 class WidgetsTest : public QObject {
   Q_OBJECT
@@ -118,6 +147,41 @@ class WidgetsTest : public QObject {
     }
     saved.sort();
     QCOMPARE(saved, (QStringList{QByteArray("4\n3\n").toHex(), QByteArray("raw\xff").toHex()}));
+
+    // Open: the bytes land in a private file named like the artifact, handed to the
+    // desktop's handler (caught here instead of starting an application).
+    UrlCatcher catcher;
+    QDesktopServices::setUrlHandler("file", &catcher, "open");
+    const QString opened = view->open_artifact(0);
+    QDesktopServices::unsetUrlHandler("file");
+    QVERIFY(!opened.isEmpty());
+    QCOMPARE(catcher.urls, (QList<QUrl>{QUrl::fromLocalFile(opened)}));
+    QVERIFY(opened.endsWith(".out"));
+    QFile file(opened);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(saved.contains(QString::fromLatin1(file.readAll().toHex())));
+    QVERIFY(view->open_artifact(99).isEmpty());
+
+    // Re-run from History: the recorded input bytes and artifact patterns come back, even
+    // with the local file gone.
+    QVERIFY(QFile::remove(local));
+    run_tab()->set_collect_globs("");
+    HistoryTab* history = window_->history_tab();
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    history->refresh();
+    history->select_row(0);  // newest first: this run
+    history->rerun_selected();
+    QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kRun));
+    const RunRequest again = run_tab()->request();
+    QVERIFY(again.input_files == (std::map<std::string, std::string>{{"in.txt", "3\n4\n"}}));
+    QVERIFY(again.artifact_globs == std::vector<std::string>{"*.out"});
+    QSignalSpy finished(run_tab(), &RunTab::run_finished);
+    QTest::mouseClick(run_tab()->run_button(), Qt::LeftButton);
+    QVERIFY(finished.wait(kRunWaitMs));
+    QCOMPARE(view->badge_text(), QString("OK"));
+    QCOMPARE(view->artifact_count(), 2);
+    // result.out is the sorted input again: "4\n3\n", base64 in the Result.
+    QVERIFY2(view->json_text().contains(QByteArray("4\n3\n").toBase64()), "input restored");
   }
 
   void cancelStopsALongRun() {
@@ -208,6 +272,224 @@ class WidgetsTest : public QObject {
     const QString plan = window_->plan_tab()->plan_text();
     QVERIFY2(plan.contains("seccomp"), qPrintable(plan));
     QVERIFY2(plan.contains("namespace"), qPrintable(plan));
+  }
+
+ private:  // helpers, not test functions
+  // What the core renderer gives for the Run tab's backend and limits, without a report
+  // (the tests' audit directory is empty): the reference for the tab's text and exports.
+  Result<std::string> core_render(const QString& backend, std::string_view format,
+                                  bool unverified) const {
+    const RunRequest request = run_tab()->request();
+    Result<audit::ToolTemplate> tool = audit::find_template("run_code", std::nullopt);
+    if (!tool) return std::unexpected(tool.error());
+    const audit::RenderContext context{
+        .backend_name = backend.toStdString(),
+        .capabilities = backends_->backend(backend)->capabilities(request.limits),
+        .timeout = effective_timeout(request),
+        .languages = cli::available_languages(),
+        .report = nullptr,
+        .unverified = unverified};
+    Result<audit::RenderedTool> rendered = audit::render_tool(*tool, context);
+    if (!rendered) return std::unexpected(rendered.error());
+    return audit::format_tool(*rendered, format);
+  }
+
+ private slots:
+  void toolDescriptionExportsEachFormat() {
+    run_tab()->set_backend("subprocess");
+    run_tab()->timeout_box()->setValue(7);
+    window_->tabs()->setCurrentIndex(MainWindow::kTool);
+    ToolTab* tab = window_->tool_tab();
+    QVERIFY2(tab->proof_text().contains("No stored audit report"), qPrintable(tab->proof_text()));
+    // Without a report a claim is refused exactly as the core refuses it.
+    tab->unverified_box()->setChecked(false);
+    tab->format_box()->setCurrentText("text");
+    const Result<std::string> strict = core_render("subprocess", "text", false);
+    QCOMPARE(tab->text(), strict
+                              ? QString::fromStdString(*strict)
+                              : "Not rendered: " + QString::fromStdString(strict.error().message));
+
+    tab->unverified_box()->setChecked(true);
+    for (const std::string_view format : audit::kToolFormats) {
+      const QString name = QString::fromLatin1(format.data(), qsizetype(format.size()));
+      tab->format_box()->setCurrentText(name);
+      QCOMPARE(tab->format_box()->currentText(), name);
+      const Result<std::string> expected = core_render("subprocess", format, true);
+      QVERIFY2(expected.has_value(), name.toLatin1());
+      const QString want = QString::fromStdString(*expected);
+      QCOMPARE(tab->text(), want);
+      // The subprocess backend says it does not isolate, in every format; the timeout is
+      // the Run tab's.
+      QVERIFY2(want.contains("There is NO isolation"), qPrintable(want));
+      QVERIFY2(want.contains("at most 7"), qPrintable(want));
+      const QString path = dir_.filePath("tool-" + name);
+      QVERIFY(tab->export_to(path));
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      QCOMPARE(file.readAll(), QByteArray::fromStdString(*expected));
+      tab->copy_to_clipboard();
+      QCOMPARE(QGuiApplication::clipboard()->text(), want);
+    }
+    // One version against itself: no sentence differs.
+    tab->diff_from_box()->setCurrentIndex(tab->diff_to_box()->currentIndex());
+    QVERIFY2(tab->diff_text().startsWith("(the two versions render the same text)"),
+             qPrintable(tab->diff_text()));
+    QVERIFY(!tab->diff_text().contains("\n+ "));
+  }
+
+  void toolDescriptionOfAnIsolatingBackendNeedsProof() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    run_tab()->set_backend("namespace");
+    window_->tabs()->setCurrentIndex(MainWindow::kTool);
+    ToolTab* tab = window_->tool_tab();
+    tab->format_box()->setCurrentText("text");
+    tab->unverified_box()->setChecked(false);
+    // No report: "isolated sandbox" is a claim, refused.
+    QVERIFY2(tab->text().startsWith("Not rendered: ") && tab->text().contains("no audit report"),
+             qPrintable(tab->text()));
+    QVERIFY(!tab->export_to(dir_.filePath("refused.txt")));
+    tab->unverified_box()->setChecked(true);
+    QVERIFY2(tab->text().contains("[unverified] The code runs in an isolated sandbox."),
+             qPrintable(tab->text()));
+    const Result<std::string> expected = core_render("namespace", "text", true);
+    QVERIFY(expected.has_value());
+    QCOMPARE(tab->text(), QString::fromStdString(*expected));
+  }
+
+ private:
+  // Audits `attempts` on `backend` through the tab and waits for the end.
+  void audit_through_tab(const QString& backend, const QStringList& attempts) {
+    window_->tabs()->setCurrentIndex(MainWindow::kAudit);
+    AuditTab* tab = window_->audit_tab();
+    tab->check_backends({backend});
+    tab->check_attempts(attempts);
+    QSignalSpy audited(tab, &AuditTab::audited);
+    tab->audit();
+    QVERIFY(tab->running());
+    QVERIFY(!tab->run_button()->isEnabled());
+    QVERIFY(audited.wait(240000));
+    QCOMPARE(audited.at(0).at(0).toInt(), 0);  // a partial audit is never stored
+    QVERIFY2(tab->status_text().startsWith("Audit finished"), qPrintable(tab->status_text()));
+    QCOMPARE(tab->progress()->maximum(), int(attempts.size()));
+    QCOMPARE(tab->progress()->value(), int(attempts.size()));
+    QCOMPARE(tab->model()->rowCount(), int(attempts.size()));
+    QCOMPARE(tab->model()->backends(), QStringList{backend});
+    QVERIFY(tab->run_button()->isEnabled());
+  }
+
+  QString verdict_of(const QString& attempt, const QString& backend) const {
+    const AuditModel* model = window_->audit_tab()->model();
+    const audit::AttemptVerdict* v = model->verdict(model->row_of(attempt), backend);
+    return v != nullptr ? verdict_cell(*v) : QString("missing");
+  }
+
+ private slots:
+  void liveMemoryGraphRisesDuringANamespaceRun() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    // One second growing to 50 MiB, far under the 512 MiB default limit.
+    run_tab()->set_code(
+        "import time\nchunks = []\nfor _ in range(10):\n"
+        "    chunks.append(b'x' * (5 << 20))\n    time.sleep(0.1)\nprint('held', len(chunks))",
+        Language::kPython);
+    run_tab()->set_backend("namespace");
+    run_tab()->timeout_box()->setValue(20);
+    QSignalSpy finished(run_tab(), &RunTab::run_finished);
+    QTest::mouseClick(run_tab()->run_button(), Qt::LeftButton);
+    QVERIFY(finished.wait(kRunWaitMs));
+    QCOMPARE(window_->result_view()->badge_text(), QString("OK"));
+    const std::vector<QPointF>& points = run_tab()->memory_graph()->points();
+    QVERIFY2(points.size() >= 3, qPrintable(run_tab()->memory_graph()->caption()));
+    // The highest, not the last: a last sample may catch Python freeing at exit.
+    const double highest = std::ranges::max(points, {}, &QPointF::y).y();
+    QVERIFY2(highest > points.front().y() + (20 << 20), "memory rose by > 20 MiB");
+    QVERIFY(points.back().x() >= points.front().x());
+    QVERIFY2(run_tab()->memory_graph()->caption().endsWith(" MiB"),
+             qPrintable(run_tab()->memory_graph()->caption()));
+  }
+
+  void auditSubsetBlockedOnNamespace() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    // Harmless attempts only: a loopback connection and a ptrace call.
+    audit_through_tab("namespace", {"net-loopback-tcp", "sys-ptrace"});
+    QCOMPARE(verdict_of("net-loopback-tcp", "namespace"), QString("BLOCKED"));
+    QCOMPARE(verdict_of("sys-ptrace", "namespace"), QString("BLOCKED"));
+    AuditTab* tab = window_->audit_tab();
+    tab->select_row(tab->model()->row_of("net-loopback-tcp"));
+    QVERIFY2(tab->evidence_text().startsWith("namespace: BLOCKED (claims enforced) — "),
+             qPrintable(tab->evidence_text()));
+    QVERIFY2(tab->evidence_text().contains("control:"), qPrintable(tab->evidence_text()));
+    QCOMPARE(tab->reports()->topLevelItemCount(), 0);  // nothing stored
+  }
+
+  void auditNeverActsOnTheHostThroughSubprocess() {
+    // The host-acting attempts are ticked, but the core runner skips them on a backend
+    // that does not claim to stop them; the harmless one escapes, as nothing stops it.
+    audit_through_tab("subprocess", {"net-loopback-tcp", "fs-delete-host-file", "res-fork-bomb"});
+    QCOMPARE(verdict_of("fs-delete-host-file", "subprocess"), QString("SKIPPED"));
+    QCOMPARE(verdict_of("res-fork-bomb", "subprocess"), QString("SKIPPED"));
+    QCOMPARE(verdict_of("net-loopback-tcp", "subprocess"), QString("ESCAPED"));
+  }
+
+  void storedReportsListedAndProveTheDescription() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    // A report stored by `cordon audit` (written here by the same core code, every
+    // attempt BLOCKED) is listed, and the tool description states what it proves.
+    Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+    QVERIFY(catalogue.has_value());
+    const Backend& backend = *backends_->backend("namespace");
+    audit::AuditReport report{.binding = audit::binding_for(backend, *catalogue),
+                              .host_summary = audit::host_summary(),
+                              .created_at = "2026-11-29T10:00:00Z",
+                              .complete = true,
+                              .verdicts = {}};
+    for (const audit::Attempt& attempt : catalogue->attempts) {
+      report.verdicts.push_back({.id = attempt.id,
+                                 .threat_class = attempt.threat_class,
+                                 .aspect = attempt.aspect,
+                                 .claimed = Enforcement::kEnforced,
+                                 .status = audit::AttemptStatus::kBlocked,
+                                 .evidence = "fixture",
+                                 .control = "",
+                                 .duration_ms = 1});
+    }
+    QVERIFY(audit::store_report(report).has_value());
+    const auto remove =
+        qScopeGuard([&] { std::filesystem::remove(audit::report_path(report.binding)); });
+
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    window_->tabs()->setCurrentIndex(MainWindow::kAudit);  // re-reads the stored reports
+    QTreeWidget* list = window_->audit_tab()->reports();
+    QCOMPARE(list->topLevelItemCount(), 1);
+    QCOMPARE(list->topLevelItem(0)->text(0), QString("namespace"));
+    QCOMPARE(list->topLevelItem(0)->text(1),
+             QString::fromStdString(report.binding.backend_version));
+    QCOMPARE(list->topLevelItem(0)->text(4), QString("2026-11-29T10:00:00Z"));
+    QVERIFY(QString::fromStdString(report.binding.policy_hash)
+                .startsWith(list->topLevelItem(0)->text(3)));
+    list->setCurrentItem(list->topLevelItem(0));  // shown in the matrix
+    QCOMPARE(window_->audit_tab()->model()->rowCount(), int(catalogue->attempts.size()));
+
+    run_tab()->set_backend("namespace");
+    window_->tabs()->setCurrentIndex(MainWindow::kTool);
+    ToolTab* tool = window_->tool_tab();
+    tool->unverified_box()->setChecked(false);
+    tool->format_box()->setCurrentText("text");
+    QVERIFY2(tool->proof_text().contains("2026-11-29T10:00:00Z"), qPrintable(tool->proof_text()));
+    QVERIFY2(tool->text().contains("The code runs in an isolated sandbox."),
+             qPrintable(tool->text()));
+    QVERIFY(!tool->text().contains("[unverified]"));
   }
 
   void corruptHistoryNeverStopsARun() {

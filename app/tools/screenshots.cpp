@@ -1,8 +1,12 @@
 // Renders each tab of the inspector to PNG files (scripts/screenshots.sh):
 //   cordon-inspector-screenshots OUT_DIR
 // It runs escape-free snippets only: a Python snippet on subprocess, and `id -u` on
-// subprocess and namespace for Compare. History goes to a temporary file.
+// subprocess and namespace for Compare, and a few harmless audit attempts (a loopback
+// connection, a ptrace call, a canary file read) on both for Audit. History and audit
+// reports go to a temporary directory.
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -10,11 +14,13 @@
 #include <cstdio>
 #include <memory>
 
+#include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_tab.h"
 #include "history_tab.h"
 #include "main_window.h"
 #include "run_tab.h"
+#include "tool_tab.h"
 
 using namespace cordon;
 using namespace cordon::inspector;
@@ -45,6 +51,7 @@ int main(int argc, char** argv) {
   QTemporaryDir scratch;
   qputenv("CORDON_HISTORY_PATH", scratch.filePath("history.sqlite3").toUtf8());
   qputenv("XDG_CONFIG_HOME", scratch.filePath("config").toUtf8());
+  qputenv("CORDON_AUDIT_DIR", scratch.filePath("audit").toUtf8());
 
   auto backends = std::make_shared<const BackendList>();
   MainWindow window(backends);
@@ -78,5 +85,20 @@ int main(int argc, char** argv) {
   compare->compare();
   if (compared.isEmpty() && !compared.wait(30000)) return 1;
   ok = save(window, MainWindow::kCompare, out, "compare") && ok;
+
+  // Without a stored report the claims are unproven: shown marked.
+  window.tool_tab()->unverified_box()->setChecked(true);
+  window.tool_tab()->format_box()->setCurrentText(QStringLiteral("anthropic"));
+  ok = save(window, MainWindow::kTool, out, "tool") && ok;
+
+  AuditTab* audit = window.audit_tab();
+  audit->check_backends({QStringLiteral("subprocess"), QStringLiteral("namespace")});
+  audit->check_attempts({QStringLiteral("net-loopback-tcp"), QStringLiteral("sys-ptrace"),
+                         QStringLiteral("fs-read-host-file"), QStringLiteral("env-dump")});
+  QSignalSpy audited(audit, &AuditTab::audited);
+  audit->audit();
+  if (audited.isEmpty() && !audited.wait(240000)) return 1;
+  audit->select_row(0);
+  ok = save(window, MainWindow::kAudit, out, "audit") && ok;
   return ok ? 0 : 1;
 }

@@ -11,6 +11,7 @@
 
 #include "compare_model.h"
 #include "run_controller.h"
+#include "run_tab.h"
 
 namespace cordon::inspector {
 
@@ -24,13 +25,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       table_(new QTableView(this)),
       status_(new QLabel(this)),
       model_(new CompareModel(this)) {
-  for (const BackendItem& item : backends_->items()) {
-    auto* row = new QListWidgetItem(item.name, choices_);
-    row->setFlags(item.available ? (row->flags() | Qt::ItemIsUserCheckable)
-                                 : Qt::ItemFlags(Qt::NoItemFlags));
-    row->setCheckState(item.available ? Qt::Checked : Qt::Unchecked);
-    row->setToolTip(item.available ? item.version : item.reason);
-  }
+  fill_backend_checklist(choices_, *backends_);
   choices_->setMaximumWidth(220);
   table_->setModel(model_);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);

@@ -8,6 +8,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_tab.h"
 #include "cordon/history.h"
@@ -15,6 +16,7 @@
 #include "plan_tab.h"
 #include "result_view.h"
 #include "run_tab.h"
+#include "tool_tab.h"
 
 namespace cordon::inspector {
 
@@ -26,13 +28,18 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
       result_(new ResultView(this)),
       history_(new HistoryTab(this)),
       plan_(new PlanTab(backends_, this)),
-      compare_(new CompareTab(backends_, [this] { return run_->request(); }, this)) {
+      compare_(new CompareTab(
+          backends_, [this] { return run_->request(); }, this)),
+      tool_(new ToolTab(backends_, this)),
+      audit_(new AuditTab(backends_, this)) {
   setWindowTitle(tr("cordon inspector"));
   tabs_->addTab(run_, tr("&Run"));
   tabs_->addTab(result_, tr("R&esult"));
   tabs_->addTab(history_, tr("&History"));
   tabs_->addTab(plan_, tr("&Plan"));
   tabs_->addTab(compare_, tr("&Compare"));
+  tabs_->addTab(tool_, tr("&Tool description"));
+  tabs_->addTab(audit_, tr("&Audit"));
   setCentralWidget(tabs_);
   build_menus();
 
@@ -45,14 +52,16 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
     statusBar()->showMessage(tr("Run not recorded in history: %1").arg(message));
   });
   connect(compare_, &CompareTab::compared, history_, &HistoryTab::refresh);
+  connect(audit_, &AuditTab::audited, this, &MainWindow::update_plan);  // new proof
   connect(history_, &HistoryTab::rerun, this, [this](const history::RunRecord& record) {
     run_->load(record);
     tabs_->setCurrentIndex(kRun);
   });
   connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
-    if (index == kPlan) update_plan();
-    if (index == kHistory) history_->refresh();  // runs the CLI made meanwhile
+    if (index == kPlan || index == kTool) update_plan();
+    if (index == kHistory) history_->refresh();      // runs the CLI made meanwhile
+    if (index == kAudit) audit_->refresh_reports();  // `cordon audit` may have stored one
   });
 
   const QSettings settings;
@@ -109,7 +118,12 @@ void MainWindow::apply_history_settings() {
   }
 }
 
-void MainWindow::update_plan() { plan_->show_plan(run_->backend(), run_->request()); }
+// Plan and Tool description follow the Run tab's backend, timeout and limits.
+void MainWindow::update_plan() {
+  const RunRequest request = run_->request();
+  plan_->show_plan(run_->backend(), request);
+  tool_->show_tool(run_->backend(), request);
+}
 
 void MainWindow::save_settings() const {
   QSettings settings;

@@ -1,5 +1,5 @@
-// The inspector's window: Run, Result, History, Plan and Compare tabs over one backend
-// list; settings (layout, last backend, limits, history path) kept with QSettings.
+// The inspector's window: Run, Result, History, Plan, Compare, Tool description and Audit tabs over
+// one backend list; settings (layout, last backend, limits, history path) kept with QSettings.
 #pragma once
 
 #include <QMainWindow>
@@ -18,12 +18,14 @@ class ResultView;
 class HistoryTab;
 class PlanTab;
 class CompareTab;
+class ToolTab;
+class AuditTab;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Tab { kRun, kResult, kHistory, kPlan, kCompare };
+  enum Tab { kRun, kResult, kHistory, kPlan, kCompare, kTool, kAudit };
 
   explicit MainWindow(BackendListPtr backends, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -40,6 +42,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] HistoryTab* history_tab() const { return history_; }
   [[nodiscard]] PlanTab* plan_tab() const { return plan_; }
   [[nodiscard]] CompareTab* compare_tab() const { return compare_; }
+  [[nodiscard]] ToolTab* tool_tab() const { return tool_; }
+  [[nodiscard]] AuditTab* audit_tab() const { return audit_; }
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -60,6 +64,8 @@ class MainWindow : public QMainWindow {
   HistoryTab* history_;
   PlanTab* plan_;
   CompareTab* compare_;
+  ToolTab* tool_;
+  AuditTab* audit_;
   QAction* record_action_ = nullptr;
 };
 

@@ -2,8 +2,11 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QDesktopServices>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -12,6 +15,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTreeWidget>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "cordon/result_json.h"
@@ -64,7 +68,8 @@ ResultView::ResultView(QWidget* parent)
       json_(monospace_view(this)),
       artifacts_(new QTreeWidget(this)),
       copy_json_(new QPushButton(tr("Copy JSON"), this)),
-      save_artifact_(new QPushButton(tr("Save artifact…"), this)) {
+      save_artifact_(new QPushButton(tr("Save artifact…"), this)),
+      open_artifact_(new QPushButton(tr("&Open artifact"), this)) {
   badge_->setObjectName(QStringLiteral("badge"));
   badge_->setAlignment(Qt::AlignCenter);
   badge_->setMinimumWidth(160);
@@ -87,8 +92,16 @@ ResultView::ResultView(QWidget* parent)
           [this] { QApplication::clipboard()->setText(json_->toPlainText()); });
 
   save_artifact_->setEnabled(false);
-  connect(artifacts_, &QTreeWidget::currentItemChanged, this,
-          [this](QTreeWidgetItem* item) { save_artifact_->setEnabled(item != nullptr); });
+  open_artifact_->setEnabled(false);
+  connect(artifacts_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+    save_artifact_->setEnabled(item != nullptr);
+    open_artifact_->setEnabled(item != nullptr);
+  });
+  connect(open_artifact_, &QPushButton::clicked, this, [this] {
+    if (QTreeWidgetItem* item = artifacts_->currentItem()) {
+      open_artifact(artifacts_->indexOfTopLevelItem(item));
+    }
+  });
   connect(save_artifact_, &QPushButton::clicked, this, [this] {
     QTreeWidgetItem* item = artifacts_->currentItem();
     if (item == nullptr) return;
@@ -98,7 +111,11 @@ ResultView::ResultView(QWidget* parent)
   auto* artifact_page = new QWidget(this);
   auto* artifact_layout = new QVBoxLayout(artifact_page);
   artifact_layout->addWidget(artifacts_, 1);
-  artifact_layout->addWidget(save_artifact_, 0, Qt::AlignRight);
+  auto* artifact_buttons = new QHBoxLayout;
+  artifact_buttons->addStretch(1);
+  artifact_buttons->addWidget(open_artifact_);
+  artifact_buttons->addWidget(save_artifact_);
+  artifact_layout->addLayout(artifact_buttons);
   pages_->addTab(stdout_, QStringLiteral("stdout"));
   pages_->addTab(stderr_, QStringLiteral("stderr"));
   pages_->addTab(artifact_page, tr("Artifacts"));
@@ -139,6 +156,24 @@ bool ResultView::save_artifact(int index, const QString& path) const {
       QByteArray::fromStdString(artifact.value("content_base64", std::string())));
   QFile file(path);
   return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+QString ResultView::open_artifact(int index) {
+  if (index < 0 || index >= artifact_count()) return {};
+  if (!opened_) opened_ = std::make_unique<QTemporaryDir>();
+  if (!opened_->isValid()) return {};
+  // Only the file name: an artifact path never places a file outside the directory. One
+  // subdirectory per opening, as two artifacts may share a name.
+  QString name =
+      QFileInfo(text_of(artifacts_json_.at(static_cast<std::size_t>(index)).value("path", json())))
+          .fileName();
+  if (name.isEmpty() || name == QStringLiteral("..")) name = QStringLiteral("artifact");
+  const QString sub = QString::number(++opened_count_);
+  if (!QDir(opened_->path()).mkdir(sub)) return {};
+  const QString path = opened_->filePath(sub + QLatin1Char('/') + name);
+  if (!save_artifact(index, path)) return {};
+  QDesktopServices::openUrl(QUrl::fromLocalFile(path));
+  return path;
 }
 
 void ResultView::show_result(const RunResult& result) {

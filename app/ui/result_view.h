@@ -4,7 +4,9 @@
 // run and a run from the history are shown by the same code.
 #pragma once
 
+#include <QTemporaryDir>
 #include <QWidget>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -36,6 +38,10 @@ class ResultView : public QWidget {
   [[nodiscard]] int artifact_count() const;
   // Writes the artifact at `index` (in the list's order) to `path`: its raw bytes.
   bool save_artifact(int index, const QString& path) const;
+  // Writes the artifact to a private temporary directory (kept while the view lives) under
+  // its file name and opens it with the desktop's handler (QDesktopServices). Returns the
+  // file written, empty when it could not be.
+  QString open_artifact(int index);
 
  private:
   QLabel* badge_;
@@ -49,6 +55,9 @@ class ResultView : public QWidget {
   QTreeWidget* artifacts_;
   QPushButton* copy_json_;
   QPushButton* save_artifact_;
+  QPushButton* open_artifact_;
+  std::unique_ptr<QTemporaryDir> opened_;  // the artifacts handed to other applications
+  int opened_count_ = 0;
   nlohmann::json artifacts_json_;  // of the result shown: the bytes to save, base64
 };
 

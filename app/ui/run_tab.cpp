@@ -22,12 +22,15 @@
 
 #include "code_editor.h"
 #include "run_controller.h"
+#include "spark_graph.h"
 
 namespace cordon::inspector {
 namespace {
 
 constexpr std::uint64_t kMiB = 1u << 20;
 constexpr std::uint64_t kKiB = 1u << 10;
+// Item data of an input file restored from history: its recorded bytes.
+constexpr int kKeptBytesRole = Qt::UserRole + 1;
 
 const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython};
 
@@ -37,6 +40,17 @@ QString name_of(Language language) {
 }
 
 }  // namespace
+
+void fill_backend_checklist(QListWidget* list, const BackendList& backends) {
+  for (const BackendItem& item : backends.items()) {
+    auto* row = new QListWidgetItem(item.name, list);
+    row->setData(Qt::UserRole, item.name);
+    row->setFlags(item.available ? (row->flags() | Qt::ItemIsUserCheckable)
+                                 : Qt::ItemFlags(Qt::NoItemFlags));
+    row->setCheckState(item.available ? Qt::Checked : Qt::Unchecked);
+    row->setToolTip(item.available ? item.version : item.reason);
+  }
+}
 
 void fill_backend_combo(QComboBox* combo, const BackendList& backends) {
   auto* model = new QStandardItemModel(combo);
@@ -75,6 +89,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       progress_(new QProgressBar(this)),
       state_(new QLabel(this)),
       live_(new QPlainTextEdit(this)),
+      memory_graph_(new SparkGraph(
+          tr("Memory"),
+          [](double bytes) { return QStringLiteral("%1 MiB").arg(bytes / (1 << 20), 0, 'f', 1); },
+          this)),
+      cpu_graph_(new SparkGraph(
+          tr("CPU"), [](double cpus) { return QStringLiteral("%1 %").arg(cpus * 100, 0, 'f', 0); },
+          this)),
       inputs_(new QListWidget(this)),
       collect_(new QLineEdit(this)),
       split_(new QSplitter(Qt::Vertical, this)) {
@@ -149,6 +170,10 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   row->addWidget(side);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(row, 1);
+  auto* graphs = new QHBoxLayout;
+  graphs->addWidget(memory_graph_, 1);
+  graphs->addWidget(cpu_graph_, 1);
+  layout->addLayout(graphs);
   layout->addWidget(progress_);
 
   connect(run_, &QPushButton::clicked, this, &RunTab::run);
@@ -169,6 +194,21 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     progress_->setFormat(
         tr("%1 s of %2 s").arg(elapsed / 1000.0, 0, 'f', 1).arg(timeout_->value()));
   });
+  connect(controller_, &RunController::sample, this,
+          [this](qint64 elapsed_ms, qint64 memory_bytes, qint64 cpu_usec) {
+            if (memory_bytes >= 0)
+              memory_graph_->add_point(double(elapsed_ms), double(memory_bytes));
+            // CPU as a rate between two samples: CPUs busy (1.0 = one core all the time).
+            if (cpu_usec >= 0) {
+              if (last_cpu_usec_ >= 0 && elapsed_ms > last_cpu_ms_) {
+                cpu_graph_->add_point(
+                    double(elapsed_ms),
+                    double(cpu_usec - last_cpu_usec_) / 1000.0 / double(elapsed_ms - last_cpu_ms_));
+              }
+              last_cpu_usec_ = cpu_usec;
+              last_cpu_ms_ = elapsed_ms;
+            }
+          });
   connect(controller_, &RunController::history_error, this, &RunTab::history_error);
   connect(controller_, &RunController::finished, this, [this](const RunResult& result) {
     set_running(false);
@@ -191,10 +231,17 @@ RunRequest RunTab::request() const {
   if (processes_->value() > 0) request.limits.max_processes = processes_->value();
   request.limits.output_bytes = static_cast<std::uint64_t>(output_cap_->value()) * kKiB;
   for (int i = 0; i < inputs_->count(); ++i) {
+    const QListWidgetItem* item = inputs_->item(i);
+    // Restored from history: the bytes of the recorded run, not a local file.
+    const QVariant kept = item->data(kKeptBytesRole);
+    if (kept.isValid()) {
+      request.input_files[item->text().toStdString()] = kept.toByteArray().toStdString();
+      continue;
+    }
     // A file that cannot be read goes in empty: the code's own error then says which.
-    QFile file(inputs_->item(i)->data(Qt::UserRole).toString());
+    QFile file(item->data(Qt::UserRole).toString());
     const QByteArray bytes = file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-    request.input_files[inputs_->item(i)->text().toStdString()] = bytes.toStdString();
+    request.input_files[item->text().toStdString()] = bytes.toStdString();
   }
   for (const QString& glob : collect_->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     request.artifact_globs.push_back(glob.toStdString());
@@ -231,11 +278,24 @@ void RunTab::load(const history::RunRecord& record) {
   processes_->setValue(record.limits.max_processes ? static_cast<int>(*record.limits.max_processes)
                                                    : 0);
   output_cap_->setValue(static_cast<int>(effective_output_cap(record.limits) / kKiB));
+  // The recorded input files (their bytes as the run had them) and artifact patterns.
+  inputs_->clear();
+  for (const auto& [name, bytes] : record.input_files) {
+    auto* item = new QListWidgetItem(QString::fromStdString(name), inputs_);
+    item->setData(kKeptBytesRole, QByteArray::fromStdString(bytes));
+    item->setToolTip(tr("As recorded in history (%n byte(s))", nullptr, int(bytes.size())));
+  }
+  QStringList globs;
+  for (const std::string& glob : record.artifact_globs) globs << QString::fromStdString(glob);
+  collect_->setText(globs.join(QLatin1Char(' ')));
 }
 
 void RunTab::run() {
   if (controller_->running()) return;
   live_->clear();
+  memory_graph_->clear();
+  cpu_graph_->clear();
+  last_cpu_usec_ = last_cpu_ms_ = -1;
   const RunRequest request = this->request();
   progress_->setRange(0, static_cast<int>(effective_timeout(request).count()));
   progress_->setValue(0);
@@ -255,6 +315,9 @@ void RunTab::set_running(bool running) {
     state_->setText(tr("state: preparing"));
   } else {
     progress_->setFormat(tr("done in %1 s").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 2));
+    const QString none = tr("no sample (ended too soon, or the backend cannot measure here)");
+    if (memory_graph_->points().empty()) memory_graph_->set_unmeasured(none);
+    if (cpu_graph_->points().empty()) cpu_graph_->set_unmeasured(none);
   }
 }
 

@@ -27,9 +27,13 @@ namespace cordon::inspector {
 
 class CodeEditor;
 class RunController;
+class SparkGraph;
 
 // The backend chooser shared by Run, Plan and Compare: filled from the plugin registry.
 void fill_backend_combo(QComboBox* combo, const BackendList& backends);
+// The same as a list with a check box per available backend (all ticked), for the tabs
+// that work on several at once (Compare, Audit). Item data (Qt::UserRole): the name.
+void fill_backend_checklist(QListWidget* list, const BackendList& backends);
 
 class RunTab : public QWidget {
   Q_OBJECT
@@ -57,6 +61,8 @@ class RunTab : public QWidget {
   [[nodiscard]] QDoubleSpinBox* timeout_box() const { return timeout_; }
   [[nodiscard]] QComboBox* backend_box() const { return backend_; }
   [[nodiscard]] QPlainTextEdit* live_output() const { return live_; }
+  [[nodiscard]] SparkGraph* memory_graph() const { return memory_graph_; }
+  [[nodiscard]] SparkGraph* cpu_graph() const { return cpu_graph_; }
   [[nodiscard]] bool running() const;
   // Input files: a local file placed in the run's working directory under `name`.
   void add_input_file(const QString& local_path, const QString& name);
@@ -88,9 +94,13 @@ class RunTab : public QWidget {
   QProgressBar* progress_;
   QLabel* state_;
   QPlainTextEdit* live_;
+  SparkGraph* memory_graph_;
+  SparkGraph* cpu_graph_;
   QListWidget* inputs_;
   QLineEdit* collect_;
   QSplitter* split_;
+  qint64 last_cpu_ms_ = -1;  // for the CPU graph's rate (CPU ms per wall ms)
+  qint64 last_cpu_usec_ = -1;
 };
 
 }  // namespace cordon::inspector

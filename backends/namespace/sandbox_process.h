@@ -80,6 +80,10 @@ class SandboxTree final : public StartedTree {
   [[nodiscard]] Result<std::filesystem::path> artifact_dir() override;
   // The limit groups (the namespace is already gone).
   [[nodiscard]] Status teardown(RunClock::time_point until) override;
+  // The limit groups' memory and CPU use now (none without a memory or CPU group).
+  [[nodiscard]] std::optional<ResourceSample> sample() const override {
+    return limits_ ? limits_->usage() : std::nullopt;
+  }
 
  private:
   // Declared before sandbox_: the sandbox is killed and reaped before its groups go.

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <fstream>
 
 namespace cordon::subprocess {
 namespace {
@@ -134,6 +135,18 @@ Status SubprocessTree::teardown(RunClock::time_point until) {
   // waits it makes itself).
   if (Clock::now() > until) return fail(ErrorCode::kTimeout, "teardown exceeded its bound");
   return {};
+}
+
+std::optional<ResourceSample> ContainedTree::usage() const {
+  if (!cgroup_) return std::nullopt;
+  ResourceSample out;
+  std::ifstream current(cgroup_->path() / "memory.current");
+  if (std::uint64_t bytes = 0; current >> bytes) out.memory_bytes = bytes;
+  if (auto usec = cgroup_->cpu_usage_usec(); usec && *usec >= cpu_base_us_) {
+    out.cpu_usec = static_cast<std::uint64_t>(*usec - cpu_base_us_);
+  }
+  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
+  return out;
 }
 
 }  // namespace cordon::subprocess

@@ -52,6 +52,9 @@ class ContainedTree {
   // may serve the next run; otherwise it is removed here (failing if that fails).
   // Empty on the helper path.
   [[nodiscard]] Result<std::optional<proc::Cgroup2>> take_cgroup(Clock::time_point until);
+  // While running: the cgroup's memory.current and CPU use so far. None on the helper
+  // path: it has no group to read, so nothing to measure.
+  [[nodiscard]] std::optional<ResourceSample> usage() const;
 
  private:
   std::optional<proc::Cgroup2> cgroup_;
@@ -79,6 +82,7 @@ class SubprocessTree final : public StartedTree {
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
   [[nodiscard]] Result<std::filesystem::path> artifact_dir() override { return work_; }
   [[nodiscard]] Status teardown(RunClock::time_point until) override;
+  [[nodiscard]] std::optional<ResourceSample> sample() const override { return tree_.usage(); }
 
  private:
   // Declared before tree_: the tree is killed and reaped before its temp dir goes.

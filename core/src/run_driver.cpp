@@ -27,6 +27,24 @@ void fail_run(RunResult& result, std::string why) {
   result.error = std::move(why);
 }
 
+// pump.run() until the end, waking every kSampleInterval to hand the observer a sample
+// while the tree can give one. Each slice is a full pump.run(), so an exit seen in the
+// same wake-up as the real deadline still counts as an exit.
+Result<proc::PumpStop> pump_sampling(proc::OutputPump& pump, const StartedTree& tree,
+                                     const CancelToken& cancel, RunClock::time_point start,
+                                     RunClock::time_point deadline, RunObserver* observer) {
+  if (observer == nullptr) return pump.run(tree.exit_fd(), cancel.wait_fd(), deadline);
+  for (;;) {
+    const RunClock::time_point slice = std::min(deadline, RunClock::now() + kSampleInterval);
+    auto stop = pump.run(tree.exit_fd(), cancel.wait_fd(), slice);
+    if (!stop || stop->reason != proc::StopReason::kDeadline || slice >= deadline) return stop;
+    std::optional<ResourceSample> sample = tree.sample();
+    if (!sample) return pump.run(tree.exit_fd(), cancel.wait_fd(), deadline);
+    sample->elapsed = std::chrono::duration_cast<milliseconds>(RunClock::now() - start);
+    observer->on_sample(*sample);
+  }
+}
+
 }  // namespace
 
 void RunStateReporter::set(RunState state) {
@@ -75,7 +93,7 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
                         pipes.in ? std::move(pipes.in->write) : UniqueFd(),
                         request.stdin_data ? std::string_view(*request.stdin_data) : "", cap_bytes,
                         state.observer());
-  auto stop = pump.run(tree.exit_fd(), cancel.wait_fd(), deadline);
+  auto stop = pump_sampling(pump, tree, cancel, t_start, deadline, state.observer());
   const RunClock::time_point t_end = stop ? stop->at : RunClock::now();
   state.set(RunState::kStopping);
 

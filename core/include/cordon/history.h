@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,7 +30,7 @@
 namespace cordon::history {
 
 // The schema this build writes; older files are migrated forward when opened.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Environment variables read by default_path() and by front ends.
 inline constexpr const char* kPathEnv = "CORDON_HISTORY_PATH";
@@ -56,6 +57,10 @@ struct RunRecord {
   std::int64_t timeout_ms = 0;  // the effective timeout
   Limits limits;
   std::vector<std::string> env_names;  // names only, never values
+  // Input files (name -> bytes) and artifact patterns, so a re-run is the same run
+  // (schema 3; empty for older rows).
+  std::map<std::string, std::string> input_files;
+  std::vector<std::string> artifact_globs;
 
   // What happened.
   Outcome outcome = Outcome::kSandboxError;
@@ -73,7 +78,8 @@ struct RunRecord {
                                     std::chrono::system_clock::time_point finished,
                                     std::string source);
 
-// A request that re-runs a record (code, language, timeout, limits; no env values).
+// A request that re-runs a record (code, language, timeout, limits, input files, artifact
+// patterns; no env values).
 [[nodiscard]] RunRequest request_of(const RunRecord& record);
 
 // A list row: a record without the bulky parts (output, Result JSON).

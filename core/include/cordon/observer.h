@@ -3,6 +3,9 @@
 // must be quick and must not call back into the backend.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace cordon {
@@ -18,6 +21,14 @@ enum class RunState {
 
 std::string_view to_string(RunState state);
 
+// The sandbox's resource use while the code runs, as far as the backend can measure it
+// (its limit groups); a backend that cannot measure sends none.
+struct ResourceSample {
+  std::chrono::milliseconds elapsed{0};       // since the code started
+  std::optional<std::uint64_t> memory_bytes;  // charged to the run now, every process
+  std::optional<std::uint64_t> cpu_usec;      // CPU time used so far, every process
+};
+
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
@@ -25,6 +36,8 @@ class RunObserver {
   // Every chunk read, also past the cap (so a live view sees a flood as it happens);
   // `kept` says whether the chunk made it into the capped result.
   virtual void on_output(Stream /*stream*/, std::string_view /*chunk*/, bool /*kept*/) {}
+  // Every ~150 ms while the code runs, when the backend can measure (StartedTree::sample).
+  virtual void on_sample(const ResourceSample& /*sample*/) {}
 };
 
 }  // namespace cordon

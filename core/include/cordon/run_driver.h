@@ -28,6 +28,8 @@
 namespace cordon {
 
 using RunClock = std::chrono::steady_clock;
+// How often drive_run() asks StartedTree::sample() while the code runs.
+inline constexpr std::chrono::milliseconds kSampleInterval{150};
 
 // A started, contained process tree, as the driver sees it. The driver calls, in this
 // order: exit_fd() while pumping; kill(); finish(); then, only if finish() succeeded,
@@ -70,6 +72,12 @@ class StartedTree {
   // An error (its describe() is the reason as given) makes the run a sandbox error
   // unless it already is one: the first failure is the one reported.
   [[nodiscard]] virtual Status teardown(RunClock::time_point until) = 0;
+
+  // While pumping, every kSampleInterval when an observer listens: the tree's memory and
+  // CPU use now, read from its limit groups. Default: none (cannot measure); the driver
+  // stops asking after the first none. Must be quick and never block. Last in the class,
+  // so the slots of the hooks above stay where they were.
+  [[nodiscard]] virtual std::optional<ResourceSample> sample() const { return std::nullopt; }
 };
 
 // The code's stdin/stdout/stderr pipes. The backend passes the child's ends to its

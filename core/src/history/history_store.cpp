@@ -3,9 +3,12 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
+#include <map>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "cordon/history.h"
 #include "cordon/unique_fd.h"
@@ -102,6 +105,28 @@ std::vector<std::string> names_from(const std::string& text) {
   return names;
 }
 
+// Input files as CBOR: a map name -> binary, so any bytes round-trip exactly.
+json input_files_json(const std::map<std::string, std::string>& files) {
+  json out = json::object();
+  for (const auto& [name, bytes] : files) {
+    out[name] = json::binary(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> input_files_from(const std::string& cbor) {
+  std::map<std::string, std::string> files;
+  if (cbor.empty()) return files;  // NULL: none, or a row from before schema 3
+  const json map = json::from_cbor(cbor, /*strict=*/true, /*allow_exceptions=*/false);
+  if (!map.is_object()) return files;
+  for (const auto& [name, value] : map.items()) {
+    if (!value.is_binary()) continue;
+    const auto& bytes = value.get_binary();
+    files[name] = std::string(bytes.begin(), bytes.end());
+  }
+  return files;
+}
+
 std::string first_line(std::string_view code) {
   // The first line with something on it: snippets often start with a blank line.
   while (!code.empty()) {
@@ -117,7 +142,8 @@ std::string first_line(std::string_view code) {
 // Every column of a record but the id, in the order add() binds and get() reads them.
 constexpr const char* kRecordColumns =
     "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
-    " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json";
+    " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json,"
+    " input_files_cbor, artifact_globs_json";
 
 // LIKE pattern for a substring, with the wildcards of the search text escaped.
 std::string like_pattern(std::string_view search) {
@@ -233,7 +259,7 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
 Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   auto insert =
       Statement::prepare(impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
-                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert) return std::unexpected(insert.error());
   Statement& row = *insert;
   row.bind(1, to_ms(record.started));
@@ -260,6 +286,15 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   // guards a hand-made record from throwing.
   row.bind(16,
            std::string_view(record.result.dump(-1, ' ', false, json::error_handler_t::replace)));
+  if (record.input_files.empty()) {
+    row.bind(17, std::nullopt);
+  } else {
+    const std::vector<std::uint8_t> cbor = json::to_cbor(input_files_json(record.input_files));
+    row.bind_blob(17, std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
+  }
+  row.bind(18,
+           std::string_view(
+               json(record.artifact_globs).dump(-1, ' ', false, json::error_handler_t::replace)));
   if (auto done = row.run(); !done) {
     Error error = done.error();
     error.message = "record into history database " + impl_->path.string() + ": " + error.message;
@@ -342,6 +377,8 @@ Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   record.stdout_data = row.column_blob(14);
   record.stderr_data = row.column_blob(15);
   record.result = json::parse(row.column_text(16), nullptr, /*allow_exceptions=*/false);
+  record.input_files = input_files_from(row.column_blob(17));
+  record.artifact_globs = names_from(row.column_text(18));
   return record;
 }
 

@@ -23,6 +23,8 @@ RunRecord make_record(const RunRequest& request, const RunResult& result,
   // file outlives the run, is readable by other tools, and gets copied around.
   record.env_names.reserve(request.env.size());
   for (const auto& [name, value_not_kept] : request.env) record.env_names.push_back(name);
+  record.input_files = request.input_files;
+  record.artifact_globs = request.artifact_globs;
   record.outcome = result.outcome;
   record.limit = result.limit;
   record.exit_code = result.exit_code;
@@ -39,6 +41,8 @@ RunRequest request_of(const RunRecord& record) {
   request.language = record.language;
   request.timeout = std::chrono::milliseconds(record.timeout_ms);
   request.limits = record.limits;
+  request.input_files = record.input_files;
+  request.artifact_globs = record.artifact_globs;
   return request;
 }
 

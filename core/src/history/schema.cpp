@@ -42,6 +42,12 @@ CREATE TABLE runs(
 ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'unknown';
 CREATE INDEX runs_by_start ON runs(started_ms);
 )sql",
+    // 3: what a re-run needs besides the code: the input files (CBOR map name -> bytes,
+    // NULL when none) and the artifact patterns.
+    R"sql(
+ALTER TABLE runs ADD COLUMN input_files_cbor BLOB;
+ALTER TABLE runs ADD COLUMN artifact_globs_json TEXT NOT NULL DEFAULT '[]';
+)sql",
 };
 
 // 0 for a new file (no version table yet).

@@ -470,6 +470,33 @@ LimitGroupStats LimitGroup::stats() const {
   return out;
 }
 
+std::optional<ResourceSample> LimitGroup::usage() const {
+  ResourceSample out;
+  for (const auto& g : groups_) {
+    if ((g.roles & kRoleMemory) != 0) {
+      if (auto t =
+              cgroupfs::read_small(g.dir / (g.v2 ? "memory.current" : "memory.usage_in_bytes"))) {
+        if (auto v = cgroupfs::single_value(*t); v && *v >= 0) {
+          out.memory_bytes = static_cast<std::uint64_t>(*v);
+        }
+      }
+    }
+    if ((g.roles & kRoleCpuacct) != 0) {
+      std::optional<std::int64_t> usec;
+      if (g.v2) {
+        if (auto t = cgroupfs::read_small(g.dir / "cpu.stat")) {
+          usec = cgroupfs::keyed_value(*t, "usage_usec");
+        }
+      } else if (auto t = cgroupfs::read_small(g.dir / "cpuacct.usage")) {
+        if (auto ns = cgroupfs::single_value(*t)) usec = *ns / 1000;
+      }
+      if (usec && *usec >= 0) out.cpu_usec = static_cast<std::uint64_t>(*usec);
+    }
+  }
+  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
+  return out;
+}
+
 Status LimitGroup::remove(Clock::time_point until) {
   v2_dir_.reset();
   Status status;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/observer.h"
 #include "cordon/request.h"
 #include "cordon/unique_fd.h"
 
@@ -89,6 +90,10 @@ class LimitGroup {
 
   // Reads the OOM flag, pids-limit hits, peaks: call after the run, before removal.
   [[nodiscard]] LimitGroupStats stats() const;
+  // Memory charged and CPU used now, while the code runs (memory.current or
+  // memory.usage_in_bytes; cpu.stat or cpuacct.usage): unset where no group measures it,
+  // and nullopt when none measures anything. A few small reads; never blocks.
+  [[nodiscard]] std::optional<ResourceSample> usage() const;
 
   // Kills every process in the groups (v2 cgroup.kill; v1 by signalling each member of
   // cgroup.procs until empty), waits until empty or `until`, removes the groups. When the

@@ -1,0 +1,68 @@
+// Audit: runs the escape audit on the ticked backends with the ticked attempts, off the
+// GUI thread with progress per attempt (AuditController), and shows the matrix with each
+// attempt's evidence. Below, the stored reports (host, backend version, policy hash,
+// date): what the Tool description tab's claims are proven by; selecting one shows it.
+#pragma once
+
+#include <QWidget>
+
+#include "backend_list.h"
+
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTreeWidget;
+
+namespace cordon::inspector {
+
+class AuditController;
+class AuditModel;
+
+class AuditTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  AuditTab(BackendListPtr backends, QWidget* parent = nullptr);
+
+  // Ticks exactly these (available) backends / attempts.
+  void check_backends(const QStringList& names);
+  void check_attempts(const QStringList& ids);
+  void refresh_reports();
+
+  [[nodiscard]] const AuditModel* model() const { return model_; }
+  [[nodiscard]] QTreeWidget* reports() const { return reports_; }
+  [[nodiscard]] QPushButton* run_button() const { return run_; }
+  [[nodiscard]] QProgressBar* progress() const { return progress_; }
+  [[nodiscard]] QString evidence_text() const;
+  [[nodiscard]] QString status_text() const;
+  [[nodiscard]] bool running() const;
+  void select_row(int row);
+
+ public slots:
+  void audit();
+  void cancel();
+
+ signals:
+  void audited(int stored);  // an audit finished; `stored` reports were written
+
+ private:
+  void show_report(int index);
+
+  BackendListPtr backends_;
+  AuditController* controller_;
+  AuditModel* model_;
+  QListWidget* backend_list_;
+  QListWidget* attempts_;
+  QPushButton* run_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QTableView* table_;
+  QPlainTextEdit* evidence_;
+  QTreeWidget* reports_;
+};
+
+}  // namespace cordon::inspector
