@@ -12,7 +12,9 @@
 
 #include <cstdint>
 
-#define CORDON_PLUGIN_ABI_MAJOR 1
+// Major 2: the run driver's StartedTree (run_driver.h) and RunObserver gained virtual
+// members (resource samples), so a plugin built against 1.x cannot run with this core.
+#define CORDON_PLUGIN_ABI_MAJOR 2
 #define CORDON_PLUGIN_ABI_MINOR 0
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
 
