@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 
 #include "audit/host_probes.h"
 #include "cordon/cancel.h"
+#include "cordon/observer.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
@@ -156,6 +158,36 @@ TEST_F(ContainerTest, ExitCodeSignalTimeoutCancel) {
   canceller.join();
   EXPECT_LT(Clock::now() - start, seconds(4));
   EXPECT_EQ(r.outcome, Outcome::kCancelled) << r.error.value_or("");
+}
+
+// The live graphs' source: a one-second loop growing to 50 MiB is sampled from the
+// parent groups cordon owns, with rising memory and CPU time that only grows.
+TEST_F(ContainerTest, MemoryAndCpuAreSampledWhileTheCodeRuns) {
+  struct Samples final : RunObserver {
+    void on_sample(const ResourceSample& sample) override { all.push_back(sample); }
+    std::vector<ResourceSample> all;
+  } samples;
+  const RunResult r = backend_->run(
+      py("import time\nchunks = []\nfor _ in range(10):\n"
+         "    chunks.append(b'x' * (5 << 20))\n    time.sleep(0.1)\nprint('held', len(chunks))",
+         seconds(20)),
+      {}, &samples);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.stderr_data << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "held 10\n");
+  std::vector<std::uint64_t> memory;
+  std::vector<std::uint64_t> cpu;
+  for (const ResourceSample& s : samples.all) {
+    if (s.memory_bytes) memory.push_back(*s.memory_bytes);
+    if (s.cpu_usec) cpu.push_back(*s.cpu_usec);
+  }
+  ASSERT_GE(memory.size(), 3u) << samples.all.size() << " samples";
+  std::string seen;
+  for (const std::uint64_t m : memory) seen += std::to_string(m >> 20) + " MiB, ";
+  // The highest, not the last: a last sample may catch Python freeing at exit.
+  EXPECT_GT(std::ranges::max(memory), memory.front() + (20u << 20)) << "samples: " << seen;
+  ASSERT_GE(cpu.size(), 3u);
+  EXPECT_TRUE(std::ranges::is_sorted(cpu));
+  EXPECT_GT(cpu.back(), 0u);
 }
 
 TEST_F(ContainerTest, StdinInputFilesArtifactsAndLongCode) {

@@ -505,6 +505,9 @@ class ContainerTree final : public StartedTree {
   // Readable when the init reports the code's end, or closes (it died).
   [[nodiscard]] int exit_fd() const override { return c_.ctl.get(); }
 
+  // The parent groups cordon owns hold the whole container's charge while it runs.
+  [[nodiscard]] std::optional<ResourceSample> sample() const override { return c_.cgroups.usage(); }
+
   void kill() override {
     // The init reports and exits by itself (taking the container with it) when the code
     // ended: only a run still going (deadline, cancel) needs the runtime's kill.

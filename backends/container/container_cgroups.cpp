@@ -151,6 +151,28 @@ ContainerStats ContainerCgroups::stats() const {
   return s;
 }
 
+std::optional<ResourceSample> ContainerCgroups::usage() const {
+  ResourceSample out;
+  for (const auto& h : hierarchies_) {
+    const fs::path dir = h.own_dir / group_;
+    std::optional<std::int64_t> memory;
+    std::optional<std::int64_t> cpu_usec;
+    if (h.v2) {
+      memory = single(dir / "memory.current");
+      cpu_usec = keyed(dir / "cpu.stat", "usage_usec");
+    } else {
+      if (has(h, "memory")) memory = single(dir / "memory.usage_in_bytes");
+      if (has(h, "cpuacct")) {
+        if (auto ns = single(dir / "cpuacct.usage")) cpu_usec = *ns / 1000;
+      }
+    }
+    if (memory && *memory >= 0) out.memory_bytes = static_cast<std::uint64_t>(*memory);
+    if (cpu_usec && *cpu_usec >= 0) out.cpu_usec = static_cast<std::uint64_t>(*cpu_usec);
+  }
+  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
+  return out;
+}
+
 void remove_container_cgroups(const std::vector<proc::CgroupHierarchy>& hierarchies,
                               const std::string& group) {
   for (const auto& h : hierarchies) {

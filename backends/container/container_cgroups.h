@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/observer.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/unique_fd.h"
 
@@ -50,6 +51,9 @@ class ContainerCgroups {
   [[nodiscard]] std::string cgroups_path() const { return group_ + "/c"; }
   // Call after the container ended, before removal.
   [[nodiscard]] ContainerStats stats() const;
+  // What the container uses now (memory charged, CPU so far), read from the parent
+  // groups while it runs, for live graphs; nullopt where no hierarchy measures either.
+  [[nodiscard]] std::optional<ResourceSample> usage() const;
 
  private:
   std::string group_;
