@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <string_view>
+
+#include "cordon/proc/cgroup_fs.h"
 
 namespace cordon::oci {
 namespace {
@@ -20,31 +22,16 @@ bool has(const proc::CgroupHierarchy& h, const std::string& controller) {
   return false;
 }
 
-Status write_file(const fs::path& path, const std::string& text) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd) return fail_errno("open " + path.string());
-  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-    return fail_errno("write " + path.string());
-  }
-  return {};
+// The number after `key` in a "key value" control file, or nullopt.
+std::optional<std::int64_t> keyed(const fs::path& file, std::string_view key) {
+  const auto text = proc::cgroupfs::read_small(file);
+  return text ? proc::cgroupfs::keyed_value(*text, key) : std::nullopt;
 }
 
-// The number after `key` in a "key value" file, or nullopt.
-std::optional<std::int64_t> keyed(const fs::path& file, const std::string& key) {
-  std::ifstream in(file);
-  for (std::string k; in >> k;) {
-    std::int64_t v = 0;
-    if (!(in >> v)) break;
-    if (k == key) return v;
-  }
-  return std::nullopt;
-}
-
+// The number a control file holds, or nullopt.
 std::optional<std::int64_t> single(const fs::path& file) {
-  std::ifstream in(file);
-  std::int64_t v = 0;
-  if (in >> v) return v;
-  return std::nullopt;
+  const auto text = proc::cgroupfs::read_small(file);
+  return text ? proc::cgroupfs::single_value(*text) : std::nullopt;
 }
 
 }  // namespace
@@ -72,20 +59,21 @@ Result<ContainerCgroups> ContainerCgroups::create(
       // A v2 tree without the controllers delegated to us has no memory.max: the limit
       // is then the runtime's to refuse or not; here only the counters are read.
       if (fs::exists(dir / "memory.max")) {
-        st = write_file(dir / "memory.max", std::to_string(memory_bytes));
-        if (st) st = write_file(dir / "memory.swap.max", "0");
+        st = proc::cgroupfs::write(dir / "memory.max", std::to_string(memory_bytes));
+        if (st) st = proc::cgroupfs::write(dir / "memory.swap.max", "0");
         memory = st.has_value();
       }
       if (st && fs::exists(dir / "pids.max")) {
-        st = write_file(dir / "pids.max", std::to_string(max_processes + 1));
+        st = proc::cgroupfs::write(dir / "pids.max", std::to_string(max_processes + 1));
         pids = st.has_value();
       }
     }
     if (mem_here) {
-      st = write_file(dir / "memory.limit_in_bytes", std::to_string(memory_bytes));
+      st = proc::cgroupfs::write(dir / "memory.limit_in_bytes", std::to_string(memory_bytes));
       // memory+swap no larger than memory: no swap. Absent when swap accounting is off.
       if (st && fs::exists(dir / "memory.memsw.limit_in_bytes")) {
-        st = write_file(dir / "memory.memsw.limit_in_bytes", std::to_string(memory_bytes));
+        st = proc::cgroupfs::write(dir / "memory.memsw.limit_in_bytes",
+                                   std::to_string(memory_bytes));
       }
       if (st) {
         // v1 OOM notification: "<eventfd> <fd of memory.oom_control>" to
@@ -95,15 +83,15 @@ Result<ContainerCgroups> ContainerCgroups::create(
         if (!efd || !ofd) {
           st = fail_errno("eventfd / memory.oom_control");
         } else {
-          st = write_file(dir / "cgroup.event_control",
-                          std::to_string(efd.get()) + " " + std::to_string(ofd.get()));
+          st = proc::cgroupfs::write(dir / "cgroup.event_control",
+                                     std::to_string(efd.get()) + " " + std::to_string(ofd.get()));
           cg.oom_event_ = std::move(efd);
         }
       }
       memory = memory || st.has_value();
     }
     if (st && pids_here) {
-      st = write_file(dir / "pids.max", std::to_string(max_processes + 1));
+      st = proc::cgroupfs::write(dir / "pids.max", std::to_string(max_processes + 1));
       pids = pids || st.has_value();
     }
     if (!st) {

@@ -1,4 +1,4 @@
-#include "cgroup_fs.h"
+#include "cordon/proc/cgroup_fs.h"
 
 #include <fcntl.h>
 #include <unistd.h>

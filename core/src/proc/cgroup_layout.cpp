@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "cgroup_fs.h"
+#include "cordon/proc/cgroup_fs.h"
 
 namespace cordon::proc {
 namespace fs = std::filesystem;

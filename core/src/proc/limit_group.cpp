@@ -15,9 +15,9 @@
 #include <thread>
 #include <utility>
 
-#include "cgroup_fs.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
+#include "cordon/proc/cgroup_fs.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/units.h"
 

@@ -1,4 +1,4 @@
-// Reading and writing cgroup control files with the fewest syscalls (internal).
+// Reading and writing cgroup control files with the fewest syscalls (core and backends).
 //
 // Each run creates, fills, reads and removes a few groups, so these use open/read/close on
 // a stack buffer instead of iostreams: control files are small, and kernfs produces a
