@@ -34,18 +34,10 @@
 
 namespace {
 
+using cordon::bench::arg_int;
+using cordon::bench::ms_since;
+
 using Clock = std::chrono::steady_clock;
-
-int arg_int(int argc, char** argv, const char* name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
-  }
-  return fallback;
-}
-
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 cordon::RunRequest request(std::string code, cordon::Language lang) {
   cordon::RunRequest r;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace cordon::bench {
 
@@ -68,6 +70,17 @@ void print_json(const Comparison& c) {
       "\"met\":%s}\n",
       c.label.c_str(), c.candidate.name.c_str(), c.candidate.median(), c.baseline.name.c_str(),
       c.baseline.median(), c.ratio(), c.target, c.met() ? "true" : "false");
+}
+
+int arg_int(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace cordon::bench

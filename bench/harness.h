@@ -36,6 +36,10 @@ Comparison compare(const std::string& label, const std::string& candidate_name,
                    const std::function<void()>& baseline, int rounds, int warmup, double target);
 
 void print(const Comparison& c);
+// The integer after `name` on the command line ("--rounds 200"), else `fallback`.
+int arg_int(int argc, char** argv, const char* name, int fallback);
+// Milliseconds from `t` to now, fractional.
+double ms_since(std::chrono::steady_clock::time_point t);
 // A JSON line per comparison for machines (prefix "BENCH_JSON ").
 void print_json(const Comparison& c);
 

@@ -16,20 +16,9 @@
 #include "harness.h"
 #include "spawn_baseline.h"
 
-namespace {
-
-int arg_int(int argc, char** argv, const char* name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
-  }
-  return fallback;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  const int rounds = arg_int(argc, argv, "--rounds", 300);
-  const int warmup = arg_int(argc, argv, "--warmup", 20);
+  const int rounds = cordon::bench::arg_int(argc, argv, "--rounds", 300);
+  const int warmup = cordon::bench::arg_int(argc, argv, "--warmup", 20);
 
   cordon::PluginRegistry registry;
   registry.discover(cordon::PluginRegistry::default_search_path());
