@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "audit/catalogue.h"
 #include "audit/report.h"
@@ -79,10 +80,29 @@ TEST(AuditCatalogue, AttemptsThatWouldActOnTheHostAreMarkedSo) {
   EXPECT_TRUE(c.find("res-disk-fill")->limits.scratch_bytes.has_value());
 }
 
+TEST(AuditCatalogue, HostActingAttemptsNeverHaveTheirControlRunWhereNothingIsolates) {
+  for (const Attempt& a : catalogue().attempts) {
+    if (!a.host_acting) continue;
+    EXPECT_NE(a.control, Control::kSubprocess) << a.id;
+    EXPECT_NE(a.control, Control::kRequestEnv) << a.id;
+  }
+  // Those no weakened backend can reach the host target of: their probe is pointed at a
+  // target inside the sandbox (audit_controls_test), through the placeholders named here.
+  const Catalogue c = catalogue();
+  for (const auto& [id, target] :
+       {std::pair{"fs-delete-host-file", "{{host_dir}}"},
+        std::pair{"fs-kernel-tunable", "{{tunable}}"}, std::pair{"proc-kill-all", ""}}) {
+    ASSERT_NE(c.find(id), nullptr) << id;
+    EXPECT_EQ(c.find(id)->control, Control::kLocalTarget) << id;
+    EXPECT_NE(c.find(id)->code.find(target), std::string::npos) << id;
+  }
+  EXPECT_EQ(to_string(Control::kLocalTarget), "local_target");
+}
+
 TEST(AuditCatalogue, EveryPlaceholderIsOneTheAuditFills) {
   const std::set<std::string> known = {
-      "tcp_port", "udp_port",   "abstract_name", "unix_path", "host_dir",     "credentials_file",
-      "marker",   "marker_num", "victim_pid",    "secret",    "tunable_value"};
+      "tcp_port", "udp_port",   "abstract_name", "unix_path", "host_dir", "credentials_file",
+      "marker",   "marker_num", "victim_pid",    "secret",    "tunable",  "tunable_value"};
   const std::regex placeholder(R"(\{\{([a-z_]+)\}\})");
   for (const Attempt& a : catalogue().attempts) {
     for (const std::string* code : {&a.code, &a.peer_code}) {

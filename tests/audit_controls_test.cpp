@@ -1,13 +1,20 @@
 // Positive controls of the audit's attempts that cannot run against the subprocess
 // backend (and a few that can): the same catalogue entry, run by the audit's own runner
 // and judges, escapes once the protection in question is switched off — a NamespaceOptions
-// switch, or limits raised past what the attempt takes. So an attempt that reads BLOCKED
-// in `cordon audit` is blocked by the sandbox, not broken.
+// switch, or limits raised past what the attempt takes. Host-acting attempts whose host
+// target no weakened backend can reach (control "local_target") run their own probe
+// against a target inside the sandbox instead, judged from the run's result. So an
+// attempt that reads BLOCKED in `cordon audit` is blocked by the sandbox, not broken.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "audit/host_probes.h"
 #include "audit/runner.h"
 #include "audit/scene.h"
 #include "cordon/plugin_registry.h"
@@ -49,6 +56,14 @@ class AuditControls : public ::testing::Test {
     ns::NamespaceBackend backend(options);
     EXPECT_TRUE(backend.probe().available) << backend.probe().reason;
     return on(backend, id, limits);
+  }
+
+  // A kLocalTarget control: `a`'s probe with `targets` pointing it inside the sandbox.
+  RunResult retargeted(Backend& backend, const Attempt& a,
+                       const std::map<std::string, std::string>& targets, RunRequest request = {}) {
+    Result<RunResult> r = run_retargeted(backend, a, *fixture_, targets, std::move(request));
+    EXPECT_TRUE(r.has_value()) << r.error().describe();
+    return r ? std::move(*r) : RunResult{};
   }
 
   PluginRegistry registry_;
@@ -113,13 +128,80 @@ TEST_F(AuditControls, EnvironmentDumpSeesACanaryThatIsHandedIn) {
 }
 
 TEST_F(AuditControls, DeleteAndTunableAttemptsAreBlocked) {
-  // No positive control here: both act on the host if they escape (the audit's canary
-  // file, a kernel tunable), no weakened namespace backend can reach either, and escape
-  // attempts never run through a backend that does not isolate. Their judges are
-  // host-side (the file still there, the tunable's value unchanged).
+  // Both act on the host if they escape (the audit's canary file, a kernel tunable), no
+  // weakened namespace backend can reach either, and escape attempts never run through a
+  // backend that does not isolate. Their judges are host-side (the file still there, the
+  // tunable's value unchanged); their positive controls are the *ProbeDeletes* and
+  // *ProbeSets* tests below: the same probe, pointed at a target inside the sandbox.
   if (::geteuid() != 0) CORDON_SKIP_OR_FAIL("the tunable attempt is judged as root");
   EXPECT_STATUS(on(production_, "fs-delete-host-file"), kBlocked);
   EXPECT_STATUS(on(production_, "fs-kernel-tunable"), kBlocked);
+}
+
+TEST_F(AuditControls, DeleteProbeDeletesACanaryInsideTheSandbox) {
+  // {{host_dir}} pointed at the sandbox's working directory (its own /tmp), where the
+  // canary and a sibling are planted as input files. The backend collects artifacts from
+  // outside, after the run: the sibling's presence shows they were collected, the
+  // canary's absence that the probe's rm deleted it.
+  Result<nlohmann::json> plan = production_.describe_plan(RunRequest{});
+  ASSERT_TRUE(plan.has_value()) << plan.error().describe();
+  const std::string cwd = (*plan)["cwd"].get<std::string>();
+  RunRequest request;
+  request.input_files = {{"w/keep.txt", fixture_->keep_content()}, {"w/sibling.txt", "stays\n"}};
+  request.artifact_globs = {"w/*"};
+  const RunResult r =
+      retargeted(production_, attempt("fs-delete-host-file"), {{"host_dir", cwd}}, request);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stdout_data << r.stderr_data;
+  std::vector<std::string> left;
+  for (const Artifact& artifact : r.artifacts) left.push_back(artifact.path);
+  EXPECT_EQ(left, std::vector<std::string>{"w/sibling.txt"}) << r.stdout_data;
+}
+
+TEST_F(AuditControls, TunableProbeSetsATunableTheSandboxOwns) {
+  // The host's tunables need host root, which no sandbox id maps to. The sandbox may set
+  // its own network namespace's, given CAP_NET_ADMIN there (capabilities kept) and a
+  // writable /proc/sys: the strongest stand-in there is, a real sysctl file of procfs
+  // written the probe's way. {{tunable}} is pointed at one, {{tunable_value}} at a value
+  // valid for it that it does not hold yet. The network namespace stays on, so the host's
+  // value is never the one written (checked). The value is read back after the probe:
+  // the run's exit status says whether the write took.
+  constexpr const char* kOwn = "/proc/sys/net/ipv4/ip_default_ttl";
+  const std::string host_before = read_small_file(kOwn);
+  ASSERT_FALSE(host_before.empty());
+  Attempt a = attempt("fs-kernel-tunable");
+  const std::string value = "[ \"$(cat " + std::string(kOwn) + ")\" ";
+  a.code = value + "!= 77 ] || exit 3\n" + a.code + value + "= 77 ]\n";
+  const auto run_with = [&](const ns::NamespaceOptions& options) {
+    EXPECT_TRUE(options.network_namespace);
+    ns::NamespaceBackend backend(options);
+    return retargeted(backend, a, {{"tunable", kOwn}, {"tunable_value", "77"}});
+  };
+  ns::NamespaceOptions writable;
+  writable.drop_capabilities = false;
+  writable.readonly_proc_sys = false;
+  const RunResult r = run_with(writable);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.exit_code << ": " << r.stdout_data << r.stderr_data;
+  // The read-back can fail: with /proc/sys read-only the same write is refused.
+  ns::NamespaceOptions readonly = writable;
+  readonly.readonly_proc_sys = true;
+  const RunResult refused = run_with(readonly);
+  EXPECT_EQ(refused.exit_code, 1) << refused.stdout_data << refused.stderr_data;
+  EXPECT_EQ(read_small_file(kOwn), host_before);
+}
+
+TEST_F(AuditControls, KillAllProbeKillsAVictimItMaySignal) {
+  EXPECT_STATUS(on(production_, "proc-kill-all"), kBlocked);
+  // A victim in the same sandbox, same uid, started before the probe. kill(-1) spares
+  // its caller, the shell, which then reaps the victim: `wait` makes its status the run's
+  // exit status, 128+SIGKILL when the probe killed it. A victim still alive gets SIGTERM
+  // first, so a probe that kills nothing ends the run with 128+SIGTERM, not a timeout.
+  Attempt a = attempt("proc-kill-all");
+  a.code = "sleep 30 & victim=$!\nkill -0 $victim || exit 3\n" + a.code +
+           "kill -TERM $victim 2>/dev/null\nwait $victim\n";
+  const RunResult r = retargeted(production_, a, {});
+  EXPECT_EQ(r.outcome, Outcome::kFailed) << r.stdout_data << r.stderr_data;
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.stdout_data << r.stderr_data;
+  EXPECT_NE(r.stdout_data.find("done"), std::string::npos) << r.stdout_data;
 }
 
 TEST_F(AuditControls, HostActingAttemptsAreSkippedWhereNotClaimed) {

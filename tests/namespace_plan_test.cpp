@@ -69,6 +69,23 @@ TEST(NamespacePlan, NetworkSwitchForControls) {
   EXPECT_EQ(std::count(p.namespaces.begin(), p.namespaces.end(), "network"), 0);
 }
 
+TEST(NamespacePlan, ProcSysIsReadOnlyUnlessSwitchedOffForAControl) {
+  const auto proc_sys_read_only = [](const SandboxPlan& p) {
+    return std::ranges::any_of(p.fs.steps, [](const policy::FsStep& s) {
+      return s.op == policy::FsOp::kReadonly && s.target == "/proc/sys";
+    });
+  };
+  Fixture f;
+  EXPECT_TRUE(proc_sys_read_only(f.plan()));
+  f.in.options.readonly_proc_sys = false;
+  const SandboxPlan p = f.plan();
+  EXPECT_FALSE(proc_sys_read_only(p));
+  // Only that step goes: the other kernel knobs stay read-only.
+  EXPECT_TRUE(std::ranges::any_of(p.fs.steps, [](const policy::FsStep& s) {
+    return s.op == policy::FsOp::kReadonly && s.target == "/proc/sysrq-trigger";
+  }));
+}
+
 TEST(NamespacePlan, UnprivilegedMapsOwnIdOnlyAndDeniesSetgroups) {
   Fixture f;
   const SandboxPlan p = f.plan();

@@ -92,6 +92,11 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   auto fs = policy::make_fs_plan(fo);
   if (!fs) return std::unexpected(fs.error());
   plan.fs = std::move(*fs);
+  if (!in.options.readonly_proc_sys) {
+    std::erase_if(plan.fs.steps, [](const policy::FsStep& step) {
+      return step.op == policy::FsOp::kReadonly && step.target == "/proc/sys";
+    });
+  }
   plan.cwd = plan.fs.cwd;
 
   // The interpreter as the sandbox sees it: /usr/local is hidden, so look only where the

@@ -34,6 +34,10 @@ struct NamespaceOptions {
   bool drop_capabilities = true;  // off: the code keeps its capabilities in its user namespace
   bool use_cgroups = true;        // off: limits fall back to rlimits (as for a non-root user)
   bool hide_usr_local = true;
+  // off: /proc/sys is not made read-only. The host's sysctls stay out of reach (they
+  // need host root, which no sandbox id maps to); with capabilities kept the code can set
+  // those of its own network namespace: the kernel-tunable attempt's positive control.
+  bool readonly_proc_sys = true;
   std::vector<std::string> extra_ro_paths;  // absolute host paths exposed read-only
   // When cordon runs as root, each concurrent run's sandbox user maps to its own host uid
   // (and gid) uid_base + slot, slot in [0, uid_slots). Runs never share a host uid.

@@ -33,10 +33,11 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kOutput, "output"},
 }};
 
-constexpr std::array<std::pair<Control, std::string_view>, 4> kControls{{
+constexpr std::array<std::pair<Control, std::string_view>, 5> kControls{{
     {Control::kSubprocess, "subprocess"},
     {Control::kRequestEnv, "request_env"},
     {Control::kTest, "test"},
+    {Control::kLocalTarget, "local_target"},
     {Control::kNone, "none"},
 }};
 

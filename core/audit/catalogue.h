@@ -41,6 +41,11 @@ enum class Control {
   kRequestEnv,  // run by the audit against the same backend with the canary passed in
   kTest,        // in tests, against a deliberately weakened namespace backend
   kNone,        // the judge is its own control (deadline, output truncation, survivors)
+  // In tests (audit_controls_test): the attempt's own probe, its target placeholders
+  // pointed at a target inside the sandbox, where it may act. For host-acting attempts
+  // whose host target no weakened backend can reach (a host file, a kernel tunable, a
+  // host process), and which must never run where nothing isolates.
+  kLocalTarget,
 };
 
 struct Attempt {

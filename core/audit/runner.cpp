@@ -13,8 +13,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-RunRequest request_for(const Attempt& attempt, std::string code, const Limits& limits) {
-  RunRequest request;
+// `request` with the attempt's code, language, timeout and limits.
+RunRequest request_for(const Attempt& attempt, std::string code, const Limits& limits,
+                       RunRequest request = {}) {
   request.code = std::move(code);
   request.language = attempt.language;
   request.timeout = attempt.timeout;
@@ -60,6 +61,9 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       return;
     case Control::kTest:
       v.control = "in tests, against a weakened namespace policy";
+      return;
+    case Control::kLocalTarget:
+      v.control = "in tests, the same probe against a target inside the sandbox";
       return;
     case Control::kRequestEnv: {
       const Finding c =
@@ -122,6 +126,23 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
   if (peer.joinable()) peer.join();
   const Evidence evidence = (*scene)->observe(result, peer_output);
   return judge(attempt, evidence);
+}
+
+Result<RunResult> run_retargeted(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                                 const std::map<std::string, std::string>& targets,
+                                 RunRequest request) {
+  for (const auto& [name, value] : targets) {
+    if (attempt.code.find("{{" + name + "}}") == std::string::npos) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "attempt " + attempt.id + ": no {{" + name + "}} in its code to retarget");
+    }
+  }
+  Result<std::unique_ptr<Scene>> scene = Scene::prepare(attempt, fixture);
+  if (!scene) return std::unexpected(scene.error());
+  Result<std::string> code = (*scene)->fill(attempt.code, targets);
+  if (!code) return std::unexpected(code.error());
+  return backend.run(request_for(attempt, std::move(*code), attempt.limits, std::move(request)),
+                     CancelToken{}, nullptr);
 }
 
 AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture& fixture,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,5 +47,17 @@ struct AuditOptions {
 [[nodiscard]] Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
                                const Limits& limits,
                                std::vector<std::pair<std::string, std::string>> extra_env = {});
+
+// The kLocalTarget controls (tests): one run of `attempt`'s own probe with `targets`
+// replacing the scene's placeholder values, so that it acts on something inside the
+// sandbox. `request` carries what the control needs besides (input files, artifact
+// globs); its code, language, timeout and limits are the attempt's. Every name in
+// `targets` must be a placeholder of the probe, so a probe that no longer takes its
+// target from one fails here instead of being run against its real, host-side target.
+// The caller judges the result: the attempt's own judge looks at the host-side target.
+[[nodiscard]] Result<RunResult> run_retargeted(Backend& backend, const Attempt& attempt,
+                                               HostFixture& fixture,
+                                               const std::map<std::string, std::string>& targets,
+                                               RunRequest request);
 
 }  // namespace cordon::audit

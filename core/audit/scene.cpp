@@ -155,6 +155,7 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
     case Judge::kTunable: {
       s->tunable_before_ = trimmed(read_small_file(kTunable));
       if (s->tunable_before_.empty()) return fail(ErrorCode::kUnavailable, "cannot read tunable");
+      s->values_["tunable"] = kTunable;
       s->values_["tunable_value"] = std::to_string(std::stol(s->tunable_before_) + 1);
       break;
     }
@@ -172,8 +173,11 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
   return s;
 }
 
-Result<std::string> Scene::fill(const std::string& code) const {
-  Result<std::string> filled = fill_placeholders(code, values_);
+Result<std::string> Scene::fill(const std::string& code,
+                                const std::map<std::string, std::string>& overrides) const {
+  std::map<std::string, std::string> values = overrides;
+  values.insert(values_.begin(), values_.end());  // keeps the overridden names as they are
+  Result<std::string> filled = fill_placeholders(code, values);
   if (!filled) {
     return fail(ErrorCode::kInvalidArgument,
                 "attempt " + attempt_.id + ": " + filled.error().message);

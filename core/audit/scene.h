@@ -63,8 +63,10 @@ class Scene {
   Scene& operator=(const Scene&) = delete;
   ~Scene();
 
-  // `code` with every {{placeholder}} filled; fails on an unknown one.
-  [[nodiscard]] Result<std::string> fill(const std::string& code) const;
+  // `code` with every {{placeholder}} filled, `overrides` before the scene's own values
+  // (a control pointing the probe at another target); fails on an unknown one.
+  [[nodiscard]] Result<std::string> fill(
+      const std::string& code, const std::map<std::string, std::string>& overrides = {}) const;
   // The host's view after the run (waits briefly for the run's processes to be gone).
   [[nodiscard]] Evidence observe(const RunResult& run, std::string peer_output);
   // What the process-table sampler looks for during the run ("" = nothing).
