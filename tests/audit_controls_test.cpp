@@ -151,10 +151,15 @@ TEST_F(AuditControls, DeleteProbeDeletesACanaryInsideTheSandbox) {
   request.artifact_globs = {"w/*"};
   const RunResult r =
       retargeted(production_, attempt("fs-delete-host-file"), {{"host_dir", cwd}}, request);
-  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stdout_data << r.stderr_data;
+  EXPECT_TRUE(r.ok()) << to_string(r.outcome) << ": " << r.stdout_data << r.stderr_data;
   std::vector<std::string> left;
   for (const Artifact& artifact : r.artifacts) left.push_back(artifact.path);
   EXPECT_EQ(left, std::vector<std::string>{"w/sibling.txt"}) << r.stdout_data;
+  // A probe that no longer takes its target from the placeholder is refused, not run
+  // against the target it names.
+  Attempt hardcoded = attempt("fs-delete-host-file");
+  hardcoded.code = "rm -f /nonexistent/keep.txt; echo done\n";
+  EXPECT_FALSE(run_retargeted(production_, hardcoded, *fixture_, {{"host_dir", cwd}}, {}));
 }
 
 TEST_F(AuditControls, TunableProbeSetsATunableTheSandboxOwns) {
@@ -169,10 +174,13 @@ TEST_F(AuditControls, TunableProbeSetsATunableTheSandboxOwns) {
   const std::string host_before = read_small_file(kOwn);
   ASSERT_FALSE(host_before.empty());
   Attempt a = attempt("fs-kernel-tunable");
-  const std::string value = "[ \"$(cat " + std::string(kOwn) + ")\" ";
-  a.code = value + "!= 77 ] || exit 3\n" + a.code + value + "= 77 ]\n";
+  const std::string read_back = "[ \"$(cat " + std::string(kOwn) + ")\" ";
+  a.code = read_back + "!= 77 ] || exit 3\n" + a.code + read_back + "= 77 ]\n";
   const auto run_with = [&](const ns::NamespaceOptions& options) {
-    EXPECT_TRUE(options.network_namespace);
+    if (!options.network_namespace) {
+      ADD_FAILURE() << "the sysctl written must be the sandbox's network namespace's";
+      return RunResult{};
+    }
     ns::NamespaceBackend backend(options);
     return retargeted(backend, a, {{"tunable", kOwn}, {"tunable_value", "77"}});
   };
@@ -180,7 +188,8 @@ TEST_F(AuditControls, TunableProbeSetsATunableTheSandboxOwns) {
   writable.drop_capabilities = false;
   writable.readonly_proc_sys = false;
   const RunResult r = run_with(writable);
-  EXPECT_EQ(r.outcome, Outcome::kOk) << r.exit_code << ": " << r.stdout_data << r.stderr_data;
+  EXPECT_TRUE(r.ok()) << to_string(r.outcome) << " " << r.exit_code << ": " << r.stdout_data
+                      << r.stderr_data;
   // The read-back can fail: with /proc/sys read-only the same write is refused.
   ns::NamespaceOptions readonly = writable;
   readonly.readonly_proc_sys = true;
@@ -199,7 +208,7 @@ TEST_F(AuditControls, KillAllProbeKillsAVictimItMaySignal) {
   a.code = "sleep 30 & victim=$!\nkill -0 $victim || exit 3\n" + a.code +
            "kill -TERM $victim 2>/dev/null\nwait $victim\n";
   const RunResult r = retargeted(production_, a, {});
-  EXPECT_EQ(r.outcome, Outcome::kFailed) << r.stdout_data << r.stderr_data;
+  EXPECT_EQ(r.outcome, Outcome::kFailed) << to_string(r.outcome) << ": " << r.stderr_data;
   EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.stdout_data << r.stderr_data;
   EXPECT_NE(r.stdout_data.find("done"), std::string::npos) << r.stdout_data;
 }
