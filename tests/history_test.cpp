@@ -143,6 +143,34 @@ TEST(HistoryStore, NewFilesArePrivate) {
   }
 }
 
+// Every `cordon run` is a new connection that adds one run and closes without a
+// checkpoint; each open reads the whole WAL. The WAL must stay small however many runs
+// were added (it grew by every run before the store truncated it itself), and every run
+// must still be there.
+TEST(HistoryStore, WalStaysSmallAcrossOneRunConnections) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "h.sqlite3";
+  constexpr int kRuns = 120;
+  std::uintmax_t largest = 0;
+  for (int i = 0; i < kRuns; ++i) {
+    auto store = HistoryStore::open(path);
+    ASSERT_TRUE(store) << store.error().describe();
+    ASSERT_TRUE(store->add(
+        sample("print(" + std::to_string(i) + ")", "subprocess", Outcome::kOk, 1, 1000 + i)));
+    std::error_code ec;
+    largest = std::max(largest, fs::file_size(path.string() + "-wal", ec));
+  }
+  // 120 runs at ~8 KiB each would be ~1 MiB; the store truncates at 32 frames (128 KiB).
+  EXPECT_LT(largest, 256u * 1024) << "the WAL grows with the number of runs";
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  Query all;
+  all.limit = 1000;
+  auto listed = store->list(all);
+  ASSERT_TRUE(listed) << listed.error().describe();
+  EXPECT_EQ(listed->size(), static_cast<std::size_t>(kRuns));
+}
+
 TEST(HistoryStore, EnvironmentValuesNeverReachTheFile) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "h.sqlite3";

@@ -26,6 +26,8 @@ namespace {
 // Writers in the other process (CLI vs app) hold the lock for one short INSERT; 5 s is
 // far beyond that and still bounded, so a wedged peer surfaces as an error, not a hang.
 constexpr int kBusyTimeoutMs = 5000;
+// Frames (4 KiB pages) a commit may leave in the WAL before it is truncated: ~16 runs.
+constexpr int kWalTruncateFrames = 32;
 
 constexpr std::array kOutcomes = {
     Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
@@ -234,8 +236,8 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   // No checkpoint when the last connection closes: every `cordon run` is a short-lived
   // last connection, and the checkpoint (two fdatasyncs) plus removing the -wal and -shm
-  // files cost ~2 ms on ext4, more than the insert. The WAL is checkpointed instead by
-  // SQLite's autocheckpoint (every ~1000 pages) during a later commit.
+  // files cost ~2 ms on ext4, more than the insert. The WAL is checkpointed instead
+  // every few runs (see the WAL hook below).
   sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   // WAL: readers never block the writer and the CLI and the app can both write (in turn,
   // waiting through the busy timeout). This is also the first real read of the file, so
@@ -250,6 +252,25 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
   if (auto sync = detail::exec(db, "PRAGMA synchronous=NORMAL", where); !sync) {
     return std::unexpected(sync.error());
   }
+  // A small WAL. The first connection to open the file (every `cordon run`) rebuilds the
+  // WAL index by reading the whole WAL (~1 ms per MiB here), and it forgets what earlier
+  // checkpoints copied, so SQLite never restarts a WAL written by one-commit processes:
+  // it grew by ~8 KiB a run, and so did every later run's cost. Instead, once a commit
+  // leaves kWalTruncateFrames or more, the committing connection checkpoints and truncates
+  // the WAL itself, without waiting: if a reader (the inspector) holds it, a later run
+  // does it.
+  sqlite3_wal_hook(
+      db,
+      [](void*, sqlite3* handle, const char* name, int frames) {
+        if (frames >= kWalTruncateFrames) {
+          sqlite3_busy_timeout(handle, 0);
+          (void)sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_TRUNCATE, nullptr,
+                                          nullptr);
+          sqlite3_busy_timeout(handle, kBusyTimeoutMs);
+        }
+        return SQLITE_OK;
+      },
+      nullptr);
   const Result<int> version = detail::migrate(db, path.c_str());
   if (!version) return std::unexpected(version.error());
   impl->version = *version;
