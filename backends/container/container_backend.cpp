@@ -198,7 +198,7 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   probe_ = {true, reason};
   if (options_.pool_size > 0) {
     pool_key_ = bundle_key(Limits{}, options_);
-    pool_ = std::make_unique<WarmPool>(
+    pool_ = std::make_unique<WarmPool<LiveContainer>>(
         options_.pool_size,
         [this] { return launch(pool_key_, /*detached=*/true, Clock::now() + kDefaultSetupBound); },
         [this](LiveContainer& c) { remove(c); });

@@ -10,7 +10,7 @@
 // cancel `runc kill`; read the container's cgroup counters (OOM kill, pids limit, peaks)
 // while the stopped container still holds them; then `runc delete --force`, unmount the
 // scratch, remove the bundle. With ContainerOptions::pool_size > 0 runs take containers
-// created and started ahead of time (warm_pool.h) whose limits match theirs.
+// created and started ahead of time (cordon/warm_pool.h) whose limits match theirs.
 //
 // Host objects are named per backend instance and swept at start when their instance is
 // dead (instance.h). See docs/THREAT_MODEL.md for what holds and what does not.
@@ -27,11 +27,11 @@
 #include "container_plan.h"
 #include "cordon/backend.h"
 #include "cordon/proc/cgroup_layout.h"
+#include "cordon/warm_pool.h"
 #include "engine_run.h"
 #include "instance.h"
 #include "live_container.h"
 #include "runtime_cli.h"
-#include "warm_pool.h"
 
 namespace cordon::oci {
 
@@ -52,7 +52,7 @@ class ContainerBackend final : public Backend {
 
   [[nodiscard]] const ContainerOptions& options() const { return options_; }
   // The warm pool, when options().pool_size > 0 (null otherwise).
-  [[nodiscard]] WarmPool* pool() { return pool_.get(); }
+  [[nodiscard]] WarmPool<LiveContainer>* pool() { return pool_.get(); }
   [[nodiscard]] const RuntimeCli& runtime() const { return runtime_; }
 
  private:
@@ -87,7 +87,7 @@ class ContainerBackend final : public Backend {
   BundleKey default_key_;                 // the limits of a request that sets none
   std::string default_config_;            // its config.json with a placeholder name
   BundleKey pool_key_;
-  std::unique_ptr<WarmPool> pool_;  // last: its thread uses everything above
+  std::unique_ptr<WarmPool<LiveContainer>> pool_;  // last: its thread uses everything above
 };
 
 // Engine containers are named kEnginePrefix + "<instance>-<n>".
