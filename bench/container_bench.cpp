@@ -13,13 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bundle_writer.h"
@@ -176,21 +174,9 @@ int main(int argc, char** argv) {
   }
 
   // Sustained: two threads through a pool of two, more runs than containers.
-  std::atomic<int> done{0};
-  const auto t0 = Clock::now();
-  const auto until = t0 + std::chrono::seconds(5);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&] {
-      while (Clock::now() < until) {
-        must_run(**pooled, sh_true);
-        ++done;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  std::printf("sustained: %.1f runs/s of `true` with a pool of 2 on 2 threads (%d runs)\n",
-              done * 1000.0 / ms_since(t0), done.load());
+  const double rate = cordon::bench::runs_per_second([&] { must_run(**pooled, sh_true); }, 2,
+                                                     std::chrono::seconds(5));
+  std::printf("sustained: %.1f runs/s of `true` with a pool of 2 on 2 threads\n", rate);
   pooled->reset();
   cold->reset();
   for (const char* b : {"/t/b/scratch", "/p/b/scratch"}) {

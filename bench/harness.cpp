@@ -1,9 +1,12 @@
 #include "harness.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace cordon::bench {
 
@@ -28,22 +31,27 @@ double time_once(const std::function<void()>& fn) {
 
 Comparison compare(const std::string& label, const std::string& candidate_name,
                    const std::function<void()>& candidate, const std::string& baseline_name,
-                   const std::function<void()>& baseline, int rounds, int warmup, double target) {
+                   const std::function<void()>& baseline, int rounds, int warmup, double target,
+                   const std::function<void()>& settle) {
   Comparison c{label, {candidate_name, {}}, {baseline_name, {}}, target};
+  auto timed = [&](const std::function<void()>& f) {
+    if (settle) settle();
+    return time_once(f);
+  };
   for (int i = 0; i < warmup; ++i) {
-    candidate();
-    baseline();
+    (void)timed(candidate);
+    (void)timed(baseline);
   }
   c.candidate.ms.reserve(static_cast<std::size_t>(rounds));
   c.baseline.ms.reserve(static_cast<std::size_t>(rounds));
   for (int i = 0; i < rounds; ++i) {
     // Alternate the order so neither side always runs right after the other's cleanup.
     if (i % 2 == 0) {
-      c.candidate.ms.push_back(time_once(candidate));
-      c.baseline.ms.push_back(time_once(baseline));
+      c.candidate.ms.push_back(timed(candidate));
+      c.baseline.ms.push_back(timed(baseline));
     } else {
-      c.baseline.ms.push_back(time_once(baseline));
-      c.candidate.ms.push_back(time_once(candidate));
+      c.baseline.ms.push_back(timed(baseline));
+      c.candidate.ms.push_back(timed(candidate));
     }
   }
   return c;
@@ -81,6 +89,24 @@ int arg_int(int argc, char** argv, const char* name, int fallback) {
 
 double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+double runs_per_second(const std::function<void()>& run_once, int threads,
+                       std::chrono::milliseconds duration) {
+  std::atomic<int> done{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto until = t0 + duration;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      while (std::chrono::steady_clock::now() < until) {
+        run_once();
+        ++done;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  return done * 1000.0 / ms_since(t0);
 }
 
 }  // namespace cordon::bench

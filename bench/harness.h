@@ -30,16 +30,23 @@ struct Comparison {
 };
 
 // Runs `warmup` untimed rounds, then `rounds` rounds of one candidate and one baseline
-// iteration each, alternating which goes first.
+// iteration each, alternating which goes first. `settle`, if given, runs untimed before
+// every iteration of either side (e.g. waiting until a warm pool has refilled, as it
+// would between the requests of a server, so that neither side is timed while the pool
+// works in the background).
 Comparison compare(const std::string& label, const std::string& candidate_name,
                    const std::function<void()>& candidate, const std::string& baseline_name,
-                   const std::function<void()>& baseline, int rounds, int warmup, double target);
+                   const std::function<void()>& baseline, int rounds, int warmup, double target,
+                   const std::function<void()>& settle = {});
 
 void print(const Comparison& c);
 // The integer after `name` on the command line ("--rounds 200"), else `fallback`.
 int arg_int(int argc, char** argv, const char* name, int fallback);
 // Milliseconds from `t` to now, fractional.
 double ms_since(std::chrono::steady_clock::time_point t);
+// Runs `run_once` back to back on `threads` threads for `duration`; runs per second.
+double runs_per_second(const std::function<void()>& run_once, int threads,
+                       std::chrono::milliseconds duration);
 // A JSON line per comparison for machines (prefix "BENCH_JSON ").
 void print_json(const Comparison& c);
 

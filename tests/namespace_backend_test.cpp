@@ -14,6 +14,11 @@
 // runs this binary as uid 65534 from a world-readable copy of the build tree, pointing it
 // at the copy with CORDON_TEST_PLUGIN_DIR, CORDON_TEST_CLI_BINARY, CORDON_PLUGIN_PATH and
 // CORDON_LIBEXEC_DIR).
+//
+// With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled) the plugin
+// builds sandboxes ahead of time, and the fixture waits before each run until one is
+// ready, so every run with the default limits goes through a pooled sandbox; the
+// NamespacePool tests below check the pool itself in every configuration.
 #include "namespace_backend.h"
 
 #include <arpa/inet.h>
@@ -32,6 +37,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -110,7 +116,16 @@ class NamespaceTest : public ::testing::Test {
     backend_.reset();
     subprocess_.reset();
   }
+  // The plugin's warm pool, when CORDON_NAMESPACE_POOL_SIZE asks for one.
+  WarmPool<ns::BuiltSandbox>* pool() {
+    if (std::getenv("CORDON_NAMESPACE_POOL_SIZE") == nullptr || !backend_) return nullptr;
+    return static_cast<ns::NamespaceBackend*>(backend_.get())->pool();
+  }
   RunResult run(const RunRequest& req, const CancelToken& cancel = {}) {
+    // One ready sandbox is enough (a run of another thread may hold the other).
+    if (auto* p = pool()) {
+      EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
+    }
     RunResult r = backend_->run(req, cancel, nullptr);
     EXPECT_EQ(r.backend.name, "namespace");
     return r;
@@ -622,10 +637,11 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
   // A private runtime dir (uid-slot files), so parallel test processes cannot differ it.
   testing::ScratchDir runtime;
   ::setenv("CORDON_RUNTIME_DIR", runtime.path.c_str(), 1);
+  backend_.reset();  // the fixture's, with its pool if there is one
+  const Snapshot before = snapshot({::getpid()});
   auto fresh = registry_.create("namespace");
   ASSERT_TRUE(fresh.has_value());
   backend_ = std::move(*fresh);
-  const Snapshot before = snapshot({::getpid()});
   RunRequest limited = sh("echo x > /tmp/f; sleep 0.1");
   limited.limits.memory_bytes = 64u << 20;
   limited.limits.max_processes = 16;
@@ -671,6 +687,7 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
     std::this_thread::sleep_for(milliseconds(10));
   } while (Clock::now() < gone_until);
   EXPECT_TRUE(left.empty()) << "the sandbox outlived the killed cordon";
+  backend_.reset();  // a pool's ready sandboxes go with their backend
   // The next backend sweeps what the killed one left (its cgroups).
   {
     ns::NamespaceBackend sweeper;
@@ -701,6 +718,156 @@ TEST_F(NamespaceTest, CapabilitiesArePrecise) {
     EXPECT_EQ(caps.level(Aspect::kMemory), Enforcement::kEnforced);
     EXPECT_EQ(caps.level(Aspect::kProcesses), Enforcement::kEnforced);
   }
+}
+
+// ---- the warm pool (NamespaceOptions::pool_size) ----
+
+ns::NamespaceOptions with_pool(std::size_t size) {
+  ns::NamespaceOptions o;
+  o.pool_size = size;
+  return o;
+}
+
+// Prints how long (in clock ticks, 1/100 s) the sandbox's init had existed when the code
+// started: a pooled sandbox was built before the run, a fresh one a moment before.
+constexpr const char* kInitAge =
+    "def started(p):\n"
+    "    s = open(p).read()\n"
+    "    return int(s[s.rindex(')') + 2:].split()[19])\n"
+    "print('age', started('/proc/self/stat') - started('/proc/1/stat'))\n";
+
+long init_age(const RunResult& r) {
+  const auto at = r.stdout_data.find("age ");
+  if (at == std::string::npos) return -1;
+  return std::strtol(r.stdout_data.c_str() + at + 4, nullptr, 10);
+}
+
+// Waits until the pool is full, then a while longer, so that a pooled sandbox is
+// unmistakably older than the code the next run starts in it.
+void ready_and_aged(WarmPool<ns::BuiltSandbox>& pool) {
+  ASSERT_TRUE(pool.wait_ready(Clock::now() + seconds(10))) << pool.last_error();
+  std::this_thread::sleep_for(milliseconds(400));
+}
+
+// cordon-ns-init processes whose parent is this test process (pooled sandboxes waiting).
+std::vector<pid_t> waiting_inits() {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    const auto stat = testing::read_file(e.path() / "stat");
+    if (!stat || stat->find("(cordon-ns-init) ") == std::string::npos) continue;
+    const std::string rest = stat->substr(stat->rfind(')') + 2);
+    // "S <ppid> ...": zombies (state Z) are sandboxes already killed.
+    if (rest[0] == 'Z') continue;
+    if (std::strtol(rest.c_str() + 2, nullptr, 10) == ::getpid()) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+TEST(NamespacePool, AReadySandboxServesOneRunAndNothingCarriesOver) {
+  ns::NamespaceBackend b(with_pool(1));
+  if (!b.probe().available) CORDON_SKIP_OR_FAIL(b.probe().reason);
+  auto* pool = b.pool();
+  ASSERT_NE(pool, nullptr);
+
+  ready_and_aged(*pool);
+  RunRequest first = py(std::string(kInitAge) +
+                        "print(open('data/in.txt').read().strip())\n"
+                        "open('/tmp/left', 'w').write('x')\n"
+                        "open('/dev/shm/left', 'w').write('x')\n");
+  first.input_files = {{"data/in.txt", "abc\n"}};
+  const RunResult r1 = b.run(first, {}, nullptr);
+  ASSERT_TRUE(r1.ok()) << r1.error.value_or("") << r1.stderr_data;
+  // Built before the run (>= 0.4 s before the code), and the init wrote the input file.
+  EXPECT_GE(init_age(r1), 30) << r1.stdout_data;
+  EXPECT_NE(r1.stdout_data.find("abc"), std::string::npos);
+
+  ready_and_aged(*pool);
+  const RunResult r2 =
+      b.run(py(std::string(kInitAge) +
+               "import os\n"
+               "print(os.path.exists('/tmp/left'), os.path.exists('/dev/shm/left'),"
+               " os.path.exists('data'))\n"),
+            {}, nullptr);
+  ASSERT_TRUE(r2.ok()) << r2.error.value_or("") << r2.stderr_data;
+  EXPECT_GE(init_age(r2), 30) << r2.stdout_data;
+  EXPECT_NE(r2.stdout_data.find("False False False"), std::string::npos) << r2.stdout_data;
+}
+
+TEST(NamespacePool, OtherLimitsBuildTheirOwnSandbox) {
+  ns::NamespaceBackend b(with_pool(1));
+  if (!b.probe().available) CORDON_SKIP_OR_FAIL(b.probe().reason);
+  auto* pool = b.pool();
+  ASSERT_NE(pool, nullptr);
+  ready_and_aged(*pool);
+  RunRequest req = py(kInitAge);
+  req.limits.memory_bytes = 96u << 20;
+  const RunResult r = b.run(req, {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error.value_or("") << r.stderr_data;
+  EXPECT_LT(init_age(r), 30) << r.stdout_data;
+  EXPECT_EQ(pool->ready_count(), 1u);  // untouched
+  const bool memory_96 = std::ranges::any_of(r.enforced, [](const Enforced& e) {
+    return e.aspect == Aspect::kMemory && e.value == "96 MiB";
+  });
+  EXPECT_TRUE(memory_96);
+}
+
+TEST(NamespacePool, AFileTheInitCannotWriteIsASandboxErrorNamingIt) {
+  ns::NamespaceBackend b(with_pool(1));
+  if (!b.probe().available) CORDON_SKIP_OR_FAIL(b.probe().reason);
+  ready_and_aged(*b.pool());
+  // "a" is both a file and the directory of "a/b": the second one written must fail.
+  RunRequest req = sh("echo never");
+  req.input_files = {{"a", "x"}, {"a/b", "y"}};
+  const RunResult r = b.run(req, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_NE(r.error.value_or("").find("start the code: write an input file /tmp/a"),
+            std::string::npos)
+      << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "");
+}
+
+TEST(NamespacePool, ASandboxKilledWhileItWaitedIsReplacedByAFreshOne) {
+  ns::NamespaceBackend b(with_pool(1));
+  if (!b.probe().available) CORDON_SKIP_OR_FAIL(b.probe().reason);
+  ASSERT_TRUE(b.pool()->wait_ready(Clock::now() + seconds(10)));
+  const std::vector<pid_t> inits = waiting_inits();
+  ASSERT_EQ(inits.size(), 1u);
+  ASSERT_EQ(::kill(inits[0], SIGKILL), 0);
+  const auto until = Clock::now() + seconds(3);
+  while (!waiting_inits().empty() && Clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_TRUE(waiting_inits().empty());
+  const RunResult r = b.run(py(kInitAge), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error.value_or("");
+  EXPECT_LT(init_age(r), 30) << r.stdout_data;  // built for the run
+}
+
+TEST(NamespacePool, NothingOfThePoolOutlivesItsBackend) {
+  testing::ScratchDir runtime;
+  ::setenv("CORDON_RUNTIME_DIR", runtime.path.c_str(), 1);
+  const Snapshot before = snapshot({::getpid()});
+  {
+    ns::NamespaceBackend b(with_pool(2));
+    if (!b.probe().available) {
+      ::unsetenv("CORDON_RUNTIME_DIR");
+      CORDON_SKIP_OR_FAIL(b.probe().reason);
+    }
+    ASSERT_TRUE(b.pool()->wait_ready(Clock::now() + seconds(10)));
+    EXPECT_EQ(waiting_inits().size(), 2u);
+    EXPECT_TRUE(b.run(sh("true"), {}, nullptr).ok());
+    if (::geteuid() == 0) {  // an ordinary user on this v1 host gets no cgroups
+      EXPECT_NE(snapshot({::getpid()}).cgroups, before.cgroups);  // the pool holds some
+    }
+  }
+  const Snapshot after = snapshot({::getpid()});
+  ::unsetenv("CORDON_RUNTIME_DIR");
+  EXPECT_TRUE(waiting_inits().empty());
+  EXPECT_EQ(before.cgroups, after.cgroups);
+  EXPECT_EQ(before.runtime, after.runtime);
+  EXPECT_EQ(before.tmp, after.tmp);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The child side of a namespace run: B (the sandbox's PID 1 until it execs
-// cordon-ns-init) and C (the code). See child_setup.h for the layout and why.
+// The child side of a namespace sandbox: B (the sandbox's PID 1 until it execs
+// cordon-ns-init). See child_setup.h for the layout and why.
 // Everything below sandbox_child_main runs between clone and exec: async-signal-safe
 // calls only, no allocation, no locks; every value was prepared by PreparedChild::make.
 #include "child_setup.h"
@@ -22,6 +22,7 @@
 #include <cstring>
 #include <deque>
 
+#include "fd_passing.h"
 #include "mount_apply.h"
 
 namespace cordon::ns {
@@ -31,18 +32,17 @@ constexpr std::size_t kStackBytes = 128 * 1024;
 
 // B's fd slots. B first moves the fds it needs here and closes everything else it got
 // from the parent (other runs' pipe ends included), so nothing of the caller's survives
-// into the sandbox. The report pipe sits at 3 because that is where cordon-ns-init
-// expects it (init_protocol.h); the others are CLOEXEC and vanish at the exec of init.
+// into the sandbox. The report pipe and the channel sit where cordon-ns-init expects them
+// (init_protocol.h: the channel becomes its control socket); the others are CLOEXEC and
+// vanish at the exec of init.
 enum Slot : int {
-  kReportSlot = 3,
-  kInitExeSlot = 4,
-  kChannelSlot = 5,
+  kReportSlot = kInitReportFd,
+  kChannelSlot = kInitControlFd,
+  kInitExeSlot = 5,
   kGoSlot = 6,
-  kStdinSlot = 7,
-  kStdoutSlot = 8,
-  kStderrSlot = 9,
-  kFirstFreeSlot = 10,
+  kFirstFreeSlot = 7,
 };
+constexpr int kSlotCount = kFirstFreeSlot - kReportSlot;
 
 struct KernelSigset {
   unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
@@ -57,25 +57,15 @@ int set_ids(uid_t uid, gid_t gid) {
   return 0;
 }
 
-void unblock_all_signals() {
-  KernelSigset none{};
-  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof(KernelSigset));
-}
-
 [[noreturn]] void fail(int channel, ChildStage stage, int err, int step = -1) {
-  ChildMessage msg;
+  InitEvent msg;
+  msg.kind = InitEventKind::kFailed;
   msg.stage = static_cast<std::int32_t>(stage);
   msg.error = err != 0 ? err : EINVAL;
   msg.step = step;
   // MSG_NOSIGNAL: a parent that gave up must not turn our report into a SIGPIPE.
   (void)::send(channel, &msg, sizeof(msg), MSG_NOSIGNAL);
   ::_exit(126);
-}
-
-[[noreturn]] void code_fail(ChildPlan* p, ChildStage stage, int err) {
-  p->code_stage = stage;
-  p->code_error = err != 0 ? err : EINVAL;
-  ::_exit(127);
 }
 
 int bring_loopback_up() {
@@ -98,21 +88,9 @@ int bring_loopback_up() {
 }
 
 int send_fd(int channel, int fd) {
-  ChildMessage msg;
-  msg.stage = static_cast<std::int32_t>(ChildStage::kTmpFd);
-  struct iovec iov{&msg, sizeof(msg)};
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof(control);
-  struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return ::sendmsg(channel, &mh, MSG_NOSIGNAL) < 0 ? errno : 0;
+  InitEvent msg;
+  msg.kind = InitEventKind::kTmpFd;
+  return send_with_fds(channel, &msg, sizeof(msg), &fd, 1);
 }
 
 int capset_raw(const __user_cap_data_struct (&data)[2]) {
@@ -146,52 +124,6 @@ int keep_capabilities() {
   return 0;
 }
 
-// C: the code's process, a CLONE_VM|CLONE_VFORK child of B (B waits until it execs).
-int code_main(void* arg) {
-  auto* p = static_cast<ChildPlan*>(arg);
-  // Own session and process group, no controlling terminal.
-  if (::setsid() < 0) code_fail(p, ChildStage::kSession, errno);
-  if (::dup2(kStdinSlot, 0) < 0 || ::dup2(kStdoutSlot, 1) < 0 || ::dup2(kStderrSlot, 2) < 0) {
-    code_fail(p, ChildStage::kFds, errno);
-  }
-  if (::chdir(p->cwd) != 0) code_fail(p, ChildStage::kChdir, errno);
-  // The only ids mapped in the user namespace; set all three of each explicitly so no
-  // saved id can differ.
-  if (const int err = set_ids(p->uid, p->gid); err != 0) code_fail(p, ChildStage::kIds, err);
-  for (std::size_t i = 0; i < p->rlimit_count; ++i) {
-    const struct rlimit lim{p->rlimits[i].soft, p->rlimits[i].hard};
-    if (::setrlimit(p->rlimits[i].resource, &lim) != 0) code_fail(p, ChildStage::kRlimit, errno);
-  }
-  ::umask(022);
-  const int cap_err = p->drop_capabilities ? drop_capabilities() : keep_capabilities();
-  if (cap_err != 0) code_fail(p, ChildStage::kCapabilities, cap_err);
-  // Only 0, 1, 2 reach the code.
-  if (::close_range(3, ~0U, 0) != 0) code_fail(p, ChildStage::kFds, errno);
-  // Seccomp last: everything above needs syscalls the filter denies (setrlimit is fine,
-  // but capset, prctl(PR_CAPBSET_DROP) and close_range are best done unfiltered).
-  if (p->seccomp != nullptr) {
-    if (const int err = policy::apply_seccomp(*p->seccomp); err != 0) {
-      code_fail(p, ChildStage::kSeccomp, err);
-    }
-  } else if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    code_fail(p, ChildStage::kSeccomp, errno);
-  }
-  unblock_all_signals();
-  ::execve(p->exe, p->argv, p->envp);
-  code_fail(p, ChildStage::kExecCode, errno);
-}
-
-void write_decimal(char* out, long value) {
-  char tmp[24];
-  int n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && n < 20);
-  for (int i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
-  out[n] = '\0';
-}
-
 }  // namespace
 
 const char* to_string(ChildStage stage) {
@@ -210,22 +142,12 @@ const char* to_string(ChildStage stage) {
       return "bring up lo";
     case ChildStage::kTmpFd:
       return "open /tmp";
-    case ChildStage::kStartCode:
-      return "clone the code's process";
-    case ChildStage::kSession:
-      return "setsid";
-    case ChildStage::kChdir:
-      return "chdir";
     case ChildStage::kIds:
       return "set uid/gid";
-    case ChildStage::kRlimit:
-      return "setrlimit";
     case ChildStage::kCapabilities:
       return "drop capabilities";
     case ChildStage::kSeccomp:
       return "seccomp";
-    case ChildStage::kExecCode:
-      return "execve the code";
     case ChildStage::kExecInit:
       return "execve cordon-ns-init";
     case ChildStage::kLimitGroups:
@@ -260,15 +182,14 @@ int sandbox_child_main(void* arg) {
 
   // Move our fds to fixed slots (via a high range, so no source is clobbered), then
   // close everything else inherited from the parent.
-  const int sources[] = {p->report_fd, p->init_exe_fd, p->channel_fd, p->go_fd,
-                         p->stdin_fd,  p->stdout_fd,   p->stderr_fd};
-  int high[7];
-  for (int i = 0; i < 7; ++i) {
+  const int sources[kSlotCount] = {p->report_fd, p->channel_fd, p->init_exe_fd, p->go_fd};
+  int high[kSlotCount];
+  for (int i = 0; i < kSlotCount; ++i) {
     high[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, static_cast<int>(kFirstFreeSlot));
     if (high[i] < 0) fail(p->channel_fd, ChildStage::kFds, errno);
   }
-  for (int i = 0; i < 7; ++i) {
-    if (::dup3(high[i], kReportSlot + i, O_CLOEXEC) < 0) fail(high[2], ChildStage::kFds, errno);
+  for (int i = 0; i < kSlotCount; ++i) {
+    if (::dup3(high[i], kReportSlot + i, O_CLOEXEC) < 0) fail(high[1], ChildStage::kFds, errno);
   }
   if (::close_range(kFirstFreeSlot, ~0U, 0) != 0) fail(kChannelSlot, ChildStage::kFds, errno);
 
@@ -327,25 +248,35 @@ int sandbox_child_main(void* arg) {
     ::close(tmp);
   }
 
-  // C: shares our memory and we are suspended until it execs or dies, so it reports a
-  // failure through p->code_error.
-  const long pid =
-      ::clone(code_main, p->code_stack + p->code_stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
-  if (pid < 0) fail(kChannelSlot, ChildStage::kStartCode, errno);
-  if (p->code_error != 0) fail(kChannelSlot, p->code_stage, p->code_error);
-  write_decimal(p->main_pid_text, pid);
+  // Nothing started from here on may hold a capability: the init (and the code after it)
+  // runs as the sandbox user, whose exec clears the permitted and effective sets, but the
+  // bounding and inheritable sets survive exec and only we can still empty them. The
+  // test-only keep mode raises the ambient set instead, so the code keeps them.
+  const int cap_err = p->drop_capabilities ? drop_capabilities() : keep_capabilities();
+  if (cap_err != 0) fail(kChannelSlot, ChildStage::kCapabilities, cap_err);
 
   // Become cordon-ns-init: a fresh image (nothing of the parent's memory), an empty
-  // environment, /dev/null as stdio and the report pipe at fd 3, nothing else.
+  // environment, /dev/null as stdio, the report pipe at 3 and the channel at 4 (its
+  // control socket), nothing else.
   const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
   for (int fd = 0; fd <= 2; ++fd) {
     if (::dup2(null, fd) < 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
   }
   ::close(null);
-  if (::fcntl(kReportSlot, F_SETFD, 0) != 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
+  if (::fcntl(kReportSlot, F_SETFD, 0) != 0 || ::fcntl(kChannelSlot, F_SETFD, 0) != 0) {
+    fail(kChannelSlot, ChildStage::kExecInit, errno);
+  }
   if (::close_range(kGoSlot, ~0U, 0) != 0) fail(kChannelSlot, ChildStage::kExecInit, errno);
-  // The channel (CLOEXEC) closes with this exec: EOF tells the parent the code runs.
+  // Last: no_new_privs and the filter (which allows execveat and everything the init
+  // does). From here every process of the sandbox runs under them.
+  if (p->seccomp != nullptr) {
+    if (const int err = policy::apply_seccomp(*p->seccomp); err != 0) {
+      fail(kChannelSlot, ChildStage::kSeccomp, err);
+    }
+  } else if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    fail(kChannelSlot, ChildStage::kSeccomp, errno);
+  }
   ::syscall(SYS_execveat, kInitExeSlot, "", p->init_argv, p->init_envp, AT_EMPTY_PATH);
   fail(kChannelSlot, ChildStage::kExecInit, errno);
 }
@@ -434,15 +365,10 @@ Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& pl
     return fail(ErrorCode::kInternal, "filesystem plan has no final read-only remount of /");
   }
 
-  for (const auto& a : plan.argv) pc->argv_.push_back(const_cast<char*>(keep(a)));
-  pc->argv_.push_back(nullptr);
-  for (const auto& e : plan.env) pc->envp_.push_back(const_cast<char*>(keep(e)));
-  pc->envp_.push_back(nullptr);
-  pc->init_argv_ = {const_cast<char*>(keep("cordon-ns-init")), pc->pid_text_, nullptr};
+  pc->init_argv_ = {const_cast<char*>(keep("cordon-ns-init")), nullptr};
   pc->init_envp_ = {nullptr};
-  for (const auto& r : plan.rlimits) pc->rlimits_.push_back(r.setting);
 
-  pc->stacks_size_ = 2 * kStackBytes;
+  pc->stacks_size_ = kStackBytes;
   pc->stacks_ = ::mmap(nullptr, pc->stacks_size_, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
   if (pc->stacks_ == MAP_FAILED) {
@@ -455,9 +381,6 @@ Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& pl
   cp.channel_fd = fds.channel;
   cp.report_fd = fds.report;
   cp.init_exe_fd = fds.init_exe;
-  cp.stdin_fd = fds.in;
-  cp.stdout_fd = fds.out;
-  cp.stderr_fd = fds.err;
   if (fds.join_count > ChildPlan::kMaxJoinFds) {
     return fail(ErrorCode::kInternal, "too many limit groups for the sandbox set-up");
   }
@@ -473,17 +396,8 @@ Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& pl
   cp.send_tmp_fd = want_tmp_fd;
   cp.uid = plan.fs.uid;
   cp.gid = plan.fs.gid;
-  cp.cwd = keep(plan.cwd);
-  cp.exe = keep(plan.executable);
-  cp.argv = pc->argv_.data();
-  cp.envp = pc->envp_.data();
-  cp.rlimits = pc->rlimits_.data();
-  cp.rlimit_count = pc->rlimits_.size();
   cp.seccomp = plan.seccomp ? seccomp : nullptr;
-  cp.code_stack = static_cast<char*>(pc->stacks_) + kStackBytes;
-  cp.code_stack_size = kStackBytes;
   cp.init_argv = pc->init_argv_.data();
-  cp.main_pid_text = pc->pid_text_;
   cp.init_envp = pc->init_envp_.data();
   return pc;
 }

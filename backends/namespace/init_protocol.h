@@ -1,6 +1,20 @@
-// What cordon-ns-init (the sandbox's PID 1) reports to cordon when the code's main
-// process ends: one fixed-size message on fd 3, a pipe whose read end cordon holds.
-// Shared by ns_init.cpp and the backend; both are built in-tree with the same compiler.
+// How cordon and cordon-ns-init (the sandbox's PID 1) talk. Shared by ns_init.cpp and the
+// backend; both are built in-tree with the same compiler, so the structs are sent as is.
+//
+// The set-up process execs cordon-ns-init once the sandbox is built (namespaces, root
+// filesystem, limit groups), before any code exists. The init then:
+//   1. sends kReady on the control socket (fd 4, SOCK_SEQPACKET);
+//   2. waits for one order: an OrderHeader with SCM_RIGHTS fds {order memfd, stdin,
+//      stdout, stderr}; the memfd holds the code's records (OrderRecord …);
+//   3. writes the order's files and starts the code (fork: setsid, stdio, cwd, rlimits,
+//      exec; the set-up process installed no_new_privs and the seccomp filter before it
+//      exec'd the init, so the init and everything it starts run under them); on a
+//      failure it sends kFailed with the stage and exits. Success is not reported:
+//      cordon goes on to wait for the code's end at once, and reads a kFailed after;
+//   4. reaps until the code's main process ends, then kills and reaps every other
+//      process of the namespace, writes an InitReport to fd 3 and exits.
+// Because the sandbox waits at step 2 with nothing of the code in it, a sandbox can be
+// built ahead of its run (NamespaceOptions::pool_size): the run then pays only for step 3.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +22,7 @@
 namespace cordon::ns {
 
 inline constexpr int kInitReportFd = 3;
+inline constexpr int kInitControlFd = 4;
 
 struct InitReport {
   std::int32_t magic = 0;   // kInitReportMagic once filled in
@@ -16,8 +31,61 @@ struct InitReport {
   std::int64_t stime_us = 0;
   std::int64_t maxrss_kb = 0;
   std::int64_t children_cpu_us = 0;  // everything init reaped, the main process included
+  // 1: when this was written, no process but the init was left in the namespace (the
+  // init's own exit, which tears the namespaces down, may still be under way).
+  std::int32_t everything_reaped = 0;
 };
 
 inline constexpr std::int32_t kInitReportMagic = 0x636f7264;  // "cord"
+
+// Which step of the code's start failed (set-up steps of the sandbox itself are
+// child_setup.h's ChildStage; the numbers do not overlap).
+enum class CodeStage : std::int32_t {
+  kOrder = 100,  // reading the order
+  kWriteFile,    // an input file
+  kStartCode,    // fork
+  kSession,      // setsid
+  kFds,          // stdio
+  kChdir,
+  kRlimit,
+  kExecCode,
+};
+
+// The set-up process and then the init -> cordon, on the control socket (the set-up
+// channel before the exec of init). kTmpFd carries the sandbox's /tmp as an SCM_RIGHTS
+// fd (for artifacts); kFailed the stage (child_setup.h's ChildStage or CodeStage), the
+// errno and, for a mount or a file, its index.
+enum class InitEventKind : std::int32_t { kReady = 1, kFailed, kTmpFd };
+struct InitEvent {
+  InitEventKind kind = InitEventKind::kReady;
+  std::int32_t stage = 0;
+  std::int32_t error = 0;
+  std::int32_t step = -1;
+};
+
+// cordon -> init, on the control socket, with the fds. `size` bytes of records follow in
+// the memfd, from offset 0.
+inline constexpr std::int32_t kOrderMagic = 0x6f726472;  // "ordr"
+inline constexpr int kOrderFdCount = 4;                  // memfd, stdin, stdout, stderr
+struct OrderHeader {
+  std::int32_t magic = kOrderMagic;
+  std::uint32_t size = 0;
+};
+
+// One record of the order: a header, then `len` bytes of data. Strings carry their NUL.
+enum class OrderTag : std::uint32_t {
+  kExe = 1,  // data: path
+  kArg,      // data: one argv element (in order)
+  kEnv,      // data: one "NAME=value"
+  kCwd,      // data: path
+  kDir,      // aux: mode; data: path (created before the files that follow)
+  kFile,     // aux: mode; data: path NUL contents
+  kRlimit,   // aux: resource; data: two uint64 (soft, hard)
+};
+struct OrderRecord {
+  OrderTag tag = OrderTag::kExe;
+  std::uint32_t aux = 0;
+  std::uint32_t len = 0;
+};
 
 }  // namespace cordon::ns

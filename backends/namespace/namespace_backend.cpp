@@ -6,16 +6,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "cordon/policy/syscall_policy.h"
-#include "cordon/proc/limit_group.h"
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
 #include "prebuilt_seccomp.h"
-#include "sandbox_process.h"
-#include "uid_slot.h"
 
 namespace cordon::ns {
 namespace {
@@ -124,7 +123,23 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
         "process or per uid) and an OOM kill cannot be reported";
   }
   probe_ = {true, reason};
+  if (options_.pool_size > 0) {
+    // Built for a request with the default limits and no files; runs of that shape take
+    // one (pool_fits). Artifacts may be asked for later, so each keeps its /tmp.
+    pool_shape_.language = Language::kSh;
+    pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
+        options_.pool_size,
+        [this]() -> Result<BuiltSandbox> {
+          std::optional<SandboxPlan> plan;
+          return build(pool_shape_, /*want_tmp_fd=*/true, Clock::now() + kDefaultSetupBound, &plan);
+        },
+        // Killing the init (ChildProcess) comes before removing the limit groups and
+        // freeing the uid slot: BuiltSandbox's members go in reverse order.
+        [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
+  }
 }
+
+NamespaceBackend::~NamespaceBackend() = default;
 
 bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailable_[kind].empty(); }
 
@@ -306,6 +321,61 @@ Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request
   return j;
 }
 
+Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_tmp_fd,
+                                             Clock::time_point until,
+                                             std::optional<SandboxPlan>* plan) const {
+  BuiltSandbox b;
+  // Whose id the sandbox user maps to: for root a host uid of this sandbox's own.
+  b.host = HostIdentity{root_, ::getuid(), ::getgid()};
+  if (root_) {
+    auto s = UidSlot::acquire(runtime_dir_, options_.uid_slots);
+    if (!s) return fail(s.error().code, "uid slot: " + s.error().describe());
+    b.slot = std::move(*s);
+    b.host.uid = b.host.gid = options_.uid_base + b.slot.index();
+  }
+
+  // Limit groups (before the plan: what they cannot take falls back to rlimits). The init
+  // counts as one process, so the pids limit is one above what was asked. Memory and
+  // processes always have a ceiling: the request's or the default one.
+  if (options_.use_cgroups) {
+    Limits cg = with_default_ceilings(shape.limits, options_);
+    *cg.max_processes += 1;
+    auto group = proc::LimitGroup::create(cg);
+    if (!group) return fail(group.error().code, "limit group: " + group.error().describe());
+    b.limits = std::move(*group);
+    b.coverage.memory = b.limits->has(proc::LimitKindCg::kMemory);
+    b.coverage.processes = b.limits->has(proc::LimitKindCg::kProcesses);
+  }
+
+  // The plan: plain data, nothing applied yet.
+  auto planned = plan_for(shape, b.host, b.coverage);
+  if (!planned) return fail(planned.error().code, "plan: " + planned.error().describe());
+  *plan = std::move(*planned);
+
+  // The sandbox: namespaces, maps, limit groups, root filesystem (with the plan's files),
+  // then its init, waiting for the code.
+  SandboxStart start;
+  start.plan = &**plan;
+  start.seccomp = seccomp_ ? &*seccomp_ : nullptr;
+  start.init_exe_fd = init_exe_.get();
+  start.limits = b.limits ? &*b.limits : nullptr;
+  start.want_tmp_fd = want_tmp_fd;
+  auto process = SandboxProcess::start(start, until);
+  if (!process) return std::unexpected(process.error());
+  b.process = std::move(*process);
+  return b;
+}
+
+bool NamespaceBackend::pool_fits(const RunRequest& request) const {
+  // The pooled sandboxes have the default ceilings and tmpfs size; other limits change
+  // the limit groups or the /tmp mount, so such a run builds its own.
+  const Limits want = with_default_ceilings(request.limits, options_);
+  const Limits have = with_default_ceilings(pool_shape_.limits, options_);
+  return want.memory_bytes == have.memory_bytes && want.max_processes == have.max_processes &&
+         request.limits.scratch_bytes.value_or(kDefaultScratchBytes) ==
+             pool_shape_.limits.scratch_bytes.value_or(kDefaultScratchBytes);
+}
+
 RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   const BackendId id{std::string(name()), std::string(version())};
@@ -318,67 +388,92 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   // 1. The request, and whether this host can do it at all.
   if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
   if (!probe_.available) return error(probe_.reason);
+  // The pool refills around runs, not during them (WarmPool::Busy).
+  std::optional<WarmPool<BuiltSandbox>::Busy> busy;
+  if (pool_) busy.emplace(pool_.get());
 
-  // 2. Whose id the sandbox user maps to: for root a host uid of this run's own.
-  UidSlot slot;
-  HostIdentity host{root_, ::getuid(), ::getgid()};
-  if (root_) {
-    auto s = UidSlot::acquire(runtime_dir_, options_.uid_slots);
-    if (!s) return error("uid slot: " + s.error().describe());
-    slot = std::move(*s);
-    host.uid = host.gid = options_.uid_base + slot.index();
-  }
-
-  // 3. Limit groups (before the plan: what they cannot take falls back to rlimits). The
-  //    init counts as one process, so the pids limit is one above what was asked.
-  //    Memory and processes always have a ceiling: the request's or the default one.
-  const Limits ceilings = with_default_ceilings(request.limits, options_);
-  std::optional<proc::LimitGroup> limits;
-  CgroupCoverage coverage;
-  if (options_.use_cgroups) {
-    Limits cg = ceilings;
-    *cg.max_processes += 1;
-    auto group = proc::LimitGroup::create(cg);
-    if (!group) return error("limit group: " + group.error().describe());
-    limits = std::move(*group);
-    coverage.memory = limits->has(proc::LimitKindCg::kMemory);
-    coverage.processes = limits->has(proc::LimitKindCg::kProcesses);
-  }
-
-  // 4. The plan: plain data, nothing applied yet.
-  auto plan = plan_for(request, host, coverage);
-  if (!plan) return error("plan: " + plan.error().describe());
-
-  // 5. Pipes; the parent ends stay CLOEXEC.
+  // 2. Pipes; the parent ends stay CLOEXEC.
   auto pipes = make_run_pipes(request);
   if (!pipes) return error("pipe: " + pipes.error().describe());
-  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
-  RunFrame frame{id,
-                 t_setup,
-                 "deadline + SIGKILL of the PID namespace's init",
-                 enforced_by(request, *plan, limits ? &*limits : nullptr, ceilings),
-                 {}};
+
+  // 3. A sandbox: a pooled one when one is ready and has this run's shape (the init
+  //    writes the input files), else one built for this run (its set-up process writes
+  //    them). A pooled sandbox that died while it waited is dropped for a new one.
+  std::optional<BuiltSandbox> sandbox;
+  std::optional<SandboxPlan> plan;
+  bool pooled = false;
+  if (pool_ && pool_fits(request)) {
+    if (auto taken = pool_->take()) {
+      auto planned = plan_for(request, taken->host, taken->coverage);
+      if (!planned) return error("plan: " + planned.error().describe());
+      // The code file (code too long for argv) goes outside /tmp, into the root the
+      // pooled sandbox already made read-only: only a sandbox built for the run can.
+      const std::string under = planned->cwd + "/";
+      if (std::ranges::all_of(planned->files,
+                              [&](const SandboxFile& f) { return f.path.starts_with(under); })) {
+        sandbox = std::move(*taken);
+        plan = std::move(*planned);
+        pooled = true;
+      } else {
+        pool_->retire(std::move(*taken));
+      }
+    }
+  }
+  const Limits ceilings = with_default_ceilings(request.limits, options_);
+  for (;;) {
+    if (!sandbox) {
+      auto built = build(request, !request.artifact_globs.empty(), setup_until, &plan);
+      if (!built) return error(built.error().describe());
+      sandbox = std::move(*built);
+    }
+    if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+
+    // 4. The code: the init starts it (already under no_new_privs and the filter); a
+    //    failure to start shows when the init ends (SandboxTree::describe_end).
+    CodeOrder order;
+    order.plan = &*plan;
+    order.write_files = pooled;
+    order.stdin_fd = pipes->child_stdin();
+    order.stdout_fd = pipes->child_stdout();
+    order.stderr_fd = pipes->child_stderr();
+    auto launched = sandbox->process.launch(order);
+    if (!launched && pooled && launched.error().code == ErrorCode::kUnavailable) {
+      pool_->retire(std::move(*sandbox));
+      sandbox.reset();
+      pooled = false;
+      continue;
+    }
+    if (!launched) return error(launched.error().describe());
+    break;
+  }
+
+  RunFrame frame{
+      id,
+      t_setup,
+      "deadline + SIGKILL of the PID namespace's init",
+      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings),
+      {}};
   if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
 
-  // 6. The sandbox: namespaces, maps, limit groups, root filesystem, then the code.
-  SandboxStart start;
-  start.plan = &*plan;
-  start.seccomp = seccomp_ ? &*seccomp_ : nullptr;
-  start.init_exe_fd = init_exe_.get();
-  start.stdin_fd = pipes->child_stdin();
-  start.stdout_fd = pipes->child_stdout();
-  start.stderr_fd = pipes->child_stderr();
-  start.limits = limits ? &*limits : nullptr;
-  start.want_tmp_fd = !request.artifact_globs.empty();
-  auto sandbox = SandboxProcess::start(start, setup_until);
-  if (!sandbox) return error(sandbox.error().describe());
-
-  // 7. The shared driver (run_driver.h) runs it to the end: pump output until the init
+  // 5. The shared driver (run_driver.h) runs it to the end: pump output until the init
   //    exits (right after the main process), the deadline or cancel; kill the namespace
   //    whatever ended the pump (a no-op when init already exited); reap it (which waits
   //    for every process of the namespace); the outcome; artifacts from the sandbox's
-  //    /tmp; the limit groups removed.
-  SandboxTree tree(std::move(limits), std::move(*sandbox));
+  //    /tmp; the limit groups removed. The uid slot is held until the end of this scope.
+  UidSlot slot = std::move(sandbox->slot);
+  SandboxTree tree(std::move(sandbox->limits), std::move(sandbox->process));
+  if (pooled) {
+    // The pool's thread reaps the init (the namespaces' teardown) and removes the groups
+    // after the run, between runs; the run ends on the init's report that nothing of the
+    // code is left. The uid slot stays held until the init is gone.
+    tree.retire_with([this, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
+      BuiltSandbox retired;
+      retired.slot = std::move(slot);
+      retired.limits = std::move(groups);
+      retired.process = std::move(used);
+      pool_->retire(std::move(retired));
+    });
+  }
   return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
 }
 

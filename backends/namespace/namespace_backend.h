@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,14 +16,31 @@
 #include "cordon/backend.h"
 #include "cordon/policy/fs_plan.h"
 #include "cordon/policy/seccomp_compiler.h"
+#include "cordon/proc/limit_group.h"
 #include "cordon/unique_fd.h"
+#include "cordon/warm_pool.h"
 #include "sandbox_plan.h"
+#include "sandbox_process.h"
+#include "uid_slot.h"
 
 namespace cordon::ns {
+
+// A sandbox built for a run's shape (limits, tmpfs size), its init waiting for the code,
+// with what it holds on the host: its uid slot and limit groups.
+struct BuiltSandbox {
+  UidSlot slot;
+  HostIdentity host;
+  CgroupCoverage coverage;
+  std::optional<proc::LimitGroup> limits;
+  SandboxProcess process;
+};
 
 class NamespaceBackend final : public Backend {
  public:
   explicit NamespaceBackend(NamespaceOptions options = {});
+  ~NamespaceBackend() override;
+  NamespaceBackend(const NamespaceBackend&) = delete;
+  NamespaceBackend& operator=(const NamespaceBackend&) = delete;
 
   [[nodiscard]] std::string_view name() const override { return "namespace"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
@@ -36,8 +54,16 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
 
   [[nodiscard]] const NamespaceOptions& options() const { return options_; }
+  // The warm pool (NamespaceOptions::pool_size), or null.
+  [[nodiscard]] WarmPool<BuiltSandbox>* pool() { return pool_.get(); }
 
  private:
+  // Builds a sandbox of `shape`'s limits and files; its plan in *plan.
+  [[nodiscard]] Result<BuiltSandbox> build(const RunRequest& shape, bool want_tmp_fd,
+                                           std::chrono::steady_clock::time_point until,
+                                           std::optional<SandboxPlan>* plan) const;
+  // Whether a pooled sandbox (built for the default limits) has the shape `request` needs.
+  [[nodiscard]] bool pool_fits(const RunRequest& request) const;
   [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
                                              const CgroupCoverage& cgroups) const;
   [[nodiscard]] bool cgroup_available(int kind) const;
@@ -50,6 +76,8 @@ class NamespaceBackend final : public Backend {
   UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
   std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
   Probe probe_;
+  RunRequest pool_shape_;                         // the request a pooled sandbox is built for
+  std::unique_ptr<WarmPool<BuiltSandbox>> pool_;  // last: its thread uses everything above
 };
 
 // Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, beside cordon-reaper, the build tree,

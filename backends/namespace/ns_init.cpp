@@ -1,30 +1,49 @@
-// cordon-ns-init: PID 1 of a namespace sandbox. Exec'd by the sandbox's set-up process
-// right after it started the code, so no process in the sandbox carries cordon's memory,
-// environment or fds: this image is small and static, its environment is empty, and its
-// only fds are /dev/null (0-2) and the report pipe (3).
+// cordon-ns-init: PID 1 of a namespace sandbox (the protocol is init_protocol.h).
 //
-// It reaps every process reparented to it (orphans of the code's tree), and when the
-// code's main process (argv[1], a pid in this namespace) ends, it writes the main
-// process's status and resource use to fd 3 and exits. The kernel then SIGKILLs every
-// process left in the PID namespace: setsid'd and nohup'd descendants die with the run.
+// The sandbox's set-up process execs it once the sandbox is built and before any code
+// exists, so no process in the sandbox ever carries cordon's memory, environment or fds:
+// this image is small and static, its environment is empty, and its only fds are
+// /dev/null (0-2), the report pipe (3) and the control socket (4). It holds no capability
+// either (the set-up process emptied the bounding set, and the exec of a non-root uid
+// clears the rest), and it runs under the sandbox's seccomp filter with no_new_privs like
+// everything in the sandbox: the set-up process installed both right before this exec,
+// so every syscall below is one the policy allows.
+//
+// It waits for the order, starts the code from it, reaps every process reparented to it
+// (orphans of the code's tree), and when the code's main process ends it kills and reaps
+// every other process of the PID namespace (setsid'd and nohup'd descendants die with the
+// run), writes the main process's status and resource use to fd 3 and exits.
 //
 // PID 1 of a namespace receives only signals it has a handler for from inside the
 // namespace, so the code cannot kill it (not even with SIGKILL); cordon kills it from
 // outside at the deadline, which takes the whole namespace down. PR_SET_PDEATHSIG was set
-// before exec and survives it (no credential change): if cordon dies, so does the sandbox.
+// before exec and survives it (no credential change): if the cordon thread that built the
+// sandbox dies, so does the sandbox.
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
+#include "fd_passing.h"
 #include "init_protocol.h"
 
 namespace {
+
+using cordon::ns::CodeStage;
+using cordon::ns::InitEvent;
+using cordon::ns::InitEventKind;
+using cordon::ns::OrderRecord;
+using cordon::ns::OrderTag;
 
 std::int64_t usec(const struct timeval& tv) {
   return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
@@ -34,18 +53,221 @@ struct KernelSigset {
   unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
 };
 
+void send_event(const InitEvent& ev) {
+  // MSG_NOSIGNAL: a cordon that gave up must not turn our report into a SIGPIPE.
+  (void)::send(cordon::ns::kInitControlFd, &ev, sizeof(ev), MSG_NOSIGNAL);
+}
+
+[[noreturn]] void fail(CodeStage stage, int err, int step = -1) {
+  InitEvent ev;
+  ev.kind = InitEventKind::kFailed;
+  ev.stage = static_cast<std::int32_t>(stage);
+  ev.error = err != 0 ? err : EINVAL;
+  ev.step = step;
+  send_event(ev);
+  ::_exit(126);
+}
+
+// The order, parsed in place: pointers into `buf`.
+struct Order {
+  char* buf = nullptr;
+  const char* exe = nullptr;
+  const char* cwd = "/";
+  char** argv = nullptr;
+  char** envp = nullptr;
+  int stdio[3] = {-1, -1, -1};
+};
+
+// Where a record's data starts, and the next record; null at the end or on a bad record.
+const OrderRecord* next_record(const char* buf, std::uint32_t size, std::uint32_t* offset) {
+  if (*offset + sizeof(OrderRecord) > size) return nullptr;
+  const auto* r = reinterpret_cast<const OrderRecord*>(buf + *offset);
+  if (r->len > size - *offset - sizeof(OrderRecord)) return nullptr;
+  *offset += static_cast<std::uint32_t>(sizeof(OrderRecord)) + r->len;
+  // Records are 8-byte aligned by the writer (sandbox_process.cpp).
+  *offset = (*offset + 7U) & ~7U;
+  return r;
+}
+
+const char* data_of(const OrderRecord* r) { return reinterpret_cast<const char*>(r + 1); }
+
+// Receives the order; false when cordon closed the socket instead (it gave the sandbox
+// up: a pool being emptied).
+bool receive_order(Order& order, std::uint32_t* size) {
+  cordon::ns::OrderHeader header;
+  int fds[cordon::ns::kOrderFdCount];
+  int count = 0;
+  const ssize_t n = cordon::ns::receive_with_fds(
+      cordon::ns::kInitControlFd, &header, sizeof(header), fds, cordon::ns::kOrderFdCount, &count);
+  if (n == 0) return false;
+  if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::ns::kOrderMagic) {
+    fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
+  }
+  if (count != cordon::ns::kOrderFdCount) fail(CodeStage::kOrder, EPROTO);
+  order.buf = static_cast<char*>(std::malloc(header.size + 1));
+  if (order.buf == nullptr) fail(CodeStage::kOrder, ENOMEM);
+  std::uint32_t got = 0;
+  while (got < header.size) {
+    const ssize_t r = ::pread(fds[0], order.buf + got, header.size - got, got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) fail(CodeStage::kOrder, r < 0 ? errno : EPROTO);
+    got += static_cast<std::uint32_t>(r);
+  }
+  ::close(fds[0]);
+  for (int i = 0; i < 3; ++i) order.stdio[i] = fds[i + 1];
+  *size = header.size;
+  return true;
+}
+
+// Parses the records, creates the directories and files, and fills argv/envp.
+void apply_order(Order& order, std::uint32_t size) {
+  std::size_t args = 0;
+  std::size_t envs = 0;
+  std::uint32_t offset = 0;
+  while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
+    if (r->tag == OrderTag::kArg) ++args;
+    if (r->tag == OrderTag::kEnv) ++envs;
+  }
+  if (offset != size) fail(CodeStage::kOrder, EPROTO);
+  order.argv = static_cast<char**>(std::calloc(args + 1, sizeof(char*)));
+  order.envp = static_cast<char**>(std::calloc(envs + 1, sizeof(char*)));
+  if (order.argv == nullptr || order.envp == nullptr) fail(CodeStage::kOrder, ENOMEM);
+  args = envs = 0;
+  offset = 0;
+  int file_index = 0;
+  while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
+    char* data = const_cast<char*>(data_of(r));
+    const bool terminated = r->len > 0 && data[r->len - 1] == '\0';
+    switch (r->tag) {
+      case OrderTag::kExe:
+      case OrderTag::kArg:
+      case OrderTag::kEnv:
+      case OrderTag::kCwd:
+      case OrderTag::kDir:
+        if (!terminated) fail(CodeStage::kOrder, EPROTO);
+        break;
+      default:
+        break;
+    }
+    switch (r->tag) {
+      case OrderTag::kExe:
+        order.exe = data;
+        break;
+      case OrderTag::kArg:
+        order.argv[args++] = data;
+        break;
+      case OrderTag::kEnv:
+        order.envp[envs++] = data;
+        break;
+      case OrderTag::kCwd:
+        order.cwd = data;
+        break;
+      case OrderTag::kDir:
+        if (::mkdir(data, r->aux) != 0) fail(CodeStage::kWriteFile, errno, file_index);
+        ++file_index;
+        break;
+      case OrderTag::kFile: {
+        const std::size_t path_len = ::strnlen(data, r->len);
+        if (path_len == r->len) fail(CodeStage::kOrder, EPROTO);
+        const int fd = ::open(data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, r->aux);
+        if (fd < 0) fail(CodeStage::kWriteFile, errno, file_index);
+        const char* p = data + path_len + 1;
+        std::size_t left = r->len - path_len - 1;
+        while (left > 0) {
+          const ssize_t w = ::write(fd, p, left);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) fail(CodeStage::kWriteFile, w < 0 ? errno : EIO, file_index);
+          p += w;
+          left -= static_cast<std::size_t>(w);
+        }
+        ::close(fd);
+        ++file_index;
+        break;
+      }
+      case OrderTag::kRlimit:
+        if (r->len != 2 * sizeof(std::uint64_t)) fail(CodeStage::kOrder, EPROTO);
+        break;
+      default:
+        fail(CodeStage::kOrder, EPROTO);
+    }
+  }
+  if (order.exe == nullptr || args == 0) fail(CodeStage::kOrder, EPROTO);
+}
+
+struct CodeFailure {
+  CodeStage stage;
+  std::int32_t error;
+};
+
+[[noreturn]] void code_fail(int status_fd, CodeStage stage, int err) {
+  const CodeFailure f{stage, err != 0 ? err : EINVAL};
+  (void)::write(status_fd, &f, sizeof(f));
+  ::_exit(127);
+}
+
+// The code's process (a fork of init, so under the same filter): its own session, the
+// request's stdio, working directory and rlimits, only fds 0-2, then exec.
+[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd) {
+  if (::setsid() < 0) code_fail(status_fd, CodeStage::kSession, errno);
+  for (int i = 0; i < 3; ++i) {
+    if (::dup2(order.stdio[i], i) < 0) code_fail(status_fd, CodeStage::kFds, errno);
+  }
+  if (::chdir(order.cwd) != 0) code_fail(status_fd, CodeStage::kChdir, errno);
+  std::uint32_t offset = 0;
+  while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
+    if (r->tag != OrderTag::kRlimit) continue;
+    std::uint64_t v[2];
+    std::memcpy(v, data_of(r), sizeof(v));
+    const struct rlimit lim{v[0], v[1]};
+    if (::setrlimit(static_cast<int>(r->aux), &lim) != 0) {
+      code_fail(status_fd, CodeStage::kRlimit, errno);
+    }
+  }
+  ::umask(022);
+  // Only 0, 1, 2 reach the code (the status pipe is CLOEXEC: it closes at exec).
+  if (::close_range(3, static_cast<unsigned>(status_fd) - 1, 0) != 0 ||
+      ::close_range(static_cast<unsigned>(status_fd) + 1, ~0U, 0) != 0) {
+    code_fail(status_fd, CodeStage::kFds, errno);
+  }
+  ::execve(order.exe, order.argv, order.envp);
+  code_fail(status_fd, CodeStage::kExecCode, errno);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  // First: the code runs as our uid, so make /proc/1/{mem,environ,fd} unreadable to it.
+int main() {
+  // First: the code will run as our uid, so make /proc/1/{mem,environ,fd} unreadable to it.
   ::prctl(PR_SET_DUMPABLE, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (argc != 2) return 2;
-  const auto main_pid = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
   // The set-up process blocked every signal; we need none of them delivered (no handlers:
-  // as PID 1 we ignore what the code sends), but wait4 must not be disturbed either.
+  // as PID 1 we ignore what the code sends), but wait4 must not be disturbed either, and
+  // the code inherits our (empty) mask.
   KernelSigset none{};
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof(KernelSigset));
+
+  send_event(InitEvent{});  // kReady
+  Order order;
+  std::uint32_t size = 0;
+  if (!receive_order(order, &size)) return 0;
+  apply_order(order, size);
+
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
+  const pid_t main_pid = ::fork();
+  if (main_pid < 0) fail(CodeStage::kStartCode, errno);
+  if (main_pid == 0) code_main(order, size, status_pipe[1]);
+  ::close(status_pipe[1]);
+  for (const int fd : order.stdio) ::close(fd);
+  CodeFailure f{};
+  ssize_t n = 0;
+  do {
+    n = ::read(status_pipe[0], &f, sizeof(f));
+  } while (n < 0 && errno == EINTR);
+  ::close(status_pipe[0]);
+  // A failed start is reported on the control socket (cordon reads it once we are gone);
+  // a successful one is not: cordon already waits for the code's end.
+  if (n == static_cast<ssize_t>(sizeof(f))) fail(f.stage, f.error);
+  ::close(cordon::ns::kInitControlFd);
 
   cordon::ns::InitReport report;
   for (;;) {
@@ -64,6 +286,17 @@ int main(int argc, char** argv) {
     report.maxrss_kb = ru.ru_maxrss;
     break;
   }
+  // The main process has ended: end every other process of the namespace before saying
+  // so, so that the report also means "nothing of the code is left" and cordon need not
+  // wait for our own exit (which tears the namespaces down) to know it. kill(-1) reaches
+  // every process here but us; one born while it ran is the child of one it killed, and
+  // is ours once its parent is reaped, so it is killed on the next turn. ECHILD: none left.
+  for (;;) {
+    ::kill(-1, SIGKILL);
+    const pid_t got = ::wait4(-1, nullptr, __WALL, nullptr);
+    if (got < 0 && errno == ECHILD) break;
+  }
+  report.everything_reaped = 1;
   struct rusage all{};
   ::getrusage(RUSAGE_CHILDREN, &all);
   report.children_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);

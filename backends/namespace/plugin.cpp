@@ -1,4 +1,5 @@
 // The plugin entry point of the namespace backend.
+#include <cstdlib>
 #include <new>
 
 #include "cordon/plugin_abi.h"
@@ -6,8 +7,14 @@
 
 namespace {
 
+// A long-running host of the plugin (a server, the inspector) asks for sandboxes built
+// ahead of time with CORDON_NAMESPACE_POOL_SIZE; the one-shot CLI leaves it unset.
 cordon::Backend* create_backend() {
-  return new (std::nothrow) cordon::ns::NamespaceBackend(cordon::ns::NamespaceOptions{});
+  cordon::ns::NamespaceOptions options;
+  if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
+    options.pool_size = std::strtoul(pool, nullptr, 10);
+  }
+  return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }
 
 void destroy_backend(cordon::Backend* backend) { delete backend; }

@@ -51,6 +51,11 @@ struct NamespaceOptions {
   // be above 0; the request's own values always win.
   std::uint64_t default_memory_bytes = kDefaultMemoryCeiling;
   std::uint64_t default_max_processes = kDefaultProcessCeiling;
+  // Sandboxes built ahead of time (namespaces, root filesystem, limit groups, uid slot),
+  // each waiting for one run's code: a run with the default limits then pays only for
+  // starting its code. 0: every run builds its own. For long-running processes; the
+  // plugin reads CORDON_NAMESPACE_POOL_SIZE.
+  std::size_t pool_size = 0;
 };
 
 // One line of /proc/<pid>/uid_map or gid_map.

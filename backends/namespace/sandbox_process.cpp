@@ -4,6 +4,7 @@
 #include <linux/sched.h>  // CLONE_PIDFD
 #include <poll.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "cordon/proc/pipe.h"
+#include "fd_passing.h"
 #include "id_maps.h"
 #include "namespace_backend.h"
 
@@ -35,39 +37,103 @@ int ms_until(Clock::time_point until) {
 
 struct Received {
   bool eof = false;
-  ChildMessage msg;
+  InitEvent msg;
   UniqueFd fd;
 };
 
 Result<Received> receive(int channel) {
   Received r;
-  struct iovec iov{&r.msg, sizeof(r.msg)};
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr mh{};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control;
-  mh.msg_controllen = sizeof(control);
-  ssize_t n = 0;
-  do {
-    n = ::recvmsg(channel, &mh, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return fail_errno("read the sandbox set-up channel");
+  int fd = -1;
+  int count = 0;
+  const ssize_t n = receive_with_fds(channel, &r.msg, sizeof(r.msg), &fd, 1, &count);
+  if (n < 0) return fail_errno("read the sandbox's control socket", static_cast<int>(-n));
+  if (count == 1) r.fd.reset(fd);
   if (n == 0) {
     r.eof = true;
     return r;
   }
-  for (struct cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-      r.fd.reset(fd);
-    }
-  }
-  if (static_cast<std::size_t>(n) != sizeof(ChildMessage)) {
-    return fail(ErrorCode::kInternal, "short message on the sandbox set-up channel");
+  if (static_cast<std::size_t>(n) != sizeof(InitEvent)) {
+    return fail(ErrorCode::kInternal, "short message on the sandbox's control socket");
   }
   return r;
+}
+
+// Waits for the next event on the channel (or EOF) until `until`.
+Result<Received> next_event(int channel, Clock::time_point until) {
+  for (;;) {
+    struct pollfd pfd{channel, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, ms_until(until));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return fail_errno("poll the sandbox's control socket");
+    }
+    if (ready == 0) return fail(ErrorCode::kTimeout, "sandbox set-up exceeded its bound");
+    return receive(channel);
+  }
+}
+
+const char* to_string(CodeStage stage) {
+  switch (stage) {
+    case CodeStage::kOrder:
+      return "read the order";
+    case CodeStage::kWriteFile:
+      return "write an input file";
+    case CodeStage::kStartCode:
+      return "fork the code's process";
+    case CodeStage::kSession:
+      return "setsid";
+    case CodeStage::kFds:
+      return "arrange fds";
+    case CodeStage::kChdir:
+      return "chdir";
+    case CodeStage::kRlimit:
+      return "setrlimit";
+    case CodeStage::kExecCode:
+      return "execve the code";
+  }
+  return "start the code";
+}
+
+// Appends one record (init_protocol.h), 8-byte aligned like the init expects.
+void add_record(std::string& out, OrderTag tag, std::uint32_t aux, std::string_view a,
+                std::string_view b = {}, bool nul_between = false) {
+  OrderRecord r;
+  r.tag = tag;
+  r.aux = aux;
+  r.len = static_cast<std::uint32_t>(a.size() + b.size() + (nul_between ? 1 : 0));
+  out.append(reinterpret_cast<const char*>(&r), sizeof(r));
+  out.append(a);
+  if (nul_between) out.push_back('\0');
+  out.append(b);
+  out.resize((out.size() + 7) & ~std::size_t{7}, '\0');
+}
+
+void add_string(std::string& out, OrderTag tag, const std::string& s, std::uint32_t aux = 0) {
+  add_record(out, tag, aux, std::string_view(s.c_str(), s.size() + 1));
+}
+
+std::string encode_order(const CodeOrder& order) {
+  const SandboxPlan& plan = *order.plan;
+  std::string out;
+  add_string(out, OrderTag::kExe, plan.executable);
+  for (const auto& a : plan.argv) add_string(out, OrderTag::kArg, a);
+  for (const auto& e : plan.env) add_string(out, OrderTag::kEnv, e);
+  add_string(out, OrderTag::kCwd, plan.cwd);
+  if (order.write_files) {
+    for (const SandboxFile& f : plan.files) {
+      if (f.directory) {
+        add_string(out, OrderTag::kDir, f.path, f.mode);
+      } else {
+        add_record(out, OrderTag::kFile, f.mode, f.path, f.data, /*nul_between=*/true);
+      }
+    }
+  }
+  for (const auto& r : plan.rlimits) {
+    const std::uint64_t v[2] = {r.setting.soft, r.setting.hard};
+    add_record(out, OrderTag::kRlimit, static_cast<std::uint32_t>(r.setting.resource),
+               std::string_view(reinterpret_cast<const char*>(v), sizeof(v)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,21 +145,12 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   if (!channel) return std::unexpected(channel.error());
   auto report = proc::make_pipe();
   if (!report) return std::unexpected(report.error());
-  UniqueFd dev_null;
-  if (args.stdin_fd < 0 || args.stdout_fd < 0 || args.stderr_fd < 0) {
-    dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!dev_null) return fail_errno("open /dev/null");
-  }
-  auto or_null = [&](int fd) { return fd >= 0 ? fd : dev_null.get(); };
 
   PreparedChild::Fds fds;
   fds.go = go->read.get();
   fds.channel = channel->write.get();
   fds.report = report->write.get();
   fds.init_exe = args.init_exe_fd;
-  fds.in = or_null(args.stdin_fd);
-  fds.out = or_null(args.stdout_fd);
-  fds.err = or_null(args.stderr_fd);
   // cgroup v1 groups: the child joins them itself (LimitGroup::self_join_fds says why).
   std::vector<UniqueFd> join_owned;
   if (args.limits != nullptr) {
@@ -149,34 +206,102 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   if (::write(go->write.get(), "g", 1) != 1) return fail_errno("release the sandbox set-up");
   go->write.reset();
 
-  // Until EOF: both the set-up process and the code have exec'd (the channel is CLOEXEC).
+  // Until the init says it is ready (it then waits for the code's order).
   for (;;) {
-    struct pollfd pfd{channel->read.get(), POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, ms_until(until));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno("poll the sandbox set-up channel");
-    }
-    if (ready == 0) return fail(ErrorCode::kTimeout, "sandbox set-up exceeded its bound");
-    auto got = receive(channel->read.get());
+    auto got = next_event(channel->read.get(), until);
     if (!got) return std::unexpected(got.error());
-    if (got->eof) break;
-    const auto stage = static_cast<ChildStage>(got->msg.stage);
-    if (stage == ChildStage::kTmpFd && got->msg.error == 0) {
+    if (got->eof) {
+      return fail(ErrorCode::kInternal, "sandbox set-up: the set-up process ended without a word");
+    }
+    const InitEvent& ev = got->msg;
+    if (ev.kind == InitEventKind::kReady) break;
+    if (ev.kind == InitEventKind::kTmpFd) {
       sp.tmp_ = std::move(got->fd);
       continue;
     }
+    const auto stage = static_cast<ChildStage>(ev.stage);
     std::string what = std::string("sandbox set-up: ") + to_string(stage);
-    if (stage == ChildStage::kMount) what += ": " + (*prepared)->describe_mount(got->msg.step);
-    return fail_errno(std::move(what), got->msg.error);
+    if (stage == ChildStage::kMount) what += ": " + (*prepared)->describe_mount(ev.step);
+    return fail_errno(std::move(what), ev.error);
   }
+  sp.control_ = std::move(channel->read);
   return sp;
+}
+
+Status SandboxProcess::launch(const CodeOrder& order) {
+  if (!control_ || launched_) {
+    return fail(ErrorCode::kInternal, "this sandbox was not built or was already launched");
+  }
+  launched_ = true;
+  if (order.write_files) {
+    for (const SandboxFile& f : order.plan->files) file_paths_.push_back(f.path);
+  }
+  UniqueFd dev_null;
+  if (order.stdin_fd < 0 || order.stdout_fd < 0 || order.stderr_fd < 0) {
+    dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!dev_null) return fail_errno("open /dev/null");
+  }
+  auto or_null = [&](int fd) { return fd >= 0 ? fd : dev_null.get(); };
+
+  // The order goes in a memfd: no size limit of a socket message, one read by the init.
+  const std::string blob = encode_order(order);
+  const UniqueFd memfd(::memfd_create("cordon-order", MFD_CLOEXEC));
+  if (!memfd) return fail_errno("memfd_create for the sandbox's order");
+  std::size_t done = 0;
+  while (done < blob.size()) {
+    const ssize_t w = ::write(memfd.get(), blob.data() + done, blob.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return fail_errno("write the sandbox's order");
+    done += static_cast<std::size_t>(w);
+  }
+
+  OrderHeader header;
+  header.size = static_cast<std::uint32_t>(blob.size());
+  const int fds[kOrderFdCount] = {memfd.get(), or_null(order.stdin_fd), or_null(order.stdout_fd),
+                                  or_null(order.stderr_fd)};
+  if (const int err = send_with_fds(control_.get(), &header, sizeof(header), fds, kOrderFdCount);
+      err != 0) {
+    if (err == EPIPE || err == ECONNRESET) {
+      return fail(ErrorCode::kUnavailable,
+                  "the sandbox's init is gone (it was killed while it waited)");
+    }
+    return fail_errno("send the code to the sandbox's init", err);
+  }
+  return {};
+}
+
+std::optional<std::string> SandboxProcess::start_failure() {
+  if (!control_) return std::nullopt;
+  struct pollfd pfd{control_.get(), POLLIN, 0};
+  if (::poll(&pfd, 1, 0) <= 0) return std::nullopt;
+  auto got = receive(control_.get());
+  if (!got || got->eof || got->msg.kind != InitEventKind::kFailed) return std::nullopt;
+  const InitEvent& ev = got->msg;
+  const auto stage = static_cast<CodeStage>(ev.stage);
+  std::string what = std::string("start the code: ") + to_string(stage);
+  if (stage == CodeStage::kWriteFile && ev.step >= 0 &&
+      static_cast<std::size_t>(ev.step) < file_paths_.size()) {
+    what += " " + file_paths_[static_cast<std::size_t>(ev.step)];
+  }
+  return Error{ErrorCode::kSystem, ev.error, std::move(what)}.describe();
 }
 
 void SandboxProcess::kill() const { (void)init_.signal(SIGKILL); }
 
 Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
   SandboxExit out;
+  if (report_first_) {
+    struct pollfd ready{report_.get(), POLLIN, 0};
+    InitReport r;
+    if (::poll(&ready, 1, 0) == 1 &&
+        ::read(report_.get(), &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r)) &&
+        r.magic == kInitReportMagic && r.everything_reaped == 1) {
+      out.report = r;
+      out.init_reaped = false;
+      return out;
+    }
+    // No complete report (the init was killed, or the deadline came first): wait as usual.
+  }
   struct pollfd pfd{init_.pidfd(), POLLIN, 0};
   while (::poll(&pfd, 1, ms_until(until)) < 0 && errno == EINTR) {
   }
@@ -212,6 +337,9 @@ Status SandboxTree::describe_end(Termination& t, RunResult& result) {
     t.signal = main.signal();
     result.max_rss_kb = report->maxrss_kb;
     result.cpu_ms = report->children_cpu_us / 1000;
+  } else if (auto why = sandbox_.start_failure()) {
+    // The code never ran: the sandbox failed to start it, which is not the code's failure.
+    return fail(ErrorCode::kSystem, std::move(*why));
   } else if (!t.deadline_passed && !t.cancelled) {
     // The init died without reporting: something killed it from outside (the OOM killer,
     // an administrator); the code's own status is unknown.
@@ -239,6 +367,10 @@ Result<std::filesystem::path> SandboxTree::artifact_dir() {
 }
 
 Status SandboxTree::teardown(RunClock::time_point until) {
+  if (retire_ && !exit_.init_reaped) {
+    retire_(std::move(sandbox_), std::move(limits_));
+    return {};
+  }
   if (!limits_) return {};
   if (auto st = limits_->remove(until); !st) {
     return fail(st.error().code, "remove limit groups: " + st.error().describe());

@@ -1,14 +1,20 @@
 // The parent side of one sandbox: clone the set-up process into its namespaces, write its
-// id maps, put it in its limit groups, let it go, and wait until the code runs; later,
-// kill it (the PID namespace's init: the kernel kills the rest) and collect its report.
+// id maps, put it in its limit groups, let it go, and wait until its init is ready; then
+// hand it the code (launch); later, kill it (the PID namespace's init: the kernel kills
+// the rest) and collect its report. Building and launching are apart so that a sandbox
+// can be built before its run is known (a warm pool).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "child_setup.h"
 #include "cordon/error.h"
+#include "cordon/policy/seccomp_compiler.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/run_driver.h"
@@ -19,47 +25,73 @@
 namespace cordon::ns {
 
 struct SandboxStart {
-  const SandboxPlan* plan = nullptr;
-  const policy::SeccompProgram* seccomp = nullptr;
-  int init_exe_fd = -1;  // O_PATH fd of cordon-ns-init
-  int stdin_fd = -1;     // -1: /dev/null
+  const SandboxPlan* plan = nullptr;                // its files are written by the set-up process
+  const policy::SeccompProgram* seccomp = nullptr;  // installed before the init's exec
+  int init_exe_fd = -1;                             // O_PATH fd of cordon-ns-init
+  const proc::LimitGroup* limits = nullptr;         // joined before the init starts; may be null
+  bool want_tmp_fd = false;                         // keep the sandbox's /tmp for artifacts
+};
+
+// The code's part of a plan, for the init of a built sandbox.
+struct CodeOrder {
+  const SandboxPlan* plan = nullptr;  // executable, argv, env, cwd, rlimits
+  bool write_files = false;           // the plan's files, by the init (a sandbox built before them)
+  int stdin_fd = -1;                  // -1: /dev/null
   int stdout_fd = -1;
   int stderr_fd = -1;
-  const proc::LimitGroup* limits = nullptr;  // joined before the code starts; may be null
-  bool want_tmp_fd = false;                  // keep the sandbox's /tmp for artifacts
 };
 
 struct SandboxExit {
-  proc::ExitInfo init;               // how the namespace's init ended
+  proc::ExitInfo init;               // how the namespace's init ended (if it was reaped)
   std::optional<InitReport> report;  // the main process's status, unless init was killed
+  bool init_reaped = true;           // false: finished on the report, the init still exiting
 };
 
 class SandboxProcess {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Returns once the code has been exec'd, or fails with the child-side step and errno
-  // ("mount: bind /tmp/usr <- /usr: Operation not permitted"); gives up at `until`.
+  // Returns once the sandbox is built and its init waits for the code, or fails with the
+  // child-side step and errno ("mount: bind /tmp/usr <- /usr: Operation not permitted");
+  // gives up at `until`.
   [[nodiscard]] static Result<SandboxProcess> start(const SandboxStart& args,
                                                     Clock::time_point until);
+  // Hands the code to the init, without waiting for it to start (the wait for the code's
+  // end covers that). A sandbox whose init is gone (killed while it waited) fails with
+  // kUnavailable. Once only.
+  [[nodiscard]] Status launch(const CodeOrder& order);
+  // Once the init has exited: why the code could not start, if that is why it exited
+  // ("start the code: execve the code: No such file or directory").
+  [[nodiscard]] std::optional<std::string> start_failure();
 
   SandboxProcess() = default;
   SandboxProcess(SandboxProcess&&) noexcept = default;
   SandboxProcess& operator=(SandboxProcess&&) noexcept = default;
 
   // Readable once the namespace's init has exited: the main process ended (init exits
-  // right after it) or the sandbox was killed.
-  [[nodiscard]] int exit_fd() const { return init_.pidfd(); }
+  // right after it) or the sandbox was killed. With report_first, readable once the init
+  // has reported (or died): see finish().
+  [[nodiscard]] int exit_fd() const { return report_first_ ? report_.get() : init_.pidfd(); }
+  // Finish on the init's report instead of its exit: the report says every process of
+  // the code is gone, and the init's own exit (the namespaces' teardown, ~0.3 ms here) is
+  // left to whoever reaps it later (a warm pool's thread).
+  void set_report_first(bool on) { report_first_ = on; }
   [[nodiscard]] pid_t init_pid() const { return init_.pid(); }
   // SIGKILL to the init: the kernel kills every process of the PID namespace.
   void kill() const;
-  // Waits for the init (bounded: SIGKILL at `until`) and reads its report.
+  // Waits for the init (bounded: SIGKILL at `until`) and reads its report. With
+  // report_first and a complete report at hand, returns at once without reaping the init
+  // (init_reaped false); the destructor reaps it.
   [[nodiscard]] Result<SandboxExit> finish(Clock::time_point until);
   // The sandbox's /tmp (O_PATH), if asked for; valid after the namespace is gone.
   [[nodiscard]] UniqueFd take_tmp_fd() { return std::move(tmp_); }
 
  private:
   proc::ChildProcess init_;  // destructor: SIGKILL and reap, on every error path
+  UniqueFd control_;         // the init's control socket (init_protocol.h)
+  bool launched_ = false;
+  bool report_first_ = false;
+  std::vector<std::string> file_paths_;  // the files the init writes, for its errors
   UniqueFd report_;
   UniqueFd tmp_;
 };
@@ -69,8 +101,17 @@ class SandboxProcess {
 // ended comes from the init's report, and from the limit groups' OOM and pids counts.
 class SandboxTree final : public StartedTree {
  public:
+  // Takes a sandbox and its limit groups to remove once the init is reaped.
+  using Retire = std::function<void(SandboxProcess, std::optional<proc::LimitGroup>)>;
+
   SandboxTree(std::optional<proc::LimitGroup> limits, SandboxProcess sandbox)
       : limits_(std::move(limits)), sandbox_(std::move(sandbox)) {}
+  // With a retire hook the tree finishes on the init's report and hands the exiting init
+  // and its groups to the hook in teardown() instead of waiting for them.
+  void retire_with(Retire retire) {
+    retire_ = std::move(retire);
+    sandbox_.set_report_first(static_cast<bool>(retire_));
+  }
 
   [[nodiscard]] int exit_fd() const override { return sandbox_.exit_fd(); }
   void kill() override { sandbox_.kill(); }
@@ -91,6 +132,7 @@ class SandboxTree final : public StartedTree {
   SandboxProcess sandbox_;
   SandboxExit exit_;
   UniqueFd tmp_;
+  Retire retire_;
 };
 
 }  // namespace cordon::ns
