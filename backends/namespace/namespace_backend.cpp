@@ -126,7 +126,6 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
   if (options_.pool_size > 0) {
     // Built for a request with the default limits and no files; runs of that shape take
     // one (pool_fits). Artifacts may be asked for later, so each keeps its /tmp.
-    pool_shape_.language = Language::kSh;
     pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
         options_.pool_size,
         [this]() -> Result<BuiltSandbox> {

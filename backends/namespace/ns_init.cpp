@@ -20,6 +20,7 @@
 // before exec and survives it (no credential change): if the cordon thread that built the
 // sandbox dies, so does the sandbox.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -70,7 +71,7 @@ void send_event(const InitEvent& ev) {
 
 // The order, parsed in place: pointers into `buf`.
 struct Order {
-  char* buf = nullptr;
+  const char* buf = nullptr;  // the order's records, mapped from the memfd
   const char* exe = nullptr;
   const char* cwd = "/";
   char** argv = nullptr;
@@ -104,15 +105,16 @@ bool receive_order(Order& order, std::uint32_t* size) {
     fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
   }
   if (count != cordon::ns::kOrderFdCount) fail(CodeStage::kOrder, EPROTO);
-  order.buf = static_cast<char*>(std::malloc(header.size + 1));
-  if (order.buf == nullptr) fail(CodeStage::kOrder, ENOMEM);
-  std::uint32_t got = 0;
-  while (got < header.size) {
-    const ssize_t r = ::pread(fds[0], order.buf + got, header.size - got, got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) fail(CodeStage::kOrder, r < 0 ? errno : EPROTO);
-    got += static_cast<std::uint32_t>(r);
+  // Mapped, not copied: input files can be large, and a copy would be charged to the
+  // sandbox's memory limit on top of the tmpfs pages they are written to.
+  struct stat st{};
+  if (header.size == 0 || ::fstat(fds[0], &st) != 0 ||
+      static_cast<std::uint64_t>(st.st_size) < header.size) {
+    fail(CodeStage::kOrder, EPROTO);
   }
+  void* mapped = ::mmap(nullptr, header.size, PROT_READ, MAP_PRIVATE, fds[0], 0);
+  if (mapped == MAP_FAILED) fail(CodeStage::kOrder, errno);
+  order.buf = static_cast<const char*>(mapped);
   ::close(fds[0]);
   for (int i = 0; i < 3; ++i) order.stdio[i] = fds[i + 1];
   *size = header.size;
