@@ -34,15 +34,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after cordon's
 
-std::int64_t ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
-
-Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
-               std::optional<std::string> value, std::string detail) {
-  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
-}
-
 std::optional<rlim_t> nofile_hard() {
   struct rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
@@ -362,15 +353,15 @@ Capabilities ContainerBackend::capabilities(const Limits& limits) const {
       case Aspect::kNetwork:
         caps.aspects.push_back(
             options_.network_namespace
-                ? cap(aspect, Enforcement::kEnforced, "network namespace with loopback only",
-                      std::nullopt,
-                      "OCI network namespace without interfaces but lo; no route out; the "
-                      "host's loopback and abstract unix sockets are unreachable")
-                : cap(aspect, Enforcement::kNone, "", std::nullopt,
-                      "network namespace switched off: the host's network is reachable"));
+                ? capability(aspect, Enforcement::kEnforced, "network namespace with loopback only",
+                             std::nullopt,
+                             "OCI network namespace without interfaces but lo; no route out; the "
+                             "host's loopback and abstract unix sockets are unreachable")
+                : capability(aspect, Enforcement::kNone, "", std::nullopt,
+                             "network namespace switched off: the host's network is reachable"));
         break;
       case Aspect::kFilesystem:
-        caps.aspects.push_back(cap(
+        caps.aspects.push_back(capability(
             aspect, Enforcement::kEnforced, fs_summary(options_, key.scratch_bytes), std::nullopt,
             rt + " mount namespace and pivot_root into a read-only root; the host's /root, "
                  "/home, /tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon "
@@ -378,54 +369,55 @@ Capabilities ContainerBackend::capabilities(const Limits& limits) const {
                  "do"));
         break;
       case Aspect::kEnvironment:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "clean environment + mount namespace", std::nullopt,
-                                   "only PATH, HOME, LANG and the request's variables; the "
-                                   "container's init starts with an empty environment"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
+                                          "clean environment + mount namespace", std::nullopt,
+                                          "only PATH, HOME, LANG and the request's variables; the "
+                                          "container's init starts with an empty environment"));
         break;
       case Aspect::kProcessTree:
-        caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
-                "the code sees only its container's processes; uid 65534 with no capabilities and "
-                "no_new_privs; the container is killed at the deadline and on cancel, and its init "
-                "ends it when cordon dies; concurrent containers share the host uid 65534"));
+        caps.aspects.push_back(capability(
+            aspect, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
+            "the code sees only its container's processes; uid 65534 with no capabilities and "
+            "no_new_privs; the container is killed at the deadline and on cancel, and its init "
+            "ends it when cordon dies; concurrent containers share the host uid 65534"));
         break;
       case Aspect::kSyscallFilter:
         caps.aspects.push_back(
             options_.seccomp
-                ? cap(aspect, Enforcement::kEnforced,
+                ? capability(
+                      aspect, Enforcement::kEnforced,
                       "seccomp " + policy_name_ + " v" + std::to_string(policy_version_) + " " +
                           policy_hash_,
                       std::nullopt,
                       "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls "
                       "fail with ENOSYS, dangerous ones with EPERM")
-                : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
+                : capability(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
         break;
       case Aspect::kMemory:
-        caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced,
-                engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
-                format_size(key.memory_bytes),
-                std::string(limits.memory_bytes ? "" : "default ceiling; ") +
-                    "the whole container, swap included; an OOM kill is "
-                    "reported as oom_killed"));
+        caps.aspects.push_back(capability(
+            aspect, Enforcement::kEnforced,
+            engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
+            format_size(key.memory_bytes),
+            std::string(limits.memory_bytes ? "" : "default ceiling; ") +
+                "the whole container, swap included; an OOM kill is "
+                "reported as oom_killed"));
         break;
       case Aspect::kProcesses:
-        caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced,
-                engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
-                std::to_string(key.max_processes),
-                std::string(limits.max_processes ? "" : "default ceiling; ") +
-                    "every process and thread of the container (its init not "
-                    "counted)"));
+        caps.aspects.push_back(capability(
+            aspect, Enforcement::kEnforced,
+            engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
+            std::to_string(key.max_processes),
+            std::string(limits.max_processes ? "" : "default ceiling; ") +
+                "every process and thread of the container (its init not "
+                "counted)"));
         break;
       case Aspect::kCpu:
         if (limits.cpu_time) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
-                                     format_duration(*limits.cpu_time),
-                                     "CPU time per process, not the whole container's"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
+                                            format_duration(*limits.cpu_time),
+                                            "CPU time per process, not the whole container's"));
         } else {
-          caps.aspects.push_back(cap(
+          caps.aspects.push_back(capability(
               aspect, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
               options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
               options_.cpus > 0 ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
@@ -434,23 +426,25 @@ Capabilities ContainerBackend::capabilities(const Limits& limits) const {
         }
         break;
       case Aspect::kDisk:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "tmpfs size",
-                                   format_size(key.scratch_bytes),
-                                   "the only writable places are the /tmp tmpfs and a 16 MiB "
-                                   "/dev/shm; writes past them fail with ENOSPC"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced, "tmpfs size", format_size(key.scratch_bytes),
+                       "the only writable places are the /tmp tmpfs and a 16 MiB "
+                       "/dev/shm; writes past them fail with ENOSPC"));
         break;
       case Aspect::kOutput:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
-                                   format_size(effective_output_cap(limits)),
-                                   "output past the cap is read and discarded; the result is "
-                                   "marked truncated"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
+                       format_size(effective_output_cap(limits)),
+                       "output past the cap is read and discarded; the result is "
+                       "marked truncated"));
         break;
       case Aspect::kTimeout:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "deadline + " + rt + " kill of the container", std::nullopt,
-                                   "every process of the container dies with its init; the "
-                                   "init also stops at a backstop deadline and when cordon "
-                                   "dies"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
+                                          "deadline + " + rt + " kill of the container",
+                                          std::nullopt,
+                                          "every process of the container dies with its init; the "
+                                          "init also stops at a backstop deadline and when cordon "
+                                          "dies"));
         break;
     }
   }

@@ -21,11 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
-               std::optional<std::string> value, std::string detail) {
-  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
-}
-
 std::optional<rlim_t> nofile_hard() {
   struct rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
@@ -158,113 +153,119 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
       case Aspect::kNetwork:
         caps.aspects.push_back(
             options_.network_namespace
-                ? cap(aspect, Enforcement::kEnforced, "network namespace with loopback only",
+                ? capability(
+                      aspect, Enforcement::kEnforced, "network namespace with loopback only",
                       std::nullopt,
                       "no interface but lo and no route out; the host's loopback and abstract "
                       "unix sockets are unreachable")
-                : cap(aspect, Enforcement::kNone, "", std::nullopt,
-                      "network namespace switched off: the host's network is reachable"));
+                : capability(aspect, Enforcement::kNone, "", std::nullopt,
+                             "network namespace switched off: the host's network is reachable"));
         break;
       case Aspect::kFilesystem:
-        caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
-                std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
-                            "and the host's /bin, /lib* read-only") +
-                    (options_.hide_usr_local ? ", /usr/local hidden" : "") +
-                    ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
-                    "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
-                    "/dev/shm"));
+        caps.aspects.push_back(capability(
+            aspect, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
+            std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
+                        "and the host's /bin, /lib* read-only") +
+                (options_.hide_usr_local ? ", /usr/local hidden" : "") +
+                ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
+                "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
+                "/dev/shm"));
         break;
       case Aspect::kEnvironment:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "clean environment + mount namespace", std::nullopt,
-                                   "only PATH, HOME, LANG and the request's variables; no "
-                                   "process inside (PID 1 included) holds the caller's "
-                                   "environment, fds or memory; host credential files are "
-                                   "not mounted"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
+                                          "clean environment + mount namespace", std::nullopt,
+                                          "only PATH, HOME, LANG and the request's variables; no "
+                                          "process inside (PID 1 included) holds the caller's "
+                                          "environment, fds or memory; host credential files are "
+                                          "not mounted"));
         break;
       case Aspect::kProcessTree:
         caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced, "PID namespace", std::nullopt,
-                "the code sees only its own processes; the whole namespace "
-                "is killed when the main process ends, at the deadline and "
-                "on cancel; it runs as uid 65534 with no capabilities and "
-                "no_new_privs" +
-                    std::string(root_ ? ", mapped to a host uid of its own" : "")));
+            capability(aspect, Enforcement::kEnforced, "PID namespace", std::nullopt,
+                       "the code sees only its own processes; the whole namespace "
+                       "is killed when the main process ends, at the deadline and "
+                       "on cancel; it runs as uid 65534 with no capabilities and "
+                       "no_new_privs" +
+                           std::string(root_ ? ", mapped to a host uid of its own" : "")));
         break;
       case Aspect::kSyscallFilter:
         caps.aspects.push_back(
             options_.seccomp
-                ? cap(aspect, Enforcement::kEnforced, policy_text, std::nullopt,
+                ? capability(
+                      aspect, Enforcement::kEnforced, policy_text, std::nullopt,
                       "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, "
                       "mount, unshare, keyctl, bpf, ...) with EPERM; other architectures are "
                       "killed")
-                : cap(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
+                : capability(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
         break;
       case Aspect::kMemory:
         if (cg_mem) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup memory limit",
-                                     format_size(*ceilings.memory_bytes),
-                                     default_note(limits.memory_bytes.has_value()) +
-                                         "the whole sandbox; swap excluded where the host "
-                                         "accounts it; an OOM kill is reported as oom_killed"));
-        } else {
           caps.aspects.push_back(
-              cap(aspect, Enforcement::kPartial, "RLIMIT_AS per process",
-                  format_size(*ceilings.memory_bytes),
-                  default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
-                      limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
-                      "): address space per process, not the sandbox's total; an OOM kill cannot "
-                      "be reported"));
+              capability(aspect, Enforcement::kEnforced, "cgroup memory limit",
+                         format_size(*ceilings.memory_bytes),
+                         default_note(limits.memory_bytes.has_value()) +
+                             "the whole sandbox; swap excluded where the host "
+                             "accounts it; an OOM kill is reported as oom_killed"));
+        } else {
+          caps.aspects.push_back(capability(
+              aspect, Enforcement::kPartial, "RLIMIT_AS per process",
+              format_size(*ceilings.memory_bytes),
+              default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
+                  limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
+                  "): address space per process, not the sandbox's total; an OOM kill cannot "
+                  "be reported"));
         }
         break;
       case Aspect::kProcesses:
         if (cg_pids) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "cgroup pids limit",
-                                     std::to_string(*ceilings.max_processes),
-                                     default_note(limits.max_processes.has_value()) +
-                                         "every process and thread of the sandbox (its init "
-                                         "not counted)"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, "cgroup pids limit",
+                                            std::to_string(*ceilings.max_processes),
+                                            default_note(limits.max_processes.has_value()) +
+                                                "every process and thread of the sandbox (its init "
+                                                "not counted)"));
         } else {
-          caps.aspects.push_back(
-              cap(aspect, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
-                  root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
-                  std::to_string(*ceilings.max_processes),
-                  default_note(limits.max_processes.has_value()) +
-                      (root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
-                             : "counts every process of the user running cordon, not only the "
-                               "run's")));
+          caps.aspects.push_back(capability(
+              aspect, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
+              root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
+              std::to_string(*ceilings.max_processes),
+              default_note(limits.max_processes.has_value()) +
+                  (root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
+                         : "counts every process of the user running cordon, not only the "
+                           "run's")));
         }
         break;
       case Aspect::kCpu:
         if (limits.cpu_time) {
           const auto secs = std::max<long long>((limits.cpu_time->count() + 999) / 1000, 1);
-          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
-                                     format_duration(std::chrono::seconds(secs)),
-                                     "CPU time per process, not the whole sandbox's"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
+                                            format_duration(std::chrono::seconds(secs)),
+                                            "CPU time per process, not the whole sandbox's"));
         } else {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     "CPU time is bounded only by the wall-clock timeout"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                            "CPU time is bounded only by the wall-clock timeout"));
         }
         break;
       case Aspect::kDisk:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "tmpfs size", format_size(tmp),
-                                   "the only writable places are the /tmp tmpfs and a 16 MiB "
-                                   "/dev/shm; writes past them fail with ENOSPC; the host's "
-                                   "disk is never written"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced, "tmpfs size", format_size(tmp),
+                       "the only writable places are the /tmp tmpfs and a 16 MiB "
+                       "/dev/shm; writes past them fail with ENOSPC; the host's "
+                       "disk is never written"));
         break;
       case Aspect::kOutput:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
-                                   format_size(effective_output_cap(limits)),
-                                   "output past the cap is read and discarded; the result is "
-                                   "marked truncated"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
+                       format_size(effective_output_cap(limits)),
+                       "output past the cap is read and discarded; the result is "
+                       "marked truncated"));
         break;
       case Aspect::kTimeout:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced,
-                                   "deadline + SIGKILL of the PID namespace's init", std::nullopt,
-                                   "the kernel kills every process of the sandbox at once, "
-                                   "including setsid'd and daemonised ones; also when cordon "
-                                   "itself dies"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced,
+                       "deadline + SIGKILL of the PID namespace's init", std::nullopt,
+                       "the kernel kills every process of the sandbox at once, "
+                       "including setsid'd and daemonised ones; also when cordon "
+                       "itself dies"));
         break;
     }
   }

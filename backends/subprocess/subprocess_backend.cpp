@@ -86,11 +86,6 @@ std::vector<std::string> make_env(const RunRequest& request, const fs::path& hom
   return env;
 }
 
-Capability cap(Aspect aspect, Enforcement e, std::string mechanism,
-               std::optional<std::string> value, std::string detail) {
-  return Capability{aspect, e, std::move(mechanism), std::move(value), std::move(detail)};
-}
-
 // Run dirs are "cordon-run-<pid>-XXXXXX" so a later start can sweep a dead cordon's.
 constexpr std::string_view kRunDirPrefix = "cordon-run-";
 
@@ -155,78 +150,82 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
   for (const Aspect aspect : kAllAspects) {
     switch (aspect) {
       case Aspect::kNetwork:
-        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                   "the code has the host's full network access"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                          "the code has the host's full network access"));
         break;
       case Aspect::kFilesystem:
-        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                   "runs in a fresh temp dir, but can read and write every "
-                                   "host file the user running cordon can"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                          "runs in a fresh temp dir, but can read and write every "
+                                          "host file the user running cordon can"));
         break;
       case Aspect::kEnvironment:
-        caps.aspects.push_back(
-            cap(aspect, Enforcement::kNone, "", std::nullopt,
-                "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
-                "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
-                "readable"));
+        caps.aspects.push_back(capability(
+            aspect, Enforcement::kNone, "", std::nullopt,
+            "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
+            "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
+            "readable"));
         break;
       case Aspect::kProcessTree:
-        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                   "the code sees and can signal every process of the user, "
-                                   "cordon itself included"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                          "the code sees and can signal every process of the user, "
+                                          "cordon itself included"));
         break;
       case Aspect::kSyscallFilter:
         caps.aspects.push_back(
-            cap(aspect, Enforcement::kNone, "", std::nullopt, "no seccomp filter"));
+            capability(aspect, Enforcement::kNone, "", std::nullopt, "no seccomp filter"));
         break;
       case Aspect::kMemory:
         if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                     "address space per process, not the whole tree's memory"));
+          caps.aspects.push_back(
+              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                         "address space per process, not the whole tree's memory"));
         } else {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     "not limited unless a memory limit is asked for "
-                                     "(then RLIMIT_AS per process)"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                            "not limited unless a memory limit is asked for "
+                                            "(then RLIMIT_AS per process)"));
         }
         break;
       case Aspect::kProcesses:
         if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                     "RLIMIT_NPROC counts every process of the uid, not only "
-                                     "the run's"));
+          caps.aspects.push_back(
+              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                         "RLIMIT_NPROC counts every process of the uid, not only "
+                         "the run's"));
         } else if (limits.max_processes && ::geteuid() == 0) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     "RLIMIT_NPROC does not apply to root; the process count "
-                                     "is not limited"));
+          caps.aspects.push_back(
+              capability(aspect, Enforcement::kNone, "", std::nullopt,
+                         "RLIMIT_NPROC does not apply to root; the process count "
+                         "is not limited"));
         } else {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     "the process count is not limited"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                            "the process count is not limited"));
         }
         break;
       case Aspect::kCpu:
         if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(cap(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                     "CPU time per process, not the whole tree's"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
+                                            "CPU time per process, not the whole tree's"));
         } else {
-          caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                     "CPU time is bounded only by the wall-clock timeout"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                            "CPU time is bounded only by the wall-clock timeout"));
         }
         break;
       case Aspect::kDisk:
-        caps.aspects.push_back(cap(aspect, Enforcement::kNone, "", std::nullopt,
-                                   "writes are limited only by the host's free space"));
+        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
+                                          "writes are limited only by the host's free space"));
         break;
       case Aspect::kOutput:
-        caps.aspects.push_back(cap(aspect, Enforcement::kEnforced, "capture cap per stream",
-                                   format_size(effective_output_cap(limits)),
-                                   "output past the cap is read and discarded; the result is "
-                                   "marked truncated"));
+        caps.aspects.push_back(
+            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
+                       format_size(effective_output_cap(limits)),
+                       "output past the cap is read and discarded; the result is "
+                       "marked truncated"));
         break;
       case Aspect::kTimeout:
         caps.aspects.push_back(
-            cap(aspect, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
-                "the whole process tree is killed at the deadline, including descendants "
-                "that called setsid or daemonised, and after the main process exits"));
+            capability(aspect, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
+                       "the whole process tree is killed at the deadline, including descendants "
+                       "that called setsid or daemonised, and after the main process exits"));
         break;
     }
   }

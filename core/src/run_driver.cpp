@@ -18,10 +18,6 @@ using std::chrono::milliseconds;
 // something outside the tree got hold of a write end.
 constexpr milliseconds kDrainBound{1000};
 
-std::int64_t ms_between(RunClock::time_point a, RunClock::time_point b) {
-  return std::chrono::duration_cast<milliseconds>(b - a).count();
-}
-
 void fail_run(RunResult& result, std::string why) {
   result.outcome = Outcome::kSandboxError;
   result.error = std::move(why);
@@ -158,6 +154,10 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   }
   result.setup_ms = setup_ms();
   return result;
+}
+
+std::int64_t ms_between(RunClock::time_point a, RunClock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
 
 }  // namespace cordon

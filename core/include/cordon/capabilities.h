@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cordon {
@@ -52,6 +53,13 @@ struct Capability {
   std::optional<std::string> value;  // "256 MiB", "5 s"; unset when not applicable
   std::string detail;                // plain words, esp. what is NOT covered
 };
+
+// One aspect's entry, for the backends' capabilities() lists.
+[[nodiscard]] inline Capability capability(Aspect aspect, Enforcement enforcement,
+                                           std::string mechanism, std::optional<std::string> value,
+                                           std::string detail) {
+  return Capability{aspect, enforcement, std::move(mechanism), std::move(value), std::move(detail)};
+}
 
 struct Capabilities {
   std::vector<Capability> aspects;  // one entry per Aspect, in kAllAspects order

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@
 namespace cordon {
 
 using RunClock = std::chrono::steady_clock;
+
+// Whole milliseconds from `a` to `b` (negative when b is earlier).
+[[nodiscard]] std::int64_t ms_between(RunClock::time_point a, RunClock::time_point b);
 // How often drive_run() asks StartedTree::sample() while the code runs.
 inline constexpr std::chrono::milliseconds kSampleInterval{150};
 
