@@ -464,8 +464,8 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   SandboxTree tree(std::move(sandbox->limits), std::move(sandbox->process));
   if (pooled) {
     // The pool's thread reaps the init (the namespaces' teardown) and removes the groups
-    // after the run, between runs; the run ends on the init's report that nothing of the
-    // code is left. The uid slot stays held until the init is gone.
+    // right after the run; the run ends on the init's report that nothing of the code is
+    // left. The uid slot stays held until the init is gone.
     tree.retire_with([this, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
       BuiltSandbox retired;
       retired.slot = std::move(slot);

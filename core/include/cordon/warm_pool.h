@@ -50,10 +50,10 @@ class WarmPool {
     for (auto& item : retired_) destroy_(item);
   }
 
-  // Marks a run in flight for as long as it lives. While one is, the pool builds and
-  // destroys nothing unless it ran dry (or its backlog of used items outgrew the pool):
-  // on a machine of few cores a build competes with the run for them, and the pool
-  // catches up in the gaps between runs instead.
+  // Marks a run in flight for as long as it lives. While one is, the pool builds nothing
+  // unless it ran dry: on a machine of few cores a build competes with the run for them,
+  // and the pool catches up in the gaps between runs instead. Used items are destroyed at
+  // once all the same (cheap, and they hold processes and cgroups).
   class Busy {
    public:
     explicit Busy(WarmPool* pool) : pool_(pool) {
@@ -113,9 +113,6 @@ class WarmPool {
   }
 
  private:
-  [[nodiscard]] bool may_destroy() const {
-    return !retired_.empty() && (in_flight_ == 0 || retired_.size() > size_);
-  }
   [[nodiscard]] bool may_build() const {
     return ready_.size() < size_ && (in_flight_ == 0 || ready_.empty());
   }
@@ -125,7 +122,7 @@ class WarmPool {
     std::unique_lock lock(mu_);
     int failures = 0;
     while (!stop_) {
-      if (may_destroy()) {
+      if (!retired_.empty()) {
         T item = std::move(retired_.front());
         retired_.pop_front();
         lock.unlock();
@@ -150,7 +147,7 @@ class WarmPool {
         }
         continue;
       }
-      cv_.wait(lock, [this] { return stop_ || may_destroy() || may_build(); });
+      cv_.wait(lock, [this] { return stop_ || !retired_.empty() || may_build(); });
     }
   }
 

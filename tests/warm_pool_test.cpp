@@ -1,0 +1,116 @@
+// cordon::WarmPool on plain items: items are built ahead by the pool's thread, each taken
+// once, used ones destroyed; while a run is in flight (Busy) the pool builds only when it
+// ran dry.
+#include "cordon/warm_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace cordon {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+struct Counters {
+  std::atomic<int> next{1};
+  std::mutex mu;
+  std::vector<int> destroyed;
+};
+
+std::unique_ptr<WarmPool<int>> make_pool(std::size_t size, Counters& c) {
+  return std::make_unique<WarmPool<int>>(
+      size, [&c]() -> Result<int> { return c.next++; },
+      [&c](int& item) {
+        std::lock_guard lock(c.mu);
+        c.destroyed.push_back(item);
+      });
+}
+
+// Gives the pool's thread time to act (or to show that it does not).
+void let_it_work() { std::this_thread::sleep_for(milliseconds(50)); }
+
+TEST(WarmPool, FillsUpAndHandsOutEachItemOnce) {
+  Counters c;
+  auto pool = make_pool(3, c);
+  ASSERT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5)));
+  EXPECT_EQ(pool->ready_count(), 3u);
+  std::set<int> seen;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5), 1));
+    auto item = pool->take();
+    ASSERT_TRUE(item.has_value());
+    EXPECT_TRUE(seen.insert(*item).second) << "item " << *item << " handed out twice";
+  }
+}
+
+TEST(WarmPool, RetiredItemsAndReadyOnesAreDestroyed) {
+  Counters c;
+  auto pool = make_pool(2, c);
+  ASSERT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5)));
+  auto item = pool->take();
+  ASSERT_TRUE(item.has_value());
+  pool->retire(*item);
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (Clock::now() < until) {
+    {
+      std::lock_guard lock(c.mu);
+      if (!c.destroyed.empty()) break;
+    }
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  {
+    std::lock_guard lock(c.mu);
+    ASSERT_EQ(c.destroyed.size(), 1u);
+    EXPECT_EQ(c.destroyed[0], *item);
+  }
+  ASSERT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5)));
+  pool.reset();  // the two ready ones go with the pool
+  EXPECT_EQ(c.destroyed.size(), 3u);
+}
+
+TEST(WarmPool, BuildsNothingWhileARunIsInFlightUnlessItRanDry) {
+  Counters c;
+  auto pool = make_pool(2, c);
+  ASSERT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5)));
+  {
+    WarmPool<int>::Busy busy(pool.get());
+    ASSERT_TRUE(pool->take().has_value());
+    let_it_work();
+    EXPECT_EQ(pool->ready_count(), 1u) << "refilled during a run";
+    ASSERT_TRUE(pool->take().has_value());  // now dry: it builds even during the run
+    EXPECT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5), 1));
+    let_it_work();
+    EXPECT_EQ(pool->ready_count(), 1u) << "went on past dry during a run";
+  }
+  // The run is over: the pool fills up again.
+  EXPECT_TRUE(pool->wait_ready(Clock::now() + std::chrono::seconds(5)));
+  EXPECT_EQ(pool->ready_count(), 2u);
+}
+
+TEST(WarmPool, AFailingBuildIsReportedAndRetriedWithBackoff) {
+  std::atomic<int> calls{0};
+  WarmPool<int> pool(
+      1,
+      [&calls]() -> Result<int> {
+        ++calls;
+        return fail(ErrorCode::kUnavailable, "no sandboxes today");
+      },
+      [](int&) {});
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (pool.last_error().empty() && Clock::now() < until) let_it_work();
+  EXPECT_EQ(pool.last_error(), "no sandboxes today");
+  EXPECT_FALSE(pool.take().has_value());
+  std::this_thread::sleep_for(milliseconds(250));
+  // 100 ms, then 200 ms between tries: a handful in 250+ ms, not a busy loop.
+  EXPECT_LE(calls.load(), 4);
+}
+
+}  // namespace
+}  // namespace cordon
