@@ -26,6 +26,17 @@ BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only)
   }
 }
 
+Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
+                                  std::string_view wanted, bool allow_unisolated) {
+  Result<BackendChoice> choice = choose_backend(catalog.candidates(), wanted, allow_unisolated);
+  if (!choice && catalog.entries().size() == 1) {
+    const BackendCatalog all(limits);
+    Result<BackendChoice> again = choose_backend(all.candidates(), wanted, allow_unisolated);
+    if (!again) return again;
+  }
+  return choice;
+}
+
 BackendCatalog::~BackendCatalog() {
   // Backends go back to their plugins before the registry dlcloses them.
   entries_.clear();

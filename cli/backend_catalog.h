@@ -47,4 +47,10 @@ class BackendCatalog {
   std::vector<CatalogEntry> entries_;
 };
 
+// choose_backend() over `catalog`, built with `wanted` as its `only`: when it holds just
+// the named plugin and that one is refused, the refusal is worded from every plugin (it
+// names where else the code could run). What `cordon run` and `cordon plan` both choose by.
+[[nodiscard]] Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
+                                                std::string_view wanted, bool allow_unisolated);
+
 }  // namespace cordon::cli

@@ -19,10 +19,12 @@ int plan_command(const RunOptions& options) {
   Result<RunRequest> request = build_request(effective);
   if (!request) return report_failure(request.error().describe(), options.json);
 
-  // The same catalog and choice as `cordon run`: the plan shown is the one that would run.
-  const BackendCatalog catalog(request->limits);
+  // The same catalog and choice as `cordon run`: the plan shown is the one that would run,
+  // and a named backend's plugin is the only one loaded (the container backend's
+  // constructor alone prepares a root filesystem).
+  const BackendCatalog catalog(request->limits, options.backend);
   const Result<BackendChoice> choice =
-      choose_backend(catalog.candidates(), options.backend, options.allow_unisolated);
+      choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
   if (!choice) return report_failure(choice.error().message, options.json);
   const Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);

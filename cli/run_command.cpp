@@ -66,17 +66,8 @@ int run_command(const RunOptions& options) {
 
   const BackendCatalog catalog(request->limits, options.backend);
   const Result<BackendChoice> choice =
-      choose_backend(catalog.candidates(), options.backend, options.allow_unisolated);
-  if (!choice) {
-    // The message lists the other backends: with one plugin loaded, look at them all.
-    if (catalog.entries().size() == 1) {
-      const BackendCatalog all(request->limits);
-      const auto again =
-          choose_backend(all.candidates(), options.backend, options.allow_unisolated);
-      if (!again) return report_failure(again.error().message, options.json);
-    }
-    return report_failure(choice.error().message, options.json);
-  }
+      choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
+  if (!choice) return report_failure(choice.error().message, options.json);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
 
