@@ -528,13 +528,7 @@ class ContainerTree final : public StartedTree {
 
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
     if (report_ && report_->exec_errno == 0) {
-      proc::ExitInfo main;
-      main.status = report_->status;
-      t.exited = main.exited();
-      t.exit_code = main.exit_code();
-      t.signal = main.signal();
-      result.max_rss_kb = report_->maxrss_kb;
-      result.cpu_ms = report_->children_cpu_us / 1000;
+      take_init_report(report_->status, report_->maxrss_kb, report_->children_cpu_us, t, result);
     }
     t.oom_killed = stats_.oom_killed;
     // A pids-limit hit explains a failure, never a success.

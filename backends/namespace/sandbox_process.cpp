@@ -330,13 +330,7 @@ Status SandboxTree::describe_end(Termination& t, RunResult& result) {
   if (limits_) stats = limits_->stats();
   const auto& report = exit_.report;
   if (report) {
-    proc::ExitInfo main;
-    main.status = report->status;
-    t.exited = main.exited();
-    t.exit_code = main.exit_code();
-    t.signal = main.signal();
-    result.max_rss_kb = report->maxrss_kb;
-    result.cpu_ms = report->children_cpu_us / 1000;
+    take_init_report(report->status, report->maxrss_kb, report->children_cpu_us, t, result);
   } else if (auto why = sandbox_.start_failure()) {
     // The code never ran: the sandbox failed to start it, which is not the code's failure.
     return fail(ErrorCode::kSystem, std::move(*why));

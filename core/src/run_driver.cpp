@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cordon/proc/output_pump.h"
+#include "cordon/proc/spawn.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 
@@ -154,6 +155,17 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   }
   result.setup_ms = setup_ms();
   return result;
+}
+
+void take_init_report(int wait_status, std::int64_t maxrss_kb, std::int64_t children_cpu_us,
+                      Termination& t, RunResult& result) {
+  proc::ExitInfo main;
+  main.status = wait_status;
+  t.exited = main.exited();
+  t.exit_code = main.exit_code();
+  t.signal = main.signal();
+  result.max_rss_kb = maxrss_kb;
+  result.cpu_ms = children_cpu_us / 1000;
 }
 
 std::int64_t ms_between(RunClock::time_point a, RunClock::time_point b) {

@@ -131,6 +131,12 @@ struct RunFrame {
                                   RunStateReporter& state, StartedTree& tree, RunPipes pipes,
                                   RunFrame frame);
 
+// For StartedTree::describe_end of a sandbox whose init reports the main process's end:
+// its wait status into `t`, its peak RSS and the CPU time of everything the init reaped
+// into `result`.
+void take_init_report(int wait_status, std::int64_t maxrss_kb, std::int64_t children_cpu_us,
+                      Termination& t, RunResult& result);
+
 // The result of a run cancelled before anything started.
 [[nodiscard]] RunResult cancelled_before_start(BackendId backend,
                                                RunClock::time_point setup_started);
