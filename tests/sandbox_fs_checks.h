@@ -2,6 +2,7 @@
 // tests: both build it from one plan (core/policy/fs_plan), so both must pass the same.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -15,6 +16,9 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include "cordon/request.h"
+#include "cordon/result.h"
 
 namespace cordon::testing {
 
@@ -40,6 +44,27 @@ inline std::string alternatives_probe(const std::vector<std::string>& commands) 
   for (const auto& c : commands) code += " " + c;
   code += "; do n=$((n+1)); [ -e \"$f\" ] || echo \"unresolved $f\"; done\necho checked $n\n";
   return code;
+}
+
+// awk, which and every alternative of host_alternative_commands() work through `run`
+// (the backend under test), and /etc/alternatives takes no write.
+inline void expect_alternatives_resolve(const std::function<RunResult(const RunRequest&)>& run) {
+  const auto commands = host_alternative_commands();
+  RunRequest probe;
+  probe.code = alternatives_probe(commands);
+  const RunResult r = run(probe);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_NE(r.stdout_data.find("awk-ok\n"), std::string::npos) << r.stderr_data;
+  EXPECT_NE(r.stdout_data.find("bin/sh\n"), std::string::npos) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data.find("unresolved"), std::string::npos) << r.stdout_data;
+  EXPECT_NE(r.stdout_data.find("checked " + std::to_string(commands.size()) + "\n"),
+            std::string::npos)
+      << r.stdout_data;
+  RunRequest write;
+  write.code = "ln -s /tmp/x /etc/alternatives/cordon-probe && echo wrote";
+  EXPECT_EQ(run(write).stdout_data, "");
+  std::error_code ec;
+  EXPECT_FALSE(std::filesystem::exists("/etc/alternatives/cordon-probe", ec));
 }
 
 // Runs `body` on a thread of its own mount namespace in which a writable tmpfs (mode
