@@ -36,6 +36,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "sandbox_fs_checks.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -335,6 +336,31 @@ TEST_F(ContainerTest, WritesOutsideTmpDoNotLand) {
   for (const char* d : {"/", "/usr/", "/etc/", "/var/", "/tmp/"}) {
     EXPECT_FALSE(fs::exists(std::string(d) + tag)) << d;
   }
+}
+
+// Debian's awk, which, editor, ... are symlinks through /etc/alternatives (issue #11,
+// item 14): every one the host resolves resolves inside.
+TEST_F(ContainerTest, AlternativesResolveSoAwkAndWhichRun) {
+  testing::expect_alternatives_resolve([this](const RunRequest& req) { return run(req); });
+}
+
+// A host submount under a path bound read-only (issue #11, item 17). The runtime binds
+// non-recursively ("bind", not "rbind"; no user namespace requires more), so the submount
+// is not in the container at all and the write meets the read-only /usr. Either way it
+// must not land. The submount lives in a private mount namespace of one test thread.
+TEST_F(ContainerTest, AWritableHostSubmountUnderABoundPathTakesNoWrite) {
+  const std::string dir = testing::usr_submount_dir();
+  RunResult inside;
+  bool landed = false;
+  const std::string error = testing::with_writable_submount(dir, [&] {
+    oci::ContainerBackend backend;  // its runtime starts in this thread's mount namespace
+    inside = backend.run(sh(testing::submount_write_probe(dir)), {}, nullptr);
+    landed = fs::exists(dir + "/probe");
+  });
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(inside.outcome, Outcome::kOk) << inside.error.value_or("") << inside.stderr_data;
+  EXPECT_EQ(inside.stdout_data, "refused\n") << inside.stderr_data;
+  EXPECT_FALSE(landed);
 }
 
 // ---- resources ----

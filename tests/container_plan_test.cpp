@@ -170,12 +170,14 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
   EXPECT_TRUE(has_option(*code, "ro"));
   EXPECT_NE(mount_at(c, "/proc"), nullptr);
   EXPECT_NE(mount_at(c, "/dev/shm"), nullptr);
-  // No host path other than /usr's, /etc/ld.so.cache, the init and the scratch.
+  // No host path other than /usr's, /etc/ld.so.cache, /etc/alternatives, the init and the
+  // scratch.
   for (const json& m : c["mounts"]) {
     if (m["type"] != "bind") continue;
     const std::string src = m["source"];
-    EXPECT_TRUE(src == "/usr" || src == "/etc/ld.so.cache" || src == inputs().init_host_path ||
-                src == inputs().scratch_host_path || src == inputs().code_host_path)
+    EXPECT_TRUE(src == "/usr" || src == "/etc/ld.so.cache" || src == "/etc/alternatives" ||
+                src == inputs().init_host_path || src == inputs().scratch_host_path ||
+                src == inputs().code_host_path)
         << src;
   }
   // The runtime's masks, from the same policy.

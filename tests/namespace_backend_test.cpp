@@ -54,6 +54,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "sandbox_fs_checks.h"
 #include "test_paths.h"
 #include "uid_slot.h"
 
@@ -380,6 +381,84 @@ TEST_F(NamespaceTest, WritesOutsideTmpDoNotLandAndUsrLocalIsHidden) {
   }
   // Control: the host's /usr/local is not empty on this machine kind.
   EXPECT_FALSE(fs::is_empty("/usr/local"));
+}
+
+// Debian's awk, which, editor, ... are symlinks through /etc/alternatives (issue #11,
+// item 14): every one the host resolves resolves inside.
+TEST_F(NamespaceTest, AlternativesResolveSoAwkAndWhichRun) {
+  testing::expect_alternatives_resolve([this](const RunRequest& req) { return run(req); });
+}
+
+// A host submount under a path bound read-only is read-only too (issue #11, item 17): a
+// user namespace must bind such a tree recursively, and a remount changes only the top.
+// The submount lives in a private mount namespace of one test thread (sandbox_fs_checks.h).
+TEST(NamespaceReadOnly, AWritableHostSubmountUnderABoundPathIsReadOnlyInside) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting the test's submount needs root";
+  const std::string dir = testing::usr_submount_dir();
+  RunResult inside;
+  RunResult control;
+  std::string unavailable;
+  const std::string error = testing::with_writable_submount(dir, [&] {
+    // Built here, so its sandboxes are cloned from this thread's mount namespace (a warm
+    // pool's thread would not see the submount).
+    ns::NamespaceBackend backend;
+    if (!backend.probe().available) {
+      unavailable = backend.probe().reason;
+      return;
+    }
+    inside = backend.run(sh(testing::submount_write_probe(dir)), {}, nullptr);
+    PluginRegistry registry;
+    registry.discover({testing::plugin_dir()});
+    if (auto sub = registry.create("subprocess")) {
+      control = (*sub)->run(sh(testing::submount_write_probe(dir) + "rm -f " + dir + "/probe"), {},
+                            nullptr);
+    }
+  });
+  ASSERT_EQ(error, "");
+  if (!unavailable.empty()) CORDON_SKIP_OR_FAIL(unavailable);
+  // The probe works: unsandboxed, the submount is there and takes the write.
+  EXPECT_EQ(control.stdout_data, "visible\nwrote\n") << control.stderr_data;
+  // Inside: the submount is visible (the recursive bind brought it) and refuses writes.
+  EXPECT_EQ(inside.outcome, Outcome::kOk) << inside.error.value_or("") << inside.stderr_data;
+  EXPECT_EQ(inside.stdout_data, "visible\nrefused\n") << inside.stderr_data;
+  EXPECT_NE(inside.stderr_data.find("Read-only file system"), std::string::npos)
+      << inside.stderr_data;
+}
+
+// The set-up process dies before cordon's "go" byte (issue #11, item 16): the write hits
+// a pipe without a reader. An embedder with SIGPIPE at its default disposition must
+// survive it and get a sandbox_error; were a SIGPIPE raised, it would kill this test.
+TEST(NamespaceEmbedding, ASetUpProcessDeadBeforeGoIsASandboxErrorNotASigpipe) {
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  struct sigaction old{};
+  ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigset_t old_mask;
+  ASSERT_EQ(::pthread_sigmask(SIG_UNBLOCK, &pipe_set, &old_mask), 0);
+
+  ns::NamespaceOptions options;
+  options.before_go_for_test = [](pid_t setup_process) {
+    ::kill(setup_process, SIGKILL);
+    // Until it is dead (a zombie: its fds, the go pipe's read end among them, are closed).
+    siginfo_t info{};
+    ::waitid(P_PID, static_cast<id_t>(setup_process), &info, WEXITED | WNOWAIT);
+  };
+  ns::NamespaceBackend backend(options);
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  const RunResult r = backend.run(sh("echo never"), {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_NE(r.error.value_or("").find("release the sandbox set-up"), std::string::npos)
+      << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "");
+  // The same backend still runs code (nothing of the failed run is left in the way).
+  ns::NamespaceBackend fine;
+  EXPECT_EQ(fine.run(sh("echo fine"), {}, nullptr).stdout_data, "fine\n");
+
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ::sigaction(SIGPIPE, &old, nullptr);
 }
 
 // ---- resources ----

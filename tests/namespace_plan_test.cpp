@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cordon/policy/syscall_policy.h"
+#include "mount_apply.h"
 #include "prebuilt_seccomp.h"
 #include "sandbox_plan.h"
 
@@ -253,6 +254,29 @@ TEST(NamespaceSeccomp, PrebuiltDefaultProgramEqualsTheOneCompiledNow) {
   auto used = default_seccomp_program();
   ASSERT_TRUE(used.has_value());
   EXPECT_EQ(used->instructions.size(), prebuilt->instructions.size());
+}
+
+// The fallback that makes a recursive bind's submounts read-only where mount_setattr is
+// missing reads their mount points from /proc/self/mountinfo.
+TEST(MountinfoParse, MountPointIsTheFifthFieldUnescaped) {
+  char out[64];
+  ASSERT_TRUE(mountinfo_mount_point(
+      "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw", out, sizeof(out)));
+  EXPECT_STREQ(out, "/mnt2");
+  ASSERT_TRUE(
+      mountinfo_mount_point("40 30 0:37 / /a\\040b\\134c rw - tmpfs tmpfs rw", out, sizeof(out)));
+  EXPECT_STREQ(out, "/a b\\c");
+  EXPECT_FALSE(mountinfo_mount_point("40 30 0:37 /", out, sizeof(out)));
+  char tiny[4];
+  EXPECT_FALSE(mountinfo_mount_point("1 2 3:4 / /long/path rw - x y rw", tiny, sizeof(tiny)));
+}
+
+TEST(MountinfoParse, StrictlyUnderMeansBelowAndNotBeside) {
+  EXPECT_TRUE(path_strictly_under("/tmp/usr/share", "/tmp/usr"));
+  EXPECT_FALSE(path_strictly_under("/tmp/usr", "/tmp/usr"));
+  EXPECT_FALSE(path_strictly_under("/tmp/usrx/a", "/tmp/usr"));
+  EXPECT_TRUE(path_strictly_under("/a", "/"));
+  EXPECT_FALSE(path_strictly_under("/", "/"));
 }
 
 }  // namespace

@@ -115,6 +115,26 @@ TEST(FsPlan, EtcIsWrittenNotTakenFromTheHost) {
   EXPECT_TRUE(cache->read_only);
 }
 
+// Debian's /usr/bin/awk, which, ... are symlinks through /etc/alternatives: the directory
+// is bound read-only (never writable, never more of /etc), when the host has one.
+TEST(FsPlan, AlternativesAreBoundReadOnlyWhenTheHostHasThem) {
+  const FsPlan p = default_plan();
+  const FsStep* alt = find(p, FsOp::kBind, "/etc/alternatives");
+  ASSERT_NE(alt, nullptr);
+  EXPECT_EQ(alt->source, "/etc/alternatives");
+  EXPECT_TRUE(alt->read_only);
+  EXPECT_TRUE(alt->nosuid);
+  EXPECT_TRUE(alt->nodev);
+  EXPECT_NE(find(p, FsOp::kMkdir, "/etc/alternatives"), nullptr);
+
+  FsOptions o;
+  o.layout.has_etc_alternatives = false;
+  auto without = make_fs_plan(o);
+  ASSERT_TRUE(without.has_value());
+  EXPECT_EQ(find(*without, FsOp::kBind, "/etc/alternatives"), nullptr);
+  EXPECT_EQ(find(*without, FsOp::kMkdir, "/etc/alternatives"), nullptr);
+}
+
 TEST(FsPlan, HostPrivateDirectoriesAreAbsent) {
   const FsPlan p = default_plan();
   for (const FsStep& s : p.steps) {

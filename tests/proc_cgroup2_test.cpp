@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/spawn.h"
 #include "proc_test_support.h"
@@ -119,6 +120,28 @@ TEST_F(Cgroup2Live, SweepRemovesOnlyDeadOwners) {
   EXPECT_GE(*removed, 1);
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(live->path()));  // ours: our pid is alive
+}
+
+// One naming scheme with one counter for every per-run cgroup of the process (issue #11,
+// item 15): a name that is taken already (here: planted as a dead namesake's leftover)
+// is skipped, never failed on and never taken over.
+TEST_F(Cgroup2Live, CreateSkipsANameThatIsTakenAndSharesTheProcessCounter) {
+  const std::string last = next_owned_name("cordon-");
+  const std::string prefix = owned_prefix("cordon-");
+  ASSERT_TRUE(last.starts_with(prefix));
+  const std::uint64_t n = std::stoull(last.substr(prefix.size()));
+  const fs::path taken = parent_ / (prefix + std::to_string(n + 1));
+  ASSERT_EQ(::mkdir(taken.c_str(), 0755), 0);
+  auto cg = Cgroup2::create(parent_);
+  const bool created = cg.has_value();
+  EXPECT_TRUE(created) << (created ? "" : cg.error().describe());
+  if (created) {
+    EXPECT_EQ(cg->path(), parent_ / (prefix + std::to_string(n + 2)));
+  }
+  EXPECT_TRUE(fs::exists(taken));
+  ::rmdir(taken.c_str());
+  // The next name, whoever makes it, continues the same sequence.
+  EXPECT_EQ(next_owned_name("cordon-"), prefix + std::to_string(n + 3));
 }
 
 }  // namespace

@@ -11,7 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstring>
 
 namespace cordon::ns {
 namespace {
@@ -42,6 +46,75 @@ int remount(const char* target, unsigned long flags) {
   return ::mount(nullptr, target, nullptr, all, nullptr) == 0 ? 0 : errno;
 }
 
+// The MOUNT_ATTR_* bits of the MS_* flags a read-only bind asks for.
+std::uint64_t mount_attrs(unsigned long ms_flags) {
+  std::uint64_t attr = 0;
+  if ((ms_flags & MS_RDONLY) != 0) attr |= MOUNT_ATTR_RDONLY;
+  if ((ms_flags & MS_NOSUID) != 0) attr |= MOUNT_ATTR_NOSUID;
+  if ((ms_flags & MS_NODEV) != 0) attr |= MOUNT_ATTR_NODEV;
+  if ((ms_flags & MS_NOEXEC) != 0) attr |= MOUNT_ATTR_NOEXEC;
+  return attr;
+}
+
+// Fallback for kernels without mount_setattr (< 5.12), as bubblewrap does it: every mount
+// strictly below `target` in /proc/self/mountinfo gets its own bind remount. Streams the
+// file through a fixed buffer (no allocation: we are the child of a threaded process).
+int remount_submounts(const char* target, unsigned long flags) {
+  const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  char buf[8192];
+  char path[PATH_MAX];
+  std::size_t have = 0;
+  int err = 0;
+  for (bool eof = false; !eof && err == 0;) {
+    const ssize_t n = ::read(fd, buf + have, sizeof(buf) - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    eof = n == 0;
+    have += static_cast<std::size_t>(n);
+    std::size_t start = 0;
+    for (;;) {
+      const char* nl = static_cast<const char*>(std::memchr(buf + start, '\n', have - start));
+      if (nl == nullptr && !eof) break;
+      const std::size_t end = nl != nullptr ? static_cast<std::size_t>(nl - buf) : have;
+      if (end > start &&
+          mountinfo_mount_point(std::string_view(buf + start, end - start), path, sizeof(path)) &&
+          path_strictly_under(path, target)) {
+        // EACCES: a mount point we cannot even reach is one the code cannot reach either.
+        if (const int e = remount(path, flags); e != 0 && e != EACCES) {
+          err = e;
+          break;
+        }
+      }
+      if (nl == nullptr) break;
+      start = end + 1;
+    }
+    if (start == 0 && have == sizeof(buf)) {
+      err = ENAMETOOLONG;  // one line longer than the buffer
+      break;
+    }
+    std::memmove(buf, buf + start, have - start);
+    have -= start;
+  }
+  ::close(fd);
+  return err;
+}
+
+// Makes every mount below `target` (a recursive bind brought them along) carry `flags`
+// too: a host submount under a read-only bind must not stay writable.
+int restrict_submounts(const char* target, unsigned long flags) {
+  struct mount_attr attr{};
+  attr.attr_set = mount_attrs(flags);
+  if (::mount_setattr(AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof(attr)) == 0) return 0;
+  if (errno != ENOSYS) return errno;
+  return remount_submounts(target, flags);
+}
+
+bool is_octal(char c) { return c >= '0' && c <= '7'; }
+
 bool exists(const char* path) {
   struct stat st{};
   return ::lstat(path, &st) == 0;
@@ -65,14 +138,19 @@ int bind(const ChildMount& m) {
   // Not recursive: host submounts under a bound directory stay out. Inside a user
   // namespace the kernel refuses (EINVAL) a non-recursive bind of a tree with locked
   // submounts, since it would reveal what they cover; then bind them too.
+  bool recursive = false;
   if (::mount(m.source, m.target, nullptr, MS_BIND, nullptr) != 0) {
     if (errno != EINVAL || ::mount(m.source, m.target, nullptr, MS_BIND | MS_REC, nullptr) != 0) {
       return errno;
     }
+    recursive = true;
   }
   // A bind ignores the flags passed with it; they take effect only through a remount.
   const unsigned long want = m.flags | (m.read_only ? MS_RDONLY : 0);
-  return want != 0 ? remount(m.target, want) : 0;
+  if (want == 0) return 0;
+  if (const int err = remount(m.target, want); err != 0) return err;
+  // A remount changes one mount: the submounts a recursive bind brought get theirs too.
+  return recursive ? restrict_submounts(m.target, want) : 0;
 }
 
 int mask(const ChildMount& m) {
@@ -89,6 +167,39 @@ int mask(const ChildMount& m) {
 }
 
 }  // namespace
+
+bool mountinfo_mount_point(std::string_view line, char* out, std::size_t out_size) noexcept {
+  // "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": the fifth field.
+  std::size_t pos = 0;
+  for (int field = 0; field < 4; ++field) {
+    pos = line.find(' ', pos);
+    if (pos == std::string_view::npos) return false;
+    ++pos;
+  }
+  const std::size_t end = std::min(line.find(' ', pos), line.size());
+  // The kernel escapes space, tab, newline and backslash as \ooo.
+  std::size_t o = 0;
+  for (std::size_t i = pos; i < end; ++i) {
+    char c = line[i];
+    if (c == '\\' && i + 3 < end && is_octal(line[i + 1]) && is_octal(line[i + 2]) &&
+        is_octal(line[i + 3])) {
+      c = static_cast<char>((line[i + 1] - '0') * 64 + (line[i + 2] - '0') * 8 +
+                            (line[i + 3] - '0'));
+      i += 3;
+    }
+    if (o + 1 >= out_size) return false;
+    out[o++] = c;
+  }
+  if (o == 0) return false;
+  out[o] = '\0';
+  return true;
+}
+
+bool path_strictly_under(const char* path, const char* dir) noexcept {
+  const std::size_t n = std::strlen(dir);
+  if (n == 1 && dir[0] == '/') return path[0] == '/' && path[1] != '\0';
+  return std::strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+}
 
 int apply_mount(const ChildMount& m) noexcept {
   switch (m.op) {
@@ -131,7 +242,8 @@ int apply_mount(const ChildMount& m) noexcept {
     case FsOp::kReadonly:
       if (!exists(m.target)) return m.optional ? 0 : ENOENT;
       if (::mount(m.target, m.target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
-      return remount(m.target, MS_RDONLY | m.flags);
+      if (const int err = remount(m.target, MS_RDONLY | m.flags); err != 0) return err;
+      return restrict_submounts(m.target, MS_RDONLY | m.flags);
     case FsOp::kRemountReadonly:
       return remount(m.target, MS_RDONLY | m.flags);
     case FsOp::kPivotRoot:

@@ -360,6 +360,7 @@ Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_
   start.init_exe_fd = init_exe_.get();
   start.limits = b.limits ? &*b.limits : nullptr;
   start.want_tmp_fd = want_tmp_fd;
+  start.before_go_for_test = options_.before_go_for_test;
   auto process = SandboxProcess::start(start, until);
   if (!process) return std::unexpected(process.error());
   b.process = std::move(*process);

@@ -56,6 +56,9 @@ struct NamespaceOptions {
   // starting its code. 0: every run builds its own. For long-running processes; the
   // plugin reads CORDON_NAMESPACE_POOL_SIZE.
   std::size_t pool_size = 0;
+  // Tests only: called in cordon's process right before it releases the set-up process
+  // (the "go" byte), with that process's pid, so a test can make it die there.
+  void (*before_go_for_test)(pid_t setup_process) = nullptr;
 };
 
 // One line of /proc/<pid>/uid_map or gid_map.

@@ -203,7 +203,12 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
     if (auto st = args.limits->join(static_cast<pid_t>(pid), /*include_v1=*/false); !st)
       return std::unexpected(st.error());
   }
-  if (::write(go->write.get(), "g", 1) != 1) return fail_errno("release the sandbox set-up");
+  if (args.before_go_for_test != nullptr) args.before_go_for_test(static_cast<pid_t>(pid));
+  // The set-up process may be dead already (killed, OOM): EPIPE, never a SIGPIPE that
+  // would kill an embedder relying on its default disposition.
+  if (proc::write_no_sigpipe(go->write.get(), "g", 1) != 1) {
+    return fail_errno("release the sandbox set-up");
+  }
   go->write.reset();
 
   // Until the init says it is ready (it then waits for the code's order).

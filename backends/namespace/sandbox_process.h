@@ -30,6 +30,7 @@ struct SandboxStart {
   int init_exe_fd = -1;                             // O_PATH fd of cordon-ns-init
   const proc::LimitGroup* limits = nullptr;         // joined before the init starts; may be null
   bool want_tmp_fd = false;                         // keep the sandbox's /tmp for artifacts
+  void (*before_go_for_test)(pid_t) = nullptr;      // NamespaceOptions::before_go_for_test
 };
 
 // The code's part of a plan, for the init of a built sandbox.

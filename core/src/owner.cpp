@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
+#include <cstdint>
 
 #include "cordon/unique_fd.h"
 
@@ -25,6 +27,11 @@ bool pid_alive(pid_t pid) {
 
 std::string owned_prefix(std::string_view prefix) {
   return std::string(prefix) + std::to_string(::getpid()) + "-";
+}
+
+std::string next_owned_name(std::string_view prefix) {
+  static std::atomic<std::uint64_t> counter{0};
+  return owned_prefix(prefix) + std::to_string(counter.fetch_add(1) + 1);
 }
 
 std::optional<pid_t> owner_pid(std::string_view name, std::string_view prefix) {

@@ -18,6 +18,10 @@ namespace cordon {
 
 // "<prefix><our pid>-".
 [[nodiscard]] std::string owned_prefix(std::string_view prefix);
+// "<prefix><our pid>-<n>", n from one counter for the whole process: names made through
+// it never repeat within a process, whichever module asks (the run cgroups of Cgroup2
+// and of LimitGroup share a directory on a cgroup v2 host).
+[[nodiscard]] std::string next_owned_name(std::string_view prefix);
 // The pid in "<prefix><pid>-<rest>", or nullopt when `name` is not of that form.
 [[nodiscard]] std::optional<pid_t> owner_pid(std::string_view name, std::string_view prefix);
 

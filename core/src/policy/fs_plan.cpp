@@ -189,7 +189,9 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
   b.tmpfs("/", tmpfs_data(1ULL << 20, "0755"), /*read_only=*/false, /*noexec=*/false);
 
   // The distribution: /usr read-only; the top-level aliases as the host has them.
-  // Binds are not recursive: host submounts under /usr stay out.
+  // Binds are not recursive, so host submounts under /usr stay out, except where the
+  // kernel requires them (a user namespace may not uncover what a locked submount hides):
+  // then every one of them is made read-only as well (backends/namespace/mount_apply.cpp).
   b.mkdir("/usr");
   b.bind_ro("/usr", "/usr");
   if (options.hide_usr_local && options.layout.has_usr_local) {
@@ -224,6 +226,14 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
     // default directories, and libraries registered in ld.so.conf.d are not found.
     b.mkfile("/etc/ld.so.cache");
     b.bind_ro("/etc/ld.so.cache", "/etc/ld.so.cache", /*optional=*/true);
+  }
+  if (options.layout.has_etc_alternatives) {
+    // Debian's alternatives: /usr/bin/awk, which, editor, libblas.so.3, java ... are
+    // symlinks into /etc/alternatives, which links on into /usr. Without it those commands
+    // are "not found". Read-only data: a directory of symlinks update-alternatives keeps
+    // (plus its README), world-readable on the host, naming what /usr already shows.
+    b.mkdir("/etc/alternatives");
+    b.bind_ro("/etc/alternatives", "/etc/alternatives", /*optional=*/true);
   }
 
   for (const ExtraPath& extra : options.extra_ro_paths) {

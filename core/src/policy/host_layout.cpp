@@ -43,6 +43,7 @@ Result<HostLayout> probe_host_layout() {
   struct stat st{};
   layout.has_usr_local = ::stat("/usr/local", &st) == 0 && S_ISDIR(st.st_mode);
   layout.has_ld_so_cache = ::stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
+  layout.has_etc_alternatives = ::stat("/etc/alternatives", &st) == 0 && S_ISDIR(st.st_mode);
   return layout;
 }
 

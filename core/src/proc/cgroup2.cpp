@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
@@ -19,8 +18,6 @@
 namespace cordon::proc {
 namespace fs = std::filesystem;
 namespace {
-
-std::atomic<std::uint64_t> g_counter{0};  // per-process sequence for unique names
 
 std::optional<std::string> read_small_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -156,10 +153,19 @@ Result<Cgroup2> Cgroup2::adopt(const fs::path& dir) {
   return cg;
 }
 
+Result<fs::path> make_run_cgroup_dir(const fs::path& parent) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    fs::path dir = parent / next_owned_name("cordon-");
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
+  }
+  return fail(ErrorCode::kSystem, "no free cgroup name under " + parent.string());
+}
+
 Result<Cgroup2> Cgroup2::create(const fs::path& parent) {
-  const fs::path dir = parent / ("cordon-" + std::to_string(::getpid()) + "-" +
-                                 std::to_string(g_counter.fetch_add(1) + 1));
-  if (::mkdir(dir.c_str(), 0755) != 0) return fail_errno("mkdir " + dir.string());
+  auto made = make_run_cgroup_dir(parent);
+  if (!made) return std::unexpected(made.error());
+  const fs::path dir = std::move(*made);
   auto cg = adopt(dir);
   if (!cg) {
     ::rmdir(dir.c_str());

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <csignal>
@@ -26,9 +25,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = LimitGroup::Clock;
-
-// Per-process sequence for group names: cordon-<our pid>-<n>.
-std::atomic<std::uint64_t> g_counter{0};
 
 // What a group's directory is read for in stats() (Group::roles).
 enum Role : unsigned {
@@ -132,18 +128,6 @@ Result<Site> locate(LimitKindCg kind, const std::vector<CgroupHierarchy>& hierar
                   (v2 != nullptr ? " (not a cgroup v1 hierarchy, and not available in " +
                                        (v2->own_dir / "cgroup.controllers").string() + ")"
                                  : ""));
-}
-
-// mkdir <parent>/cordon-<pid>-<n>. EEXIST can only be a name taken by a Cgroup2 (its own
-// counter, same naming, same v2 tree on a pure v2 host): take the next number.
-Result<fs::path> make_group_dir(const fs::path& parent) {
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    fs::path dir = parent / ("cordon-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(g_counter.fetch_add(1) + 1));
-    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
-  }
-  return fail(ErrorCode::kSystem, "no free group name under " + parent.string());
 }
 
 std::string format_cpus(double cpus) {
@@ -343,7 +327,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
     for (auto& g : group.groups_) {
       if (g.dir.parent_path() == parent) return &g;
     }
-    auto dir = make_group_dir(parent);
+    auto dir = make_run_cgroup_dir(parent);
     if (!dir) return std::unexpected(dir.error());
     group.groups_.push_back(Group{std::move(*dir), v2, 0});
     return &group.groups_.back();

@@ -1,12 +1,10 @@
 #include "cordon/proc/output_pump.h"
 
 #include <poll.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <ctime>
 
 #include "cordon/proc/pipe.h"
@@ -15,36 +13,6 @@ namespace cordon::proc {
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;  // one default pipe buffer per read
-
-// Blocks SIGPIPE in this thread for one write, and swallows the SIGPIPE that write
-// raised (if it was not pending before). See the header for why not SIG_IGN.
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&pipe_set_);
-    sigaddset(&pipe_set_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-  ~SigpipeBlock() {
-    if (!was_pending_) {
-      const struct timespec zero{};
-      // EAGAIN when our write raised none; the loop handles an EINTR.
-      while (sigtimedwait(&pipe_set_, nullptr, &zero) < 0 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t pipe_set_;
-  sigset_t old_;
-  bool was_pending_ = false;
-};
 
 struct timespec until_ts(Clock::time_point now, Clock::time_point until) {
   const auto left = std::max(Clock::duration::zero(), until - now);
@@ -102,11 +70,8 @@ Status OutputPump::read_some(int index) {
 
 Status OutputPump::write_some() {
   if (stdin_off_ < stdin_data_.size()) {
-    ssize_t n;
-    {
-      SigpipeBlock block;
-      n = ::write(stdin_.get(), stdin_data_.data() + stdin_off_, stdin_data_.size() - stdin_off_);
-    }
+    const ssize_t n = write_no_sigpipe(stdin_.get(), stdin_data_.data() + stdin_off_,
+                                       stdin_data_.size() - stdin_off_);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return {};
       // EPIPE: the code closed its stdin or exited; what it did not read is its choice.

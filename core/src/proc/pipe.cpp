@@ -1,8 +1,13 @@
 #include "cordon/proc/pipe.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <ctime>
 
 namespace cordon::proc {
 
@@ -18,6 +23,28 @@ Result<Pipe> make_seqpacket_pair() {
     return fail_errno("socketpair(AF_UNIX, SOCK_SEQPACKET)");
   }
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+ssize_t write_no_sigpipe(int fd, const void* data, std::size_t len) {
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  // Pending already (blocked by the embedder, say): that one is not ours to consume.
+  sigset_t pending;
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  sigset_t old;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  const ssize_t n = ::write(fd, data, len);
+  const int write_errno = errno;
+  if (n < 0 && write_errno == EPIPE && !was_pending) {
+    const struct timespec zero{};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = write_errno;
+  return n;
 }
 
 Status set_nonblocking(int fd, bool on) {

@@ -28,6 +28,7 @@ struct HostLayout {
   std::vector<HostEntry> top_level;  // /bin /sbin /lib /lib32 /lib64 /libx32
   bool has_usr_local = true;         // a directory to hide
   bool has_ld_so_cache = true;       // /etc/ld.so.cache
+  bool has_etc_alternatives = true;  // /etc/alternatives (Debian's update-alternatives)
 };
 
 // lstat/readlink of the paths above. Cheap (a handful of syscalls); no privileges.

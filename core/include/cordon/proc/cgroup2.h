@@ -5,8 +5,8 @@
 // /sys/fs/cgroup/unified tree.
 //
 // Cgroups are created only under the calling process's own v2 cgroup, named
-// cordon-<our pid>-<counter>, so a sweep can tell ours apart and find those of a cordon
-// that died (its pid no longer alive) without touching anyone else's.
+// cordon-<our pid>-<counter> (make_run_cgroup_dir), so a sweep can tell ours apart and find those
+// of a cordon that died (its pid no longer alive) without touching anyone else's.
 #pragma once
 
 #include <sys/types.h>
@@ -31,7 +31,14 @@ namespace cordon::proc {
 // <cgroup2 mount>/<our own v2 path>: where this process may create its run cgroups.
 [[nodiscard]] Result<std::filesystem::path> own_cgroup2_dir();
 
-// The owner pid encoded in a name made by Cgroup2::create ("cordon-123-4" -> 123).
+// mkdir <parent>/cordon-<our pid>-<n>: the one way every per-run cgroup is made (Cgroup2
+// and LimitGroup), with next_owned_name's process-wide counter. A name that exists
+// already is skipped: a dead process that had our pid left it and the sweep has not
+// removed it yet (it reads as ours, alive, until we exit).
+[[nodiscard]] Result<std::filesystem::path> make_run_cgroup_dir(
+    const std::filesystem::path& parent);
+
+// The owner pid encoded in a name made by make_run_cgroup_dir ("cordon-123-4" -> 123).
 [[nodiscard]] std::optional<pid_t> cgroup_owner_pid(std::string_view name);
 
 class Cgroup2 {

@@ -8,10 +8,8 @@
 //
 // stdin bytes are written non-blocking as the pipe accepts them, then the write end is
 // closed so the code sees EOF. A reader that went away is not an error (EPIPE). SIGPIPE:
-// cordon may be a library inside a server that relies on SIGPIPE's default, so the pump
-// never changes the process-wide disposition. Around each write it blocks SIGPIPE in the
-// calling thread only (pthread_sigmask), and if that write raised one that was not already
-// pending it consumes it with sigtimedwait before unblocking. Thread-safe; no global state.
+// the writes go through write_no_sigpipe (pipe.h), which never raises one in the embedding
+// process nor changes its disposition. Thread-safe; no global state.
 #pragma once
 
 #include <chrono>
