@@ -346,6 +346,39 @@ TEST_F(ContainerTest, CpuSpinTimesOutPromptly) {
   EXPECT_LT(Clock::now() - start, seconds(3));
 }
 
+// The code still printing at the deadline: the pipes are full and nobody reads them any
+// more. It is a timeout all the same, promptly (a runtime relaying the stdio used to
+// block on them until the teardown bound, and the run became a sandbox error).
+TEST_F(ContainerTest, TimeoutWhilePrintingIsATimeoutPromptly) {
+  for (const RunRequest& req :
+       {sh("yes", seconds(1)), py("while True:\n    print('x')\n", seconds(1))}) {
+    const auto start = Clock::now();
+    const RunResult r = run(req);
+    EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+    EXPECT_LT(Clock::now() - start, seconds(5));
+    EXPECT_FALSE(r.stdout_data.empty());
+  }
+}
+
+// The same fork failure reads as the namespace backend's: a run that failed after a fork
+// was refused at the process ceiling exceeded the process limit; one that copes and
+// exits 0 succeeded.
+TEST_F(ContainerTest, AFailureAfterARefusedForkIsTheProcessLimit) {
+  RunRequest req = sh("for i in $(seq 1000); do sleep 2 & done; wait", seconds(20));
+  req.limits.max_processes = 50;
+  RunResult r = run(req);
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.limit, LimitKind::kProcesses);
+  RunRequest copes = py(
+      "import os, time\ntry:\n    for _ in range(1000):\n        if os.fork() == 0:\n"
+      "            time.sleep(2)\n            os._exit(0)\nexcept OSError:\n    print('coped')\n",
+      seconds(20));
+  copes.limits.max_processes = 50;
+  r = run(copes);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "coped\n");
+}
+
 TEST_F(ContainerTest, MemoryHogIsOomKilledAndReportedSo) {
   RunRequest req = py("b = bytearray(2 << 30)\nprint('allocated')");
   req.limits.memory_bytes = 128u << 20;
@@ -549,6 +582,23 @@ TEST_F(ContainerTest, PooledRunsServeOneRunEachAndAreDestroyed) {
   other.limits.memory_bytes = 100u << 20;
   r = pooled.run(other, {}, nullptr);
   EXPECT_EQ(r.stdout_data, "cold\n") << r.error.value_or("");
+}
+
+// A pooled container's init ends every orphan of the code before it reports, as the
+// namespace backend's does: nothing of the code runs while the figures are read and the
+// artifacts collected (an orphan writing late would land in both).
+TEST_F(ContainerTest, PooledRunsEndOrphansBeforeTheResultIsRead) {
+  oci::ContainerOptions o;
+  o.pool_size = 1;
+  oci::ContainerBackend pooled(o);
+  ASSERT_TRUE(pooled.probe().available);
+  ASSERT_TRUE(pooled.pool()->wait_ready(Clock::now() + seconds(10))) << pooled.pool()->last_error();
+  RunRequest req = sh("(sleep 0.3; echo late > late.txt; echo LATE) & echo early");
+  req.artifact_globs = {"late.txt"};
+  const RunResult r = pooled.run(req, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "early\n");
+  EXPECT_TRUE(r.artifacts.empty());
 }
 
 TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {

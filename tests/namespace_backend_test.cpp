@@ -502,6 +502,24 @@ TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
   expect_fork_bomb_bounded([&](const RunRequest& r) { return run(r); }, "bomb", 32, "32");
 }
 
+// The one process-limit rule (cordon/result.h): a run that failed after a fork was refused
+// at the ceiling exceeded the process limit; one that copes and exits 0 succeeded.
+TEST_F(NamespaceTest, AFailureAfterARefusedForkIsTheProcessLimit) {
+  RunRequest req = sh("for i in $(seq 1000); do sleep 2 & done; wait", seconds(20));
+  req.limits.max_processes = 50;
+  RunResult r = run(req);
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.limit, LimitKind::kProcesses);
+  RunRequest copes = py(
+      "import os, time\ntry:\n    for _ in range(1000):\n        if os.fork() == 0:\n"
+      "            time.sleep(2)\n            os._exit(0)\nexcept OSError:\n    print('coped')\n",
+      seconds(20));
+  copes.limits.max_processes = 50;
+  r = run(copes);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "coped\n");
+}
+
 // No limits in the request: the default ceiling holds the bomb all the same.
 TEST_F(NamespaceTest, ForkBombWithoutLimitsEndsAtTheDefaultCeiling) {
   expect_fork_bomb_bounded([&](const RunRequest& r) { return run(r); }, "ceilingfork", std::nullopt,
