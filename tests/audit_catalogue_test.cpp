@@ -251,11 +251,24 @@ TEST(AuditJudge, ResourceJudges) {
 
   Attempt out = attempt_with(Judge::kOutput);
   out.limits.output_bytes = 1024;
-  RunResult cut = ran(std::string(1024, 'x'));
+  out.timeout = std::chrono::milliseconds(1000);
+  RunResult cut = ran(std::string(1024, 'x'), Outcome::kTimedOut);
   cut.stdout_truncated = true;
-  EXPECT_EQ(judged(out, cut).status, AttemptStatus::kBlocked);
+  Evidence prompt;
+  prompt.run_ms = 1400;
+  EXPECT_EQ(judged(out, cut, prompt).status, AttemptStatus::kBlocked);
   EXPECT_EQ(judged(out, ran(std::string(4096, 'x'))).status, AttemptStatus::kEscaped);
   EXPECT_EQ(judged(out, ran("x")).status, AttemptStatus::kError);  // no flood: broken probe
+  // Still flooding at the deadline: a timeout, promptly, or the timeout did not hold.
+  Evidence late;
+  late.run_ms = 11000;
+  EXPECT_EQ(judged(out, cut, late).status, AttemptStatus::kEscaped);
+  RunResult ended_ok = cut;
+  ended_ok.outcome = Outcome::kOk;
+  EXPECT_EQ(judged(out, ended_ok, prompt).status, AttemptStatus::kEscaped);
+  RunResult teardown_failed = cut;
+  teardown_failed.outcome = Outcome::kSandboxError;
+  EXPECT_EQ(judged(out, teardown_failed, prompt).status, AttemptStatus::kError);
 }
 
 // ---- reports ----

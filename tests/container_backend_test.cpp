@@ -36,6 +36,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "process_limit_rule.h"
 #include "sandbox_fs_checks.h"
 #include "test_paths.h"
 
@@ -372,6 +373,25 @@ TEST_F(ContainerTest, CpuSpinTimesOutPromptly) {
   EXPECT_LT(Clock::now() - start, seconds(3));
 }
 
+// The code still printing at the deadline: the pipes are full and nobody reads them any
+// more. It is a timeout all the same, promptly (a runtime relaying the stdio used to
+// block on them until the teardown bound, and the run became a sandbox error).
+TEST_F(ContainerTest, TimeoutWhilePrintingIsATimeoutPromptly) {
+  for (const RunRequest& req :
+       {sh("yes", seconds(1)), py("while True:\n    print('x')\n", seconds(1))}) {
+    const auto start = Clock::now();
+    const RunResult r = run(req);
+    EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+    EXPECT_LT(Clock::now() - start, seconds(5));
+    EXPECT_FALSE(r.stdout_data.empty());
+  }
+}
+
+// The same fork failure reads the same on every backend (process_limit_rule.h).
+TEST_F(ContainerTest, AFailureAfterARefusedForkIsTheProcessLimit) {
+  testing::expect_one_process_limit_rule([&](const RunRequest& r) { return run(r); });
+}
+
 TEST_F(ContainerTest, MemoryHogIsOomKilledAndReportedSo) {
   RunRequest req = py("b = bytearray(2 << 30)\nprint('allocated')");
   req.limits.memory_bytes = 128u << 20;
@@ -575,6 +595,23 @@ TEST_F(ContainerTest, PooledRunsServeOneRunEachAndAreDestroyed) {
   other.limits.memory_bytes = 100u << 20;
   r = pooled.run(other, {}, nullptr);
   EXPECT_EQ(r.stdout_data, "cold\n") << r.error.value_or("");
+}
+
+// A pooled container's init ends every orphan of the code before it reports, as the
+// namespace backend's does: nothing of the code runs while the figures are read and the
+// artifacts collected (an orphan writing late would land in both).
+TEST_F(ContainerTest, PooledRunsEndOrphansBeforeTheResultIsRead) {
+  oci::ContainerOptions o;
+  o.pool_size = 1;
+  oci::ContainerBackend pooled(o);
+  ASSERT_TRUE(pooled.probe().available);
+  ASSERT_TRUE(pooled.pool()->wait_ready(Clock::now() + seconds(10))) << pooled.pool()->last_error();
+  RunRequest req = sh("(sleep 0.3; echo late > late.txt; echo LATE) & echo early");
+  req.artifact_globs = {"late.txt"};
+  const RunResult r = pooled.run(req, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "early\n");
+  EXPECT_TRUE(r.artifacts.empty());
 }
 
 TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {

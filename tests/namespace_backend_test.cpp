@@ -54,6 +54,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "process_limit_rule.h"
 #include "sandbox_fs_checks.h"
 #include "test_paths.h"
 #include "uid_slot.h"
@@ -579,6 +580,11 @@ void expect_fork_bomb_bounded(const std::function<RunResult(const RunRequest&)>&
 
 TEST_F(NamespaceTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
   expect_fork_bomb_bounded([&](const RunRequest& r) { return run(r); }, "bomb", 32, "32");
+}
+
+// The same fork failure reads the same on every backend (process_limit_rule.h).
+TEST_F(NamespaceTest, AFailureAfterARefusedForkIsTheProcessLimit) {
+  testing::expect_one_process_limit_rule([&](const RunRequest& r) { return run(r); });
 }
 
 // No limits in the request: the default ceiling holds the bomb all the same.

@@ -45,7 +45,7 @@ constexpr auto kNoLimit = std::nullopt;
 INSTANTIATE_TEST_SUITE_P(
     Table, ApplyTermination,
     testing::Values(
-        //              name                            {deadline, cancel, oom, limit, exited, code, sig}  outcome  limit  code  signal
+        //              name                            {deadline, cancel, oom, limit, exited, code, sig[, ceiling hit]}  outcome  limit  code  signal
         TerminationCase{"exit0",                        {false, false, false, {}, true, 0, 0},                 Outcome::kOk,            kNoLimit,           0,  0},
         TerminationCase{"exit7",                        {false, false, false, {}, true, 7, 0},                 Outcome::kFailed,        kNoLimit,           7,  0},
         TerminationCase{"segv",                         {false, false, false, {}, false, -1, SIGSEGV},         Outcome::kSignaled,      kNoLimit,          -1,  SIGSEGV},
@@ -60,7 +60,13 @@ INSTANTIATE_TEST_SUITE_P(
         TerminationCase{"oom_over_other_limit",         {false, false, true, LimitKind::kCpu, false, -1, 9},   Outcome::kLimitExceeded, LimitKind::kMemory, -1,  9},
         TerminationCase{"cpu_limit",                    {false, false, false, LimitKind::kCpu, false, -1, SIGXCPU}, Outcome::kLimitExceeded, LimitKind::kCpu, -1, SIGXCPU},
         TerminationCase{"output_limit_exited",          {false, false, false, LimitKind::kOutput, true, 0, 0}, Outcome::kLimitExceeded, LimitKind::kOutput,  0,  0},
-        TerminationCase{"processes",                    {false, false, false, LimitKind::kProcesses, true, 1, 0}, Outcome::kLimitExceeded, LimitKind::kProcesses, 1, 0}),
+        TerminationCase{"processes",                    {false, false, false, LimitKind::kProcesses, true, 1, 0}, Outcome::kLimitExceeded, LimitKind::kProcesses, 1, 0},
+        // The one process-limit rule: a refused fork explains a failure, never a success.
+        TerminationCase{"ceiling_hit_failed",           {false, false, false, {}, true, 2, 0, true},           Outcome::kLimitExceeded, LimitKind::kProcesses, 2, 0},
+        TerminationCase{"ceiling_hit_signaled",         {false, false, false, {}, false, -1, SIGSEGV, true},   Outcome::kLimitExceeded, LimitKind::kProcesses, -1, SIGSEGV},
+        TerminationCase{"ceiling_hit_exit0",            {false, false, false, {}, true, 0, 0, true},           Outcome::kOk,            kNoLimit,           0,  0},
+        TerminationCase{"ceiling_hit_deadline",         {true, false, false, {}, false, -1, SIGKILL, true},    Outcome::kTimedOut,      kNoLimit,          -1,  SIGKILL},
+        TerminationCase{"ceiling_hit_oom",              {false, false, true, {}, false, -1, SIGKILL, true},    Outcome::kLimitExceeded, LimitKind::kMemory, -1,  SIGKILL}),
     [](const testing::TestParamInfo<TerminationCase>& param_info) {
       return param_info.param.name;
     });

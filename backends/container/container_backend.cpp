@@ -76,11 +76,24 @@ std::optional<InitReport> read_report(int fd, Clock::time_point until) {
   return report;
 }
 
-bool wait_exit(const proc::ChildProcess& child, Clock::time_point until) {
-  if (child.reaped()) return true;
-  const auto left = ms_between(Clock::now(), until);
-  pollfd pfd{child.pidfd(), POLLIN, 0};
-  return left > 0 && ::poll(&pfd, 1, static_cast<int>(left)) > 0;
+// The last non-empty line of `text`.
+std::string_view last_line(std::string_view text) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const auto nl = text.rfind('\n');
+  return nl == std::string_view::npos ? text : text.substr(nl + 1);
+}
+
+// What is waiting in a pipe now (the writer that failed has exited), up to 64 KiB.
+std::string pending_text(int fd) {
+  std::string out;
+  pollfd pfd{fd, POLLIN, 0};
+  while (out.size() < 65536 && ::poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0) {
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 std::string fs_summary(const ContainerOptions& o, std::uint64_t tmp_bytes) {
@@ -190,8 +203,7 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   if (options_.pool_size > 0) {
     pool_key_ = bundle_key(Limits{}, options_);
     pool_ = std::make_unique<WarmPool<LiveContainer>>(
-        options_.pool_size,
-        [this] { return launch(pool_key_, /*detached=*/true, Clock::now() + kDefaultSetupBound); },
+        options_.pool_size, [this] { return launch(pool_key_, Clock::now() + kDefaultSetupBound); },
         [this](LiveContainer& c) { remove(c); });
   }
 }
@@ -287,12 +299,11 @@ void ContainerBackend::remove(LiveContainer& c) {
   if (c.name.empty() || !instance_) return;
   c.ctl.reset();  // the init exits on EOF, if it still runs
   (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_,
-                                   c.runtime_done, Clock::now() + kDefaultSetupBound);
+                                   Clock::now() + kDefaultSetupBound);
   c.name.clear();
 }
 
-Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detached,
-                                               Clock::time_point until) {
+Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time_point until) {
   LiveContainer c;
   const std::string name = instance_->next_name();
   auto config = config_text(key, name);
@@ -317,28 +328,19 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, bool detach
   c.stderr_read = std::move(err->read);
   c.stdin_write = std::move(in->write);
   // The runtime hands its fd 3 (--preserve-fds 1) to the container's process as fd 3.
+  // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
+  // returns once it started. In the foreground (`runc run` without --detach) it would
+  // relay the stdio through pipes of its own and, when the container ended, block writing
+  // what it still held into pipes cordon no longer reads after a deadline: nothing but the
+  // container's processes may hold a write end of the code's output.
   const std::vector<int> keep = {ctl->write.get()};
-  if (detached) {
-    // runc create gives the container its own stdio (it inherits them directly).
-    if (auto st =
-            runtime_.call({"create", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()},
-                          until, keep, in->read.get(), out->write.get(), err->write.get());
-        !st) {
-      return std::unexpected(st.error());
-    }
-    if (auto st = runtime_.call({"start", c.id()}, until); !st) return std::unexpected(st.error());
-  } else {
-    proc::SpawnOptions so;
-    so.path = runtime_.binary().string();
-    so.argv = runtime_.argv({"run", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()});
-    so.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-    so.stdin_fd = in->read.get();
-    so.stdout_fd = out->write.get();
-    so.stderr_fd = err->write.get();
-    so.keep_fds = keep;
-    auto child = proc::spawn(so);
-    if (!child) return std::unexpected(child.error());
-    c.foreground = std::move(*child);
+  if (auto st = runtime_.call(
+          {"run", "--detach", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()}, until,
+          keep, in->read.get(), out->write.get(), err->write.get());
+      !st) {
+    // The runtime says why on its stderr, the container's.
+    const std::string said(last_line(pending_text(c.stderr_read.get())));
+    return fail(st.error().code, st.error().message + said);
   }
   undo.dismiss();
   return c;
@@ -488,13 +490,9 @@ namespace {
 // A started container as the run driver sees it (cordon/run_driver.h).
 class ContainerTree final : public StartedTree {
  public:
-  ContainerTree(LiveContainer& c, bool from_pool, const RuntimeCli& runtime,
-                std::filesystem::path scratch, std::function<void()> remove)
-      : c_(c),
-        from_pool_(from_pool),
-        runtime_(runtime),
-        scratch_(std::move(scratch)),
-        remove_(std::move(remove)) {}
+  ContainerTree(LiveContainer& c, const RuntimeCli& runtime, std::filesystem::path scratch,
+                std::function<void()> remove)
+      : c_(c), runtime_(runtime), scratch_(std::move(scratch)), remove_(std::move(remove)) {}
 
   // Readable when the init reports the code's end, or closes (it died).
   [[nodiscard]] int exit_fd() const override { return c_.ctl.get(); }
@@ -508,18 +506,21 @@ class ContainerTree final : public StartedTree {
     pollfd pfd{c_.ctl.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 0) == 1) return;
     killed_ = runtime_.call({"kill", c_.id(), "KILL"}, Clock::now() + kDefaultSetupBound);
+    // The init may have ended between the look and the kill: nothing was left to kill.
+    if (!killed_ && ::poll(&pfd, 1, 0) == 1) killed_ = {};
   }
 
   [[nodiscard]] Status finish(RunClock::time_point until) override {
     report_ = read_report(c_.ctl.get(), until);
-    if (!from_pool_ && !wait_exit(c_.foreground, until)) {
-      return fail(ErrorCode::kTimeout, "the runtime did not exit after its container stopped");
+    // A report means the init killed and reaped every other process first (oci_init.cpp).
+    // Without one the init was killed (deadline, cancel) or died, and the kernel is
+    // killing the rest: wait until the container's group is empty, so that no writer is
+    // left when the figures are read and the artifacts collected.
+    if (!report_) {
+      if (auto st = c_.cgroups.wait_empty(until); !st) return st;
     }
-    // `runc run` deletes its container when it returns; its state directory says whether
-    // it got that far (a runtime killed from outside would leave the container).
-    std::error_code ec;
-    c_.runtime_done = !from_pool_ && !std::filesystem::exists(runtime_.state_root() / c_.id(), ec);
-    // The container's cgroup counters, while cordon's parent groups still hold them.
+    // The container's cgroup counters, while cordon's parent groups and the stopped
+    // container's own group (removed with the container) still hold them.
     stats_ = c_.cgroups.stats();
     if (!killed_)
       return fail(ErrorCode::kSystem, "kill the container: " + killed_.error().describe());
@@ -531,8 +532,7 @@ class ContainerTree final : public StartedTree {
       take_init_report(report_->status, report_->maxrss_kb, report_->children_cpu_us, t, result);
     }
     t.oom_killed = stats_.oom_killed;
-    // A pids-limit hit explains a failure, never a success.
-    if ((!t.exited || t.exit_code != 0) && stats_.pids_limit_hit) t.limit = LimitKind::kProcesses;
+    t.process_ceiling_hit = stats_.pids_limit_hit;
     if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
     result.memory_peak_kb = stats_.memory_peak_kb;
     if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
@@ -542,10 +542,7 @@ class ContainerTree final : public StartedTree {
     }
     if (!report_) {
       // The runtime writes its own failures to the container's stderr: say its last line.
-      std::string_view said = result.stderr_data;
-      while (!said.empty() && said.back() == '\n') said.remove_suffix(1);
-      const auto nl = said.rfind('\n');
-      if (nl != std::string_view::npos) said.remove_prefix(nl + 1);
+      const std::string_view said = last_line(result.stderr_data);
       return fail(ErrorCode::kSystem,
                   "the container's init ended without reporting the code's status" +
                       (said.empty() ? std::string() : " (" + std::string(said) + ")"));
@@ -569,7 +566,6 @@ class ContainerTree final : public StartedTree {
 
  private:
   LiveContainer& c_;
-  bool from_pool_;
   const RuntimeCli& runtime_;
   std::filesystem::path scratch_;
   std::function<void()> remove_;
@@ -614,14 +610,14 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   if (pooled) {
     c = std::move(*pooled);
   } else {
-    auto launched = launch(key, /*detached=*/false, setup_until);
+    auto launched = launch(key, setup_until);
     if (!launched) return error("start the container: " + launched.error().describe());
     c = std::move(*launched);
   }
   // Whatever happens next, the container, its cgroups, mounts and bundle go (a pooled
   // one in the pool's background thread).
   const fs::path bundle = instance_->bundles_dir() / c.name;
-  ContainerTree tree(c, from_pool, runtime_, bundle / "scratch", [this, &c, from_pool] {
+  ContainerTree tree(c, runtime_, bundle / "scratch", [this, &c, from_pool] {
     if (c.name.empty()) return;
     if (from_pool) {
       c.ctl.reset();

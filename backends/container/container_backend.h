@@ -5,11 +5,12 @@
 // linux.resources, no capabilities, no_new_privs, uid 65534, a sized tmpfs /tmp, the
 // runtime's masked and read-only paths, the cordon-default seccomp policy.
 //
-// Cold runs: write the bundle, `runc run --keep` in the foreground, hand the code to the
-// init inside (oci_init.cpp) on its control socket, pump output; at the deadline or on
-// cancel `runc kill`; read the container's cgroup counters (OOM kill, pids limit, peaks)
-// while the stopped container still holds them; then `runc delete --force`, unmount the
-// scratch, remove the bundle. With ContainerOptions::pool_size > 0 runs take containers
+// Cold runs: write the bundle, `runc run --detach` (the container's stdio are cordon's
+// pipes, with no relay by the runtime), hand the code to the init inside (oci_init.cpp)
+// on its control socket, pump output; at the deadline or on cancel `runc kill`; once no
+// process of the container is left, read its cgroup counters (OOM kill, pids limit,
+// peaks) while the stopped container still holds them; then `runc delete --force`,
+// unmount the scratch, remove the bundle. With ContainerOptions::pool_size > 0 runs take containers
 // created and started ahead of time (cordon/warm_pool.h) whose limits match theirs.
 //
 // Host objects are named per backend instance and swept at start when their instance is
@@ -60,10 +61,8 @@ class ContainerBackend final : public Backend {
   // config.json of container `name` with the limits of `key`, as text.
   [[nodiscard]] Result<std::string> config_text(const BundleKey& key,
                                                 const std::string& name) const;
-  // Writes a bundle and starts it: in the foreground (`run --keep`, cold) or detached
-  // (`create` + `start`, for the pool).
-  [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, bool detached,
-                                             Clock::time_point until);
+  // Writes a bundle and starts it detached (`run --detach`), for a cold run or the pool.
+  [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, Clock::time_point until);
   void remove(LiveContainer& container);
   // Engine mode: finds the engine and the image, writes the seccomp profile; "" or why not.
   [[nodiscard]] std::string set_up_engine();

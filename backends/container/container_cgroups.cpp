@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <string_view>
+#include <thread>
 
 #include "cordon/proc/cgroup_fs.h"
 
@@ -109,6 +110,24 @@ Result<ContainerCgroups> ContainerCgroups::create(
   return cg;
 }
 
+Status ContainerCgroups::wait_empty(std::chrono::steady_clock::time_point until) const {
+  // Every hierarchy the runtime made the container's group in lists the same processes;
+  // an exited process leaves the list before its parent reaps it.
+  for (const auto& h : hierarchies_) {
+    const fs::path procs = h.own_dir / group_ / "c" / "cgroup.procs";
+    for (;;) {
+      const auto text = proc::cgroupfs::read_small(procs);
+      if (!text || text->empty()) break;
+      if (std::chrono::steady_clock::now() >= until) {
+        return fail(ErrorCode::kTimeout, "processes of the container did not exit");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (std::filesystem::exists(procs.parent_path())) return {};
+  }
+  return {};
+}
+
 ContainerStats ContainerCgroups::stats() const {
   ContainerStats s;
   if (oom_event_) {
@@ -130,7 +149,11 @@ ContainerStats ContainerCgroups::stats() const {
       if (auto n = single(dir / "memory.max_usage_in_bytes")) s.memory_peak_kb = *n / 1024;
     }
     if (has(h, "pids")) {
-      if (auto n = keyed(dir / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+      // v1 counts a refused fork only in the group of the process that forked, the
+      // container's own (our parent, where the limit is, shows 0): read both.
+      for (const fs::path& d : {dir, dir / "c"}) {
+        if (auto n = keyed(d / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+      }
     }
     if (has(h, "cpuacct")) {
       if (auto n = single(dir / "cpuacct.usage")) s.cpu_usec = *n / 1000;

@@ -13,6 +13,7 @@
 // takes them all.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ class ContainerCgroups {
 
   // The OCI cgroupsPath for the container: "<group>/c".
   [[nodiscard]] std::string cgroups_path() const { return group_ + "/c"; }
+  // Waits until the container's own group ("<group>/c") holds no process (or is gone),
+  // giving up at `until`.
+  [[nodiscard]] Status wait_empty(std::chrono::steady_clock::time_point until) const;
   // Call after the container ended, before removal.
   [[nodiscard]] ContainerStats stats() const;
   // What the container uses now (memory charged, CPU so far), read from the parent

@@ -165,7 +165,7 @@ class EngineTree final : public StartedTree {
       t.exited = true;
       t.exit_code = exit_code;
     }
-    if ((!t.exited || t.exit_code != 0) && stats_.pids_limit_hit) t.limit = LimitKind::kProcesses;
+    t.process_ceiling_hit = stats_.pids_limit_hit;
     result.memory_peak_kb = stats_.memory_peak_kb;
     if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
     return {};

@@ -82,10 +82,9 @@ std::string Instance::next_name() { return id_ + "-" + std::to_string(counter_.f
 Status remove_container_leftovers(const fs::path& bundles_dir, const std::string& name,
                                   const RuntimeCli& runtime,
                                   const std::vector<proc::CgroupHierarchy>& hierarchies,
-                                  bool runtime_done, Clock::time_point until) {
+                                  Clock::time_point until) {
   const std::string id = kContainerPrefix + name;
-  Status result;
-  if (!runtime_done) result = runtime.destroy(id, until);
+  Status result = runtime.destroy(id, until);
   // The container's own group went with the runtime's delete; its parents are cordon's
   // (and the ones the runtime made in other hierarchies).
   remove_container_cgroups(hierarchies, id);
@@ -115,8 +114,7 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
     for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
       const std::string name = b.path().filename();
       if (!name.starts_with(instance + "-")) continue;
-      (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies,
-                                       /*runtime_done=*/false, until);
+      (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies, until);
       ++swept;
     }
     ::unlink(e.path().c_str());

@@ -58,12 +58,10 @@ class Instance {
     const std::vector<proc::CgroupHierarchy>& hierarchies,
     const std::function<void(const std::string&)>& on_dead = {});
 
-// Removes one container's leftovers by name: the runtime's container (skipped when
-// `runtime_done`: the runtime already deleted it), its cgroups and their parents, the
-// scratch mount, the bundle directory.
+// Removes one container's leftovers by name: the runtime's container, its cgroups and
+// their parents, the scratch mount, the bundle directory.
 [[nodiscard]] Status remove_container_leftovers(
     const std::filesystem::path& bundles_dir, const std::string& name, const RuntimeCli& runtime,
-    const std::vector<proc::CgroupHierarchy>& hierarchies, bool runtime_done,
-    Clock::time_point until);
+    const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until);
 
 }  // namespace cordon::oci

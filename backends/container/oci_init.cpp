@@ -3,9 +3,10 @@
 // stdio on fds 0-2 and cordon's control socket on fd 3 (init_protocol.h).
 //
 // It reads the code's argv and environment from fd 3, starts the code as its child, reaps
-// every process reparented to it, and when the code's main process ends writes the status
-// and resource use back on fd 3 and exits. Being PID 1 of the container's PID namespace,
-// its exit makes the kernel SIGKILL every process left in the container.
+// every process reparented to it, and when the code's main process ends kills and reaps
+// every other process of the container, then writes the status and resource use back on
+// fd 3 and exits. Being PID 1 of the container's PID namespace, its exit also makes the
+// kernel SIGKILL every process left in the container (when it stops early).
 //
 // Why it exists: a SIGKILLed `runc run` leaves its container running, so the container
 // must end by itself when cordon dies. The init exits when fd 3 reads EOF (cordon's end
@@ -164,6 +165,18 @@ int main() {
         main_done = true;
       }
     }
+  }
+  // The main process has ended: end every other process of the container before saying
+  // so (as the namespace backend's init does), so that the report also means "nothing of
+  // the code is left": cordon then reads the cgroup figures and collects artifacts with no
+  // orphan still running, whether the container goes away now or is a pooled one whose
+  // removal comes later. kill(-1) from PID 1 reaches every process of the namespace but
+  // us; one born meanwhile is the child of one it killed and ours once its parent is
+  // reaped, so the next turn kills it. ECHILD: none left.
+  for (;;) {
+    ::kill(-1, SIGKILL);
+    const pid_t got = ::wait4(-1, nullptr, __WALL, nullptr);
+    if (got < 0 && errno == ECHILD) break;
   }
   struct rusage all{};
   ::getrusage(RUSAGE_CHILDREN, &all);

@@ -57,7 +57,7 @@ class RuntimeCli {
   // argv for `<runtime> --root <state> <args...>`.
   [[nodiscard]] std::vector<std::string> argv(const std::vector<std::string>& args) const;
 
-  // Runs a short subcommand (kill, delete, create, start) to completion; fails with its
+  // Runs a short subcommand (kill, delete, run --detach) to completion; fails with its
   // stderr when it exits non-zero, and kills it at `until`.
   [[nodiscard]] Status call(const std::vector<std::string>& args, Clock::time_point until,
                             const std::vector<int>& keep_fds = {}, int stdin_fd = -1,

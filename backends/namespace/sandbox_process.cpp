@@ -345,10 +345,7 @@ Status SandboxTree::describe_end(Termination& t, RunResult& result) {
     t.signal = exit_.init.signal();
   }
   t.oom_killed = stats.oom_killed;
-  // A pids-limit hit explains a failure, never a success: ordinary code may probe fork
-  // failures and still exit 0.
-  const bool failed = !t.exited || t.exit_code != 0;
-  if (failed && stats.pids_limit_hit) t.limit = LimitKind::kProcesses;
+  t.process_ceiling_hit = stats.pids_limit_hit;
   // The group counts every process of the sandbox, orphans included.
   if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
   result.memory_peak_kb = stats.memory_peak_kb;

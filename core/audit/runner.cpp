@@ -119,12 +119,15 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
     std::this_thread::sleep_for(milliseconds(300));
   }
   RunResult result;
+  const auto run_start = Clock::now();
   {
     const Sampler sampler(**scene);
     result = backend.run(request, CancelToken{}, nullptr);
   }
+  const auto run_end = Clock::now();
   if (peer.joinable()) peer.join();
-  const Evidence evidence = (*scene)->observe(result, peer_output);
+  Evidence evidence = (*scene)->observe(result, peer_output);
+  evidence.run_ms = std::chrono::duration_cast<milliseconds>(run_end - run_start).count();
   return judge(attempt, evidence);
 }
 

@@ -141,7 +141,21 @@ Finding judge_output(const Attempt& attempt, const Evidence& ev) {
   }
   // The truncation flag is the control: the flood happened and was cut.
   if (!run.stdout_truncated) return error("no truncation: the flood did not happen");
-  return blocked("kept " + format_size(run.stdout_data.size()) + ", marked truncated");
+  // The code still floods at the deadline, its pipes full: the run is a timeout all the
+  // same, back promptly (wide bound, as for the deadline judge). A runtime relaying the
+  // stdio once blocked on the full pipe until the teardown bound: a sandbox error (an
+  // ERROR here) ~10 s later.
+  const std::string kept = "kept " + format_size(run.stdout_data.size()) + ", marked truncated";
+  if (run.outcome != Outcome::kTimedOut) {
+    return escaped(kept + ", but flooding at the deadline it ended " +
+                   std::string(to_string(run.outcome)));
+  }
+  if (ev.run_ms > attempt.timeout.count() + 3000) {
+    return escaped(kept + ", but it came back only " + std::to_string(ev.run_ms) +
+                   " ms after "
+                   "the start");
+  }
+  return blocked(kept + "; timed out, back after " + std::to_string(ev.run_ms) + " ms");
 }
 
 }  // namespace

@@ -70,6 +70,8 @@ Outcome decide(const Termination& t) {
   if (t.deadline_passed) return Outcome::kTimedOut;
   if (t.cancelled) return Outcome::kCancelled;
   if (t.oom_killed || t.limit) return Outcome::kLimitExceeded;
+  const bool succeeded = t.exited && t.exit_code == 0;
+  if (t.process_ceiling_hit && !succeeded) return Outcome::kLimitExceeded;
   if (t.exited) return t.exit_code == 0 ? Outcome::kOk : Outcome::kFailed;
   return Outcome::kSignaled;
 }
@@ -86,7 +88,7 @@ void apply_termination(const Termination& t, RunResult& result) {
   result.oom_killed = t.oom_killed;
   result.limit.reset();
   if (result.outcome == Outcome::kLimitExceeded) {
-    result.limit = t.oom_killed ? LimitKind::kMemory : *t.limit;
+    result.limit = t.oom_killed ? LimitKind::kMemory : t.limit.value_or(LimitKind::kProcesses);
   }
 }
 

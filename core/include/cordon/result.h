@@ -97,7 +97,10 @@ struct RunResult {
 
 // The outcome from the facts of a finished run, in the one order every backend uses:
 // the deadline first (never inferred from error text), then cancellation, then limits,
-// then how the process ended.
+// then how the process ended. One rule for the process limit, whatever enforces it: a
+// run that failed (non-zero exit or a signal) after a fork or clone was refused at the
+// ceiling exceeded the process limit; one that exited 0 succeeded (code may probe the
+// limit and cope).
 struct Termination {
   bool deadline_passed = false;  // the code was still running at the deadline
   bool cancelled = false;        // cancel arrived before the deadline
@@ -106,6 +109,7 @@ struct Termination {
   bool exited = false;             // WIFEXITED
   int exit_code = -1;
   int signal = 0;
+  bool process_ceiling_hit = false;  // a fork/clone was refused at the process limit
 };
 void apply_termination(const Termination& t, RunResult& result);
 

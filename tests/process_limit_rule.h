@@ -1,0 +1,35 @@
+// The one process-limit rule (cordon/result.h, apply_termination), checked end to end on
+// each backend that enforces a process limit: a run that failed after a fork was refused
+// at the ceiling exceeded the process limit; one that copes and exits 0 succeeded.
+// Never through the subprocess backend (it enforces no process limit).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+
+#include "cordon/request.h"
+#include "cordon/result.h"
+
+namespace cordon::testing {
+
+inline void expect_one_process_limit_rule(const std::function<RunResult(const RunRequest&)>& run) {
+  RunRequest fails;
+  fails.code = "for i in $(seq 1000); do sleep 2 & done; wait";  // dash: "Cannot fork", exit 2
+  fails.timeout = std::chrono::seconds(20);
+  fails.limits.max_processes = 50;
+  RunResult r = run(fails);
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.limit, LimitKind::kProcesses);
+  RunRequest copes = fails;
+  copes.language = Language::kPython;
+  copes.code =
+      "import os, time\ntry:\n    for _ in range(1000):\n        if os.fork() == 0:\n"
+      "            time.sleep(2)\n            os._exit(0)\nexcept OSError:\n    print('coped')\n";
+  r = run(copes);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "coped\n");
+}
+
+}  // namespace cordon::testing
