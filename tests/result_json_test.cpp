@@ -28,6 +28,13 @@ Termination oom_killed(int signal) {
   return t;
 }
 
+Termination killed_at_deadline() {
+  Termination t;
+  t.deadline_passed = true;
+  t.signal = SIGKILL;
+  return t;
+}
+
 RunResult sample() {
   RunResult r;
   apply_termination(exited(0), r);
@@ -110,10 +117,7 @@ TEST(ResultJson, OptionalFieldsWhenSet) {
 // A figure that was not measured is null, never 0; the schema version says so.
 TEST(ResultJson, UnmeasuredFiguresAreNull) {
   RunResult r;
-  Termination t;
-  t.deadline_passed = true;
-  t.signal = SIGKILL;
-  apply_termination(t, r);
+  apply_termination(killed_at_deadline(), r);
   r.wall_ms = 1000;
   const json j = to_json(r);
   EXPECT_EQ(j["schema_version"], 2);

@@ -241,10 +241,9 @@ class WidgetsTest : public QObject {
   // history row of result schema 1 (which wrote 0 for an unmeasured peak RSS).
   void unmeasuredFiguresReadNotMeasured() {
     RunResult stopped;
-    Termination t;
-    t.deadline_passed = true;
-    t.signal = SIGKILL;
-    apply_termination(t, stopped);
+    stopped.outcome = Outcome::kTimedOut;
+    stopped.timed_out = true;
+    stopped.signal = SIGKILL;
     stopped.wall_ms = 1000;
     stopped.memory_peak_kb = 752;
     stopped.backend = {"namespace", "1"};

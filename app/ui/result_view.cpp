@@ -211,7 +211,7 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
   lines << tr("wall %1 · set-up %2 · CPU %3")
                .arg(figure_text(result, "wall_ms", ms), figure_text(result, "setup_ms", ms),
                     figure_text(result, "cpu_ms", ms));
-  lines << tr("memory peak %1 (whole sandbox) · largest process %2")
+  lines << tr("whole-sandbox memory peak %1 · largest process %2")
                .arg(figure_text(result, "memory_peak_kb", kib),
                     figure_text(result, "max_rss_kb", kib));
   lines << tr("exit code %1 · signal %2")
