@@ -34,6 +34,7 @@
 #include "cordon/cancel.h"
 #include "cordon/observer.h"
 #include "cordon/plugin_registry.h"
+#include "figures_test_support.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
 #include "process_limit_rule.h"
@@ -160,6 +161,21 @@ TEST_F(ContainerTest, ExitCodeSignalTimeoutCancel) {
   canceller.join();
   EXPECT_LT(Clock::now() - start, seconds(4));
   EXPECT_EQ(r.outcome, Outcome::kCancelled) << r.error.value_or("");
+}
+
+// The init reaps and measures the code; killed with the container at the deadline, it
+// measures nothing: the peak RSS is unmeasured, CPU time and memory peak come from the
+// container's groups. The signal is cordon's SIGKILL.
+TEST_F(ContainerTest, TimedOutRunHasCordonsSignalAndOnlyMeasuredFigures) {
+  const RunResult r = run(sh(cordon_test::kSpinSh, seconds(1)));
+  ASSERT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+  cordon_test::expect_stopped_by_cordon(r);
+  EXPECT_FALSE(r.max_rss_kb.has_value());
+  EXPECT_TRUE(r.memory_peak_kb.has_value());
+}
+
+TEST_F(ContainerTest, MemoryFiguresOfAFiftyMibRun) {
+  cordon_test::expect_memory_figures_of_fifty_mib(run(py(cordon_test::kFiftyMibPython)));
 }
 
 // The live graphs' source: a one-second loop growing to 50 MiB is sampled from the

@@ -127,6 +127,31 @@ TEST(HistoryStore, RoundTripKeepsRawBytesResultAndSettings) {
   EXPECT_TRUE(again.env.empty());
 }
 
+// A row written before result schema 2, with 0 for figures it had not measured, reads
+// back as it was written, and its figures read as the inspector shows them.
+TEST(HistoryStore, KeepsAndReadsAResultOfSchemaVersion1) {
+  const TempDir dir = make_dir();
+  auto store = HistoryStore::open(dir.path() / "h.sqlite3");
+  ASSERT_TRUE(store) << store.error().describe();
+  RunRecord record = sample("sleep 5", "namespace", Outcome::kTimedOut, 1008, 1000);
+  // As the schema-1 build wrote it: to_json's fields, its version and zeros.
+  record.result["schema_version"] = 1;
+  record.result["timed_out"] = true;
+  record.result["signal"] = 0;
+  record.result["cpu_ms"] = 0;
+  record.result["max_rss_kb"] = 0;
+  record.result["memory_peak_kb"] = 752;
+  const Result<std::int64_t> id = store->add(record);
+  ASSERT_TRUE(id) << id.error().describe();
+  const Result<RunRecord> back = store->get(*id);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->result, record.result);
+  EXPECT_EQ(back->outcome, Outcome::kTimedOut);
+  EXPECT_EQ(result_figure(back->result, "max_rss_kb"), std::nullopt);
+  EXPECT_EQ(result_figure(back->result, "cpu_ms"), 0);
+  EXPECT_EQ(result_figure(back->result, "memory_peak_kb"), 752);
+}
+
 TEST(HistoryStore, NewFilesArePrivate) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "private" / "h.sqlite3";

@@ -52,6 +52,7 @@
 #include "audit/host_probes.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
+#include "figures_test_support.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
 #include "process_limit_rule.h"
@@ -141,6 +142,12 @@ class NamespaceTest : public ::testing::Test {
       subprocess_ = std::move(*b);
     }
     return subprocess_->run(req, {}, nullptr);
+  }
+  // Whether the run's memory limit was a cgroup's, which also measures the sandbox's peak.
+  static bool had_memory_group(const RunResult& r) {
+    return std::ranges::any_of(r.enforced, [](const Enforced& e) {
+      return e.aspect == Aspect::kMemory && e.mechanism.find("cgroup") != std::string::npos;
+    });
   }
   // A backend with one protection switched off, for positive controls.
   static RunResult run_with(const ns::NamespaceOptions& options, const RunRequest& req) {
@@ -469,6 +476,24 @@ TEST_F(NamespaceTest, CpuSpinTimesOutPromptly) {
   const RunResult r = run(sh("while :; do :; done", seconds(1)));
   EXPECT_EQ(r.outcome, Outcome::kTimedOut);
   EXPECT_LT(Clock::now() - start, milliseconds(1800));
+}
+
+// The init reaps and measures the code; killed at the deadline, it measures nothing: the
+// peak RSS is unmeasured, CPU time comes only from a CPU group (none here without one), the
+// memory peak from the memory group. The signal is cordon's SIGKILL.
+TEST_F(NamespaceTest, TimedOutRunHasCordonsSignalAndOnlyMeasuredFigures) {
+  const RunResult r = run(sh(cordon_test::kSpinSh, seconds(1)));
+  ASSERT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+  cordon_test::expect_stopped_by_cordon(r);
+  EXPECT_FALSE(r.max_rss_kb.has_value());
+  EXPECT_EQ(r.memory_peak_kb.has_value(), had_memory_group(r));
+}
+
+TEST_F(NamespaceTest, MemoryFiguresOfAFiftyMibRun) {
+  const RunResult r = run(py(cordon_test::kFiftyMibPython));
+  // Unprivileged on a v1 host there is no memory group (rlimits instead): no peak to compare.
+  if (!had_memory_group(r)) GTEST_SKIP() << "no memory cgroup for this user here";
+  cordon_test::expect_memory_figures_of_fifty_mib(r);
 }
 
 TEST_F(NamespaceTest, MemoryHogIsOomKilled) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <set>
 #include <string>
 
@@ -24,6 +25,13 @@ Termination oom_killed(int signal) {
   Termination t;
   t.oom_killed = true;
   t.signal = signal;
+  return t;
+}
+
+Termination killed_at_deadline() {
+  Termination t;
+  t.deadline_passed = true;
+  t.signal = SIGKILL;
   return t;
 }
 
@@ -104,6 +112,50 @@ TEST(ResultJson, OptionalFieldsWhenSet) {
   EXPECT_EQ(j["memory_peak_kb"], 2048);
   EXPECT_EQ(j["policy"], (json{{"name", "default"}, {"hash", "abc123"}}));
   EXPECT_EQ(j["tool_description"], (json{{"id", "run_code"}, {"version", 3}}));
+}
+
+// A figure that was not measured is null, never 0; the schema version says so.
+TEST(ResultJson, UnmeasuredFiguresAreNull) {
+  RunResult r;
+  apply_termination(killed_at_deadline(), r);
+  r.wall_ms = 1000;
+  const json j = to_json(r);
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["outcome"], "timed_out");
+  EXPECT_EQ(j["signal"], SIGKILL);
+  EXPECT_TRUE(j["cpu_ms"].is_null());
+  EXPECT_TRUE(j["max_rss_kb"].is_null());
+  EXPECT_TRUE(j["memory_peak_kb"].is_null());
+  EXPECT_EQ(j["wall_ms"], 1000);
+  // A measured 0 stays a 0.
+  r.cpu_ms = 0;
+  EXPECT_EQ(to_json(r)["cpu_ms"], 0);
+
+  const json error = to_json(sandbox_error({"ns", "1"}, "clone failed"));
+  EXPECT_TRUE(error["cpu_ms"].is_null());
+  EXPECT_TRUE(error["max_rss_kb"].is_null());
+}
+
+// Figures read back from a stored Result of either schema version, as the inspector's
+// History does: schema 1 wrote 0 for an unmeasured max_rss_kb.
+TEST(ResultJson, FiguresReadFromEitherSchemaVersion) {
+  const json v1 = json::parse(R"({"schema_version": 1, "outcome": "timed_out", "signal": 0,
+      "cpu_ms": 0, "max_rss_kb": 0, "memory_peak_kb": 752, "wall_ms": 1008})");
+  EXPECT_EQ(result_figure(v1, "max_rss_kb"), std::nullopt);
+  EXPECT_EQ(result_figure(v1, "cpu_ms"), 0);
+  EXPECT_EQ(result_figure(v1, "memory_peak_kb"), 752);
+  EXPECT_EQ(result_figure(v1, "wall_ms"), 1008);
+  const json v1_measured = json::parse(R"({"schema_version": 1, "max_rss_kb": 7996})");
+  EXPECT_EQ(result_figure(v1_measured, "max_rss_kb"), 7996);
+
+  RunResult r = sample();
+  r.cpu_ms.reset();
+  const json v2 = to_json(r);
+  EXPECT_EQ(result_figure(v2, "cpu_ms"), std::nullopt);
+  EXPECT_EQ(result_figure(v2, "max_rss_kb"), 1024);
+  EXPECT_EQ(result_figure(v2, "memory_peak_kb"), std::nullopt);
+  EXPECT_EQ(result_figure(v2, "no_such_field"), std::nullopt);
+  EXPECT_EQ(result_figure(json("not an object"), "cpu_ms"), std::nullopt);
 }
 
 TEST(ResultJson, SandboxErrorHasReason) {

@@ -40,6 +40,7 @@ class ShellTree final : public StartedTree {
   }
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
     calls.emplace_back("describe_end");
+    if (!sees_end) return {};  // like a sandbox whose init was killed with the code
     t.exited = exit_.exited();
     t.exit_code = exit_.exit_code();
     t.signal = exit_.signal();
@@ -70,6 +71,7 @@ class ShellTree final : public StartedTree {
   bool fail_artifacts = false;
   bool fail_teardown = false;
   bool measures = false;
+  bool sees_end = true;
   mutable std::uint64_t samples_taken = 0;
 
  private:
@@ -169,6 +171,28 @@ TEST_F(RunDriverTest, CancelKillsAndDecides) {
   source.cancel();
   ShellTree* tree = nullptr;
   const RunResult r = drive("exec sleep 30", &tree, source.token());
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_EQ(r.signal, SIGKILL);
+}
+
+// A backend whose reaper of the main process died with it (a sandbox's init) reports no
+// end and no figures: the run still ends by the SIGKILL the driver had sent, and the
+// figures stay unmeasured instead of 0.
+TEST_F(RunDriverTest, StoppedRunWithoutASeenEndWasSigkilledAndIsUnmeasured) {
+  configure = [](ShellTree& t) { t.sees_end = false; };
+  request_.timeout = 300ms;
+  ShellTree* tree = nullptr;
+  RunResult r = drive("exec sleep 30", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_FALSE(r.cpu_ms.has_value());
+  EXPECT_FALSE(r.max_rss_kb.has_value());
+  EXPECT_FALSE(r.memory_peak_kb.has_value());
+
+  CancelSource source;
+  source.cancel();
+  r = drive("exec sleep 30", &tree, source.token());
   EXPECT_EQ(r.outcome, Outcome::kCancelled);
   EXPECT_EQ(r.signal, SIGKILL);
 }
@@ -283,6 +307,10 @@ TEST(RunDriver, CancelledBeforeStart) {
   EXPECT_EQ(r.outcome, Outcome::kCancelled);
   EXPECT_EQ(r.backend.name, "test");
   EXPECT_GE(r.setup_ms, 0);
+  // Nothing ran: no signal, nothing measured.
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_FALSE(r.cpu_ms.has_value());
+  EXPECT_FALSE(r.max_rss_kb.has_value());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/result_json.h"
+#include "figures_test_support.h"
 #include "proc_test_support.h"
 
 namespace cordon {
@@ -91,7 +92,9 @@ TEST_P(SubprocessBackendTest, EchoIsOk) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(r.timed_out);
   EXPECT_GE(r.wall_ms, 0);
-  EXPECT_GT(r.max_rss_kb, 0);
+  ASSERT_TRUE(r.max_rss_kb.has_value());
+  EXPECT_GT(*r.max_rss_kb, 0);
+  EXPECT_TRUE(r.cpu_ms.has_value());
   EXPECT_FALSE(r.memory_peak_kb.has_value());
   ASSERT_FALSE(r.enforced.empty());
   EXPECT_EQ(r.enforced[0].aspect, Aspect::kTimeout);
@@ -114,6 +117,16 @@ TEST_P(SubprocessBackendTest, SleepPastTheDeadlineTimesOutPromptly) {
   EXPECT_EQ(r.exit_code, -1);
   EXPECT_EQ(r.stdout_data, "before\n");  // output from before the deadline is kept
   EXPECT_GE(r.wall_ms, 150);
+}
+
+// The main process is cordon's own child (or the helper's), reaped and measured after the
+// kill: a timed-out run has its real figures and the SIGKILL it got.
+TEST_P(SubprocessBackendTest, TimedOutRunIsMeasured) {
+  const RunResult r = run(cordon_test::kSpinSh, milliseconds(500));
+  ASSERT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+  cordon_test::expect_stopped_by_cordon(r);
+  EXPECT_TRUE(r.cpu_ms.has_value());
+  EXPECT_TRUE(r.max_rss_kb.has_value());
 }
 
 TEST_P(SubprocessBackendTest, SetsidGrandchildIsGoneAfterTimeout) {

@@ -9,7 +9,8 @@ namespace {
 
 constexpr std::int64_t kTimingSlackMs = 5;
 
-std::int64_t timing(int row, const RunResult& result) {
+// Wall and set-up time are always measured; CPU time may not be (result.h).
+std::optional<std::int64_t> timing(int row, const RunResult& result) {
   switch (row) {
     case CompareModel::kWall:
       return result.wall_ms;
@@ -50,12 +51,13 @@ bool CompareModel::differs(int row) const {
   }
   if (done.size() < 2) return false;
   if (row == kWall || row == kSetup || row == kCpu) {
-    std::int64_t low = timing(row, *done.front());
-    std::int64_t high = low;
+    std::vector<std::int64_t> measured;
     for (const RunResult* result : done) {
-      low = std::min(low, timing(row, *result));
-      high = std::max(high, timing(row, *result));
+      if (const auto value = timing(row, *result)) measured.push_back(*value);
     }
+    // A figure beside one not measured differs; two not measured do not.
+    if (measured.size() != done.size()) return !measured.empty();
+    const auto [low, high] = std::ranges::minmax(measured);
     return high > 2 * low + kTimingSlackMs;
   }
   const QString first = cell(row, *done.front());
@@ -77,8 +79,10 @@ QString CompareModel::cell(int row, const RunResult& result) const {
     case kStderr:
       return QString::fromUtf8(result.stderr_data.data(),
                                static_cast<qsizetype>(result.stderr_data.size()));
-    default:
-      return QStringLiteral("%1 ms").arg(timing(row, result));
+    default: {
+      const auto value = timing(row, result);
+      return value ? QStringLiteral("%1 ms").arg(*value) : tr("not measured");
+    }
   }
 }
 

@@ -129,6 +129,15 @@ class ModelsTest : public QObject {
     QVERIFY(model.differs(CompareModel::kWall));
     QVERIFY(!model.differs(CompareModel::kStdout));
     QCOMPARE(model.index(CompareModel::kOutcome, 1).data().toString(), QString("FAILED exit 1"));
+
+    // CPU time that was not measured reads so, never "0 ms", and differs from a measured one.
+    QCOMPARE(model.index(CompareModel::kCpu, 1).data().toString(), QString("not measured"));
+    QVERIFY(!model.differs(CompareModel::kCpu));  // neither measured
+    RunResult measured = result_of(Outcome::kOk, 0, "0\n", 10);
+    measured.cpu_ms = 3;
+    model.set_result(0, measured);
+    QCOMPARE(model.index(CompareModel::kCpu, 0).data().toString(), QString("3 ms"));
+    QVERIFY(model.differs(CompareModel::kCpu));
   }
 
   void auditModelFillsTheMatrix() {

@@ -21,6 +21,8 @@
 #include <QTreeWidget>
 #include <QtTest>
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 
@@ -233,6 +235,54 @@ class WidgetsTest : public QObject {
     tab->select_row(0);
     tab->delete_selected();
     QCOMPARE(tab->model()->rowCount(), 0);
+  }
+
+  // Figures a run did not measure read "not measured", for a run of this build and for a
+  // history row of result schema 1 (which wrote 0 for an unmeasured peak RSS).
+  void unmeasuredFiguresReadNotMeasured() {
+    RunResult stopped;
+    stopped.outcome = Outcome::kTimedOut;
+    stopped.timed_out = true;
+    stopped.signal = SIGKILL;
+    stopped.wall_ms = 1000;
+    stopped.memory_peak_kb = 752;
+    stopped.backend = {"namespace", "1"};
+    ResultView* view = window_->result_view();
+    view->show_result(stopped);
+    QCOMPARE(view->badge_text(), QString("TIMED OUT"));
+    QString summary = view->summary_text();
+    QVERIFY2(summary.contains("CPU not measured"), qPrintable(summary));
+    QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
+    QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
+    QVERIFY2(summary.contains("signal 9"), qPrintable(summary));
+
+    {
+      auto store = history::HistoryStore::open(history_.toStdString());
+      QVERIFY(store);
+      RunRequest request;
+      request.code = "echo schema-one-row";
+      history::RunRecord record =
+          history::make_record(request, stopped, std::chrono::system_clock::now(),
+                               std::chrono::system_clock::now(), "cli");
+      record.result["schema_version"] = 1;  // as the schema-1 build wrote it
+      record.result["signal"] = 0;
+      record.result["cpu_ms"] = 0;
+      record.result["max_rss_kb"] = 0;
+      QVERIFY(store->add(record));
+    }
+    HistoryTab* tab = window_->history_tab();
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    tab->refresh();
+    QTest::keyClicks(tab->search_box(), "schema-one-row");
+    QCOMPARE(tab->model()->rowCount(), 1);
+    tab->select_row(0);
+    QCOMPARE(tab->result_view()->badge_text(), QString("TIMED OUT"));
+    summary = tab->result_view()->summary_text();
+    QVERIFY2(summary.contains("CPU 0 ms"), qPrintable(summary));  // may have been measured
+    QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
+    QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
+    QVERIFY(tab->result_view()->json_text().contains("\"schema_version\": 1"));
+    tab->delete_selected();
   }
 
   void compareTwoBackends() {

@@ -40,6 +40,12 @@ QString text_of(const json& value) {
   return QString::fromStdString(value.dump());
 }
 
+// "12 ms", or "not measured" for a figure the run did not measure (result_figure()).
+QString figure_text(const json& result, std::string_view field, const QString& unit) {
+  const std::optional<std::int64_t> value = result_figure(result, field);
+  return value ? QStringLiteral("%1 %2").arg(*value).arg(unit) : QObject::tr("not measured");
+}
+
 QString bytes_text(const std::string& bytes) {
   return QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
 }
@@ -200,15 +206,14 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                  .arg(text_of(policy.value("name", json())),
                       text_of(policy.value("hash", json())).left(16));
   }
-  lines << tr("wall %1 ms · set-up %2 ms · CPU %3 ms")
-               .arg(text_of(result.value("wall_ms", json())),
-                    text_of(result.value("setup_ms", json())),
-                    text_of(result.value("cpu_ms", json())));
-  const json peak = result.value("memory_peak_kb", json());
-  lines << tr("memory peak %1 · largest process %2 KiB")
-               .arg(peak.is_null() ? tr("not measured by this backend")
-                                   : tr("%1 KiB (whole sandbox)").arg(text_of(peak)),
-                    text_of(result.value("max_rss_kb", json())));
+  const QString ms = QStringLiteral("ms");
+  const QString kib = QStringLiteral("KiB");
+  lines << tr("wall %1 · set-up %2 · CPU %3")
+               .arg(figure_text(result, "wall_ms", ms), figure_text(result, "setup_ms", ms),
+                    figure_text(result, "cpu_ms", ms));
+  lines << tr("whole-sandbox memory peak %1 · largest process %2")
+               .arg(figure_text(result, "memory_peak_kb", kib),
+                    figure_text(result, "max_rss_kb", kib));
   lines << tr("exit code %1 · signal %2")
                .arg(text_of(result.value("exit_code", json())),
                     text_of(result.value("signal", json())));
@@ -240,6 +245,8 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
       result.dump(/*indent=*/2, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace)));
   copy_json_->setEnabled(true);
 }
+
+QString ResultView::summary_text() const { return summary_->text(); }
 
 QString ResultView::badge_text() const { return badge_->text(); }
 QString ResultView::stdout_text() const { return stdout_->toPlainText(); }

@@ -32,6 +32,8 @@ class ResultView : public QWidget {
   void clear();
 
   [[nodiscard]] QString badge_text() const;
+  // Timings, memory, exit code and signal, one line each.
+  [[nodiscard]] QString summary_text() const;
   [[nodiscard]] QString stdout_text() const;
   [[nodiscard]] QString stderr_text() const;
   [[nodiscard]] QString json_text() const;

@@ -82,7 +82,8 @@ Finding judge_memory(const Attempt& attempt, const Evidence& ev) {
   const RunResult& run = *ev.run;
   const std::uint64_t limit = attempt.limits.memory_bytes.value_or(0);
   if (auto e = line_starting(run.stdout_data, "ESCAPED")) return escaped(*e);
-  const auto rss = static_cast<std::uint64_t>(run.max_rss_kb) * 1024;
+  // Unmeasured (the sandbox's init killed with the code) proves nothing either way.
+  const auto rss = static_cast<std::uint64_t>(run.max_rss_kb.value_or(0)) * 1024;
   if (limit > 0 && rss > limit + limit / 2) {
     return escaped("a process reached " + format_size(rss) + " resident");
   }

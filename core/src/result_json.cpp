@@ -16,6 +16,11 @@ json optional_text(const std::optional<std::string>& value) {
   return value ? text(*value) : json(nullptr);
 }
 
+// A figure that was not measured is null, never 0 (result.h).
+json figure(const std::optional<std::int64_t>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
 json artifact_json(const Artifact& artifact) {
   return json{{"path", text(artifact.path)},
               {"size", artifact.size},
@@ -51,9 +56,9 @@ json to_json(const RunResult& result) {
   out["oom_killed"] = result.oom_killed;
   out["wall_ms"] = result.wall_ms;
   out["setup_ms"] = result.setup_ms;
-  out["cpu_ms"] = result.cpu_ms;
-  out["max_rss_kb"] = result.max_rss_kb;
-  out["memory_peak_kb"] = result.memory_peak_kb ? json(*result.memory_peak_kb) : json(nullptr);
+  out["cpu_ms"] = figure(result.cpu_ms);
+  out["max_rss_kb"] = figure(result.max_rss_kb);
+  out["memory_peak_kb"] = figure(result.memory_peak_kb);
   out["backend"] =
       json{{"name", text(result.backend.name)}, {"version", text(result.backend.version)}};
   out["policy"] =
@@ -71,6 +76,18 @@ json to_json(const RunResult& result) {
                                        {"version", result.tool_description->version}}
                                 : json(nullptr);
   return out;
+}
+
+std::optional<std::int64_t> result_figure(const json& result, std::string_view field) {
+  if (!result.is_object()) return std::nullopt;
+  const auto found = result.find(field);
+  if (found == result.end() || !found->is_number()) return std::nullopt;
+  const auto value = found->get<std::int64_t>();
+  const auto version = result.find("schema_version");
+  const bool schema1 =
+      version == result.end() || !version->is_number_integer() || version->get<std::int64_t>() < 2;
+  if (schema1 && value == 0 && field == "max_rss_kb") return std::nullopt;
+  return value;
 }
 
 json to_json(const Capability& capability) {

@@ -130,6 +130,11 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   t.deadline_passed = stop->reason == proc::StopReason::kDeadline;
   t.cancelled = stop->reason == proc::StopReason::kCancelled;
   const Status end = tree.describe_end(t, result);
+  // A tree still running at the deadline or at cancel ends by kill(), and every backend
+  // kills with SIGKILL. A backend that saw no end of its own (its sandbox's init, which
+  // would have reaped the main process, died with it) has no signal to give: the one
+  // cordon sent is how the code ended.
+  if ((t.deadline_passed || t.cancelled) && !t.exited && t.signal == 0) t.signal = SIGKILL;
   // RLIMIT_CPU sends SIGXCPU at the soft limit: with a CPU limit asked for, that signal
   // is the limit, not the code's own failure.
   if (request.limits.cpu_time && t.signal == SIGXCPU) t.limit = LimitKind::kCpu;

@@ -17,7 +17,10 @@
 
 namespace cordon {
 
-inline constexpr int kResultSchemaVersion = 1;
+// 2: cpu_ms and max_rss_kb are null when not measured (1 wrote 0); a run cordon stopped
+// reports the SIGKILL it was stopped with in `signal` (1 wrote 0 where the backend did not
+// see the end itself).
+inline constexpr int kResultSchemaVersion = 2;
 
 enum class Outcome {
   kOk,             // exit 0 before the deadline
@@ -70,16 +73,34 @@ struct RunResult {
   bool stdout_truncated = false;
   bool stderr_truncated = false;
 
-  int exit_code = -1;  // -1 when the process never exited normally
-  int signal = 0;      // the terminating signal, 0 if none
+  // How the main process ended. exit_code: its exit status, -1 when it did not exit
+  // (killed, or never started). signal: the signal that killed it, 0 when it exited or
+  // never started. A run cordon stopped (timed out, cancelled) was killed with SIGKILL (9)
+  // by cordon, so that is its signal, unless it had exited by itself first.
+  int exit_code = -1;
+  int signal = 0;
   bool timed_out = false;
   bool oom_killed = false;
 
-  std::int64_t wall_ms = 0;                    // code start to code end
-  std::int64_t setup_ms = 0;                   // sandbox set-up and teardown
-  std::int64_t cpu_ms = 0;                     // user + system of the whole tree where measurable
-  std::int64_t max_rss_kb = 0;                 // largest single process's peak
-  std::optional<std::int64_t> memory_peak_kb;  // whole sandbox, where a cgroup measures it
+  // Figures. Each has one source, and is std::nullopt when this run did not measure it:
+  // never 0 for "unknown".
+  std::int64_t wall_ms = 0;   // cordon's clock: the code's start to its end (or its kill)
+  std::int64_t setup_ms = 0;  // cordon's clock: sandbox set-up and teardown
+  // User + system CPU time of the run's processes: the sandbox's cgroup (cpuacct.usage,
+  // cpu.stat usage_usec; orphans included) where the backend has one, else the rusage of
+  // what was reaped (wait4, RUSAGE_CHILDREN). Unmeasured when neither was read, e.g. a
+  // sandbox without a CPU group whose init was killed at the deadline.
+  std::optional<std::int64_t> cpu_ms;
+  // ru_maxrss of the main process as its reaper saw it: the largest peak resident set
+  // among it and the descendants it waited for. Resident pages include shared file pages
+  // (the interpreter, its libraries) that the host's page cache holds, so it can exceed
+  // memory_peak_kb. Unmeasured when the main process's reaper was killed with it (the
+  // sandbox's init, at the deadline or on cancel).
+  std::optional<std::int64_t> max_rss_kb;
+  // The peak of memory charged to the sandbox's cgroup (memory.max_usage_in_bytes, v2
+  // memory.peak): the memory the limit counts, of every process of the sandbox. Shared file
+  // pages first read by someone else are charged to them, not here.
+  std::optional<std::int64_t> memory_peak_kb;
 
   BackendId backend;
   std::optional<PolicyId> policy;

@@ -3,7 +3,10 @@
 // and a *_lossy flag; artifacts carry base64.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 
 #include "cordon/capabilities.h"
 #include "cordon/result.h"
@@ -11,6 +14,13 @@
 namespace cordon {
 
 [[nodiscard]] nlohmann::json to_json(const RunResult& result);
+// A figure (cpu_ms, max_rss_kb, memory_peak_kb, ...) of a Result JSON of any schema
+// version, e.g. one stored in the history: std::nullopt when it was not measured. Schema 1
+// wrote 0 for a max_rss_kb it had not measured (a process that ran never has an empty
+// resident set), so that 0 reads as unmeasured; its other zeros may be real and are kept.
+[[nodiscard]] std::optional<std::int64_t> result_figure(const nlohmann::json& result,
+                                                        std::string_view field);
+
 [[nodiscard]] nlohmann::json to_json(const Capability& capability);
 // An array of to_json(Capability), in the order of capabilities.aspects.
 [[nodiscard]] nlohmann::json to_json(const Capabilities& capabilities);

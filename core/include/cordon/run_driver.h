@@ -51,8 +51,10 @@ class StartedTree {
   // the helper's or the runtime's exit fd). The pump polls it; it is never read.
   [[nodiscard]] virtual int exit_fd() const = 0;
 
-  // Kills every process of the tree now. Called exactly once, whatever ended the pump:
-  // also after a normal exit of the main process, since nothing may outlive the run.
+  // Kills every process of the tree now, with SIGKILL (the driver reports that signal for
+  // a run stopped at the deadline or on cancel whose end the backend did not see). Called
+  // exactly once, whatever ended the pump: also after a normal exit of the main process,
+  // since nothing may outlive the run.
   virtual void kill() = 0;
 
   // After kill(): reaps, waits until no process of the tree is left and measures it,
@@ -63,9 +65,10 @@ class StartedTree {
   // After finish() and the drain: how the code ended. The driver has set
   // t.deadline_passed and t.cancelled; this adds exit status or signal, OOM and limit
   // facts to `t`, and the tree's measures (cpu_ms, max_rss_kb, memory_peak_kb) to
-  // `result`. The driver then applies the RLIMIT_CPU rule (SIGXCPU with a CPU limit is
-  // a CPU limit hit) and apply_termination(). An error means the backend cannot say how
-  // the code ended: the run becomes a sandbox error with the error as its reason.
+  // `result`, leaving unset each one it did not measure. The driver then applies the
+  // RLIMIT_CPU rule (SIGXCPU with a CPU limit is a CPU limit hit) and apply_termination().
+  // An error means the backend cannot say how the code ended: the run becomes a sandbox
+  // error with the error as its reason.
   [[nodiscard]] virtual Status describe_end(Termination& t, RunResult& result) = 0;
 
   // Where the run's artifacts are to be collected, once every writer is dead. The path
