@@ -38,15 +38,6 @@ std::vector<std::string> frame_sentences(const std::string& languages) {
           "Write self-contained code that prints what you need to see."};
 }
 
-std::string languages_text(const std::vector<Language>& languages) {
-  std::string out;
-  for (std::size_t i = 0; i < languages.size(); ++i) {
-    if (i > 0) out += i + 1 == languages.size() ? " or " : ", ";
-    out += to_string(languages[i]);
-  }
-  return out;
-}
-
 void erase_once(std::string& text, const std::string& part) {
   const std::size_t at = text.find(part);
   ASSERT_NE(at, std::string::npos) << "\"" << part << "\" not in\n" << text;

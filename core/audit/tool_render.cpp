@@ -78,15 +78,6 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
   return {"", false};
 }
 
-std::string languages_text(const std::vector<Language>& languages) {
-  std::string out;
-  for (std::size_t i = 0; i < languages.size(); ++i) {
-    if (i > 0) out += i + 1 == languages.size() ? " or " : ", ";
-    out += to_string(languages[i]);
-  }
-  return out;
-}
-
 // Fills {{name}} in `text`; "{{name}}" with no value is an error.
 Result<std::string> fill(const std::string& text,
                          const std::map<std::string, std::string>& values) {
@@ -225,35 +216,28 @@ bool uses(const ToolTemplate& tool, const std::string& name) {
          tool.input_schema.dump().find(mark) != std::string::npos;
 }
 
-// Every statement `tool` uses, in a fixed order.
+// Every statement `tool` uses, in a fixed order; the first claim that cannot be stated
+// is the error.
 Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const RenderContext& ctx) {
   std::vector<Statement> out;
-  const auto add = [&](Result<Statement> s) -> Status {
-    if (!s) return std::unexpected(s.error());
-    out.push_back(std::move(*s));
-    return {};
+  const auto fact = [&](std::string placeholder, std::string text) {
+    if (!uses(tool, placeholder)) return;
+    out.push_back(Statement{.placeholder = std::move(placeholder),
+                            .kind = Statement::Kind::kFact,
+                            .text = std::move(text),
+                            .attempts = {}});
   };
-  const auto fact = [](std::string placeholder, std::string text) {
-    return Statement{.placeholder = std::move(placeholder),
-                     .kind = Statement::Kind::kFact,
-                     .text = std::move(text),
-                     .attempts = {}};
-  };
-  if (uses(tool, "interpreters")) out.push_back(fact("interpreters", interpreters_sentence(ctx)));
-  if (uses(tool, "code_size")) {
-    out.push_back(fact("code_size", "The code may be at most " + format_size(kMaxCodeBytes) + "."));
-  }
-  if (uses(tool, "stdin")) out.push_back(fact("stdin", "Its standard input is empty."));
+  fact("interpreters", interpreters_sentence(ctx));
+  fact("code_size", "The code may be at most " + format_size(kMaxCodeBytes) + ".");
+  fact("stdin", "Its standard input is empty.");
+
+  std::vector<Result<Statement>> backed_ones;
   if (uses(tool, "isolation")) {
-    if (Status s = add(backed("isolation", isolation_sentence(ctx), kIsolationAspects, ctx)); !s) {
-      return std::unexpected(s.error());
-    }
+    backed_ones.push_back(backed("isolation", isolation_sentence(ctx), kIsolationAspects, ctx));
   }
   if (uses(tool, "fresh_start")) {
-    if (Status s = add(backed("fresh_start", fresh_start_sentence(ctx), kFreshStartAspects, ctx));
-        !s) {
-      return std::unexpected(s.error());
-    }
+    backed_ones.push_back(
+        backed("fresh_start", fresh_start_sentence(ctx), kFreshStartAspects, ctx));
   }
   for (const Aspect aspect : kAllAspects) {
     const std::string name(to_string(aspect));
@@ -261,16 +245,26 @@ Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const Re
     const Capability* c = ctx.capabilities.find(aspect);
     const Capability none_cap{aspect, Enforcement::kNone, "", std::nullopt, ""};
     const Aspect one[] = {aspect};
-    if (Status s =
-            add(backed(name, sentence_for(aspect, c != nullptr ? *c : none_cap, ctx), one, ctx));
-        !s) {
-      return std::unexpected(s.error());
-    }
+    backed_ones.push_back(
+        backed(name, sentence_for(aspect, c != nullptr ? *c : none_cap, ctx), one, ctx));
+  }
+  for (Result<Statement>& s : backed_ones) {
+    if (!s) return std::unexpected(s.error());
+    out.push_back(std::move(*s));
   }
   return out;
 }
 
 }  // namespace
+
+std::string languages_text(const std::vector<Language>& languages) {
+  std::string out;
+  for (std::size_t i = 0; i < languages.size(); ++i) {
+    if (i > 0) out += i + 1 == languages.size() ? " or " : ", ";
+    out += to_string(languages[i]);
+  }
+  return out;
+}
 
 std::string unproven_reason(const AuditReport* report, Aspect aspect, bool* contradicted) {
   const Aspect one[] = {aspect};

@@ -64,6 +64,9 @@ struct RenderedTool {
 [[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool,
                                                const RenderContext& context);
 
+// "python, bash or sh": the {{languages}} of a description.
+[[nodiscard]] std::string languages_text(const std::vector<Language>& languages);
+
 // Whether the report proves the claims on `aspect`: "" when proven, else why not.
 // `contradicted` is set when an attempt escaped.
 [[nodiscard]] std::string unproven_reason(const AuditReport* report, Aspect aspect,
