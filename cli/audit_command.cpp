@@ -126,11 +126,8 @@ int audit_command(const AuditCommandOptions& options) {
     Backend* backend = catalog.backend(name);
     if (backend == nullptr) return report_failure("backend vanished: " + name, options.json);
     if (!options.json) std::fprintf(stderr, "cordon: auditing %s\n", name.c_str());
-    AuditReport report;
-    report.binding = audit::binding_for(*backend, *catalogue);
-    report.host_summary = audit::host_summary();
-    report.created_at = audit::utc_now();
-    report.complete = run_options.only.empty();
+    AuditReport report =
+        audit::start_report(*backend, *catalogue, /*complete=*/run_options.only.empty());
     Result<std::vector<AttemptVerdict>> verdicts =
         audit::run_attempts(*backend, *catalogue, run_options);
     if (!verdicts) return report_failure(verdicts.error().describe(), options.json);

@@ -1,27 +1,70 @@
 #include "backend_choice.h"
 
+#include <algorithm>
+#include <iterator>
 #include <tuple>
 
 namespace cordon::cli {
 namespace {
 
-// Finer ranking among backends with the same isolation score: every aspect counts, a
-// partial one half as much, so a backend that also caps memory beats one that does not.
-int overall_score(const Capabilities& capabilities) {
-  int score = 0;
+// What `auto` compares (backend_choice.h): isolation aspects fully enforced, then all
+// aspects fully enforced.
+struct Strength {
+  int isolation = 0;
+  int enforced = 0;
+  auto operator<=>(const Strength&) const = default;
+};
+
+Strength strength_of(const Capabilities& capabilities) {
+  Strength s{.isolation = capabilities.isolation_score(), .enforced = 0};
   for (const Aspect aspect : kAllAspects) {
-    switch (capabilities.level(aspect)) {
-      case Enforcement::kEnforced:
-        score += 2;
-        break;
-      case Enforcement::kPartial:
-        score += 1;
-        break;
-      case Enforcement::kNone:
-        break;
-    }
+    if (capabilities.level(aspect) == Enforcement::kEnforced) ++s.enforced;
   }
-  return score;
+  return s;
+}
+
+// Place in the fixed order among equally strong backends: kAutoOrder, then the rest.
+std::size_t order_of(std::string_view name) {
+  const auto* it = std::ranges::find(kAutoOrder, name);
+  return static_cast<std::size_t>(it - std::begin(kAutoOrder));
+}
+
+// Whether `a` goes before `b`: stronger, else earlier in the fixed order, else by name.
+bool ranks_before(const BackendCandidate& a, const BackendCandidate& b) {
+  const Strength sa = strength_of(a.capabilities);
+  const Strength sb = strength_of(b.capabilities);
+  if (sa != sb) return sa > sb;
+  return std::tuple(order_of(a.name), a.name) < std::tuple(order_of(b.name), b.name);
+}
+
+std::string fixed_order_text() {
+  std::string out;
+  for (const std::string_view name : kAutoOrder) out += std::string(name) + ", ";
+  return out + "then by name";
+}
+
+// "enforces all 4 isolation aspects, 10 of 11 aspects in all".
+std::string strength_text(const Strength& s) {
+  const std::size_t isolation_total = std::size(kIsolationAspects);
+  const std::string isolation =
+      s.isolation == static_cast<int>(isolation_total)
+          ? "all " + std::to_string(isolation_total)
+          : std::to_string(s.isolation) + " of " + std::to_string(isolation_total);
+  return "enforces " + isolation + " isolation aspects, " + std::to_string(s.enforced) + " of " +
+         std::to_string(std::size(kAllAspects)) + " aspects in all";
+}
+
+// Why `best` and not `next` (the runner-up, null when `best` was the only one).
+std::string auto_reason(const BackendCandidate& best, const BackendCandidate* next) {
+  const Strength sb = strength_of(best.capabilities);
+  std::string out = "auto chose " + best.name + ": " + strength_text(sb);
+  if (next == nullptr) return out + "; the only available backend";
+  const Strength sn = strength_of(next->capabilities);
+  if (sn == sb) {
+    return out + "; " + next->name + " is equally strong, and " + best.name +
+           " comes first in the fixed order (" + fixed_order_text() + ")";
+  }
+  return out + "; the next, " + next->name + ", " + strength_text(sn);
 }
 
 // A loaded copy of a name wins over a failed one (a shadowed duplicate, say).
@@ -75,17 +118,22 @@ Result<BackendChoice> choose_backend(const std::vector<BackendCandidate>& candid
                                                "; available backends: " + available);
     }
     // Named explicitly: the user chose this backend knowing what it enforces.
-    return BackendChoice{candidate->name, candidate->capabilities.isolates()};
+    return BackendChoice{.name = candidate->name,
+                         .isolates = candidate->capabilities.isolates(),
+                         .reason = "named with --backend"};
   }
 
   const BackendCandidate* best = nullptr;
+  const BackendCandidate* next = nullptr;
   for (const BackendCandidate& candidate : candidates) {
     if (!candidate.available) continue;
-    const auto rank = [](const BackendCandidate& c) {
-      return std::tuple(c.capabilities.isolation_score(), overall_score(c.capabilities));
-    };
-    // Ties keep the earlier candidate; callers list candidates in a stable order.
-    if (best == nullptr || rank(candidate) > rank(*best)) best = &candidate;
+    if (best == nullptr || ranks_before(candidate, *best)) {
+      if (best != nullptr && best->name != candidate.name) next = best;
+      best = &candidate;
+    } else if (candidate.name != best->name &&
+               (next == nullptr || ranks_before(candidate, *next))) {
+      next = &candidate;
+    }
   }
   if (best == nullptr) {
     return fail(ErrorCode::kUnavailable, "no backend is available here (" +
@@ -100,7 +148,8 @@ Result<BackendChoice> choose_backend(const std::vector<BackendCandidate>& candid
                     " isolation; pass --allow-unisolated or -b " + best->name +
                     " to run without it; available backends: " + available);
   }
-  return BackendChoice{best->name, isolates};
+  return BackendChoice{
+      .name = best->name, .isolates = isolates, .reason = auto_reason(*best, next)};
 }
 
 }  // namespace cordon::cli

@@ -29,12 +29,21 @@ nlohmann::json entry_json(const CatalogEntry& entry) {
   return out;
 }
 
+// What `--backend auto` would choose here, and why (or why nothing).
+nlohmann::json auto_json(const BackendCatalog& catalog) {
+  const Result<BackendChoice> choice =
+      choose_backend(catalog.candidates(), kAutoBackend, /*allow_unisolated=*/false);
+  if (!choice) return {{"choice", nullptr}, {"reason", choice.error().message}};
+  return {{"choice", choice->name}, {"reason", choice->reason}};
+}
+
 void print_json(const BackendCatalog& catalog) {
   nlohmann::json plugins = nlohmann::json::array();
   for (const CatalogEntry& entry : catalog.entries()) plugins.push_back(entry_json(entry));
   nlohmann::json search_path = nlohmann::json::array();
   for (const auto& dir : catalog.search_path()) search_path.push_back(dir.string());
-  const nlohmann::json out = {{"search_path", search_path}, {"plugins", plugins}};
+  const nlohmann::json out = {
+      {"search_path", search_path}, {"plugins", plugins}, {"auto", auto_json(catalog)}};
   std::printf("%s\n", out.dump(/*indent=*/2, /*indent_char=*/' ', /*ensure_ascii=*/false,
                                nlohmann::json::error_handler_t::replace)
                           .c_str());
@@ -70,6 +79,11 @@ void print_text(const BackendCatalog& catalog) {
                 entry.capabilities.isolates() ? "" : " (does not isolate)");
     for (const Capability& capability : entry.capabilities.aspects) print_capability(capability);
   }
+  const nlohmann::json choice = auto_json(catalog);
+  std::printf("\n%s\n",
+              choice["choice"].is_null()
+                  ? ("auto chooses nothing: " + choice["reason"].get<std::string>()).c_str()
+                  : choice["reason"].get<std::string>().c_str());
 }
 
 }  // namespace

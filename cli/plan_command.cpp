@@ -31,8 +31,9 @@ int plan_command(const RunOptions& options) {
 
   Result<nlohmann::json> plan = backend->describe_plan(*request);
   if (!plan) return report_failure("plan: " + plan.error().describe(), options.json);
-  const nlohmann::json full =
+  nlohmann::json full =
       complete_plan(std::move(*plan), *request, backend->capabilities(request->limits));
+  full["choice"] = {{"requested", options.backend}, {"reason", choice->reason}};
 
   if (options.json) {
     const std::string text = full.dump(/*indent=*/2, /*indent_char=*/' ', /*ensure_ascii=*/false,

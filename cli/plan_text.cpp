@@ -80,7 +80,7 @@ std::string mount_line(const json& step) {
     if (!detail.empty()) detail += "; ";
     detail += readable_mount_options(options);
   }
-  if (op == "bind" || op == "tmpfs" || op == "proc") {
+  if (op == "bind" || op == "tmpfs" || op == "proc" || op == "root") {
     std::string flags = flag_list(step);
     if (!flags.starts_with("ro")) flags = flags.empty() ? "rw" : "rw," + flags;
     if (!detail.empty()) detail += " ";
@@ -93,7 +93,12 @@ std::string mount_line(const json& step) {
 }
 
 void render_filesystem(const json& plan, std::string& out) {
-  const json& fs = plan.contains("filesystem") ? plan["filesystem"] : json();
+  // Absent is not "none": a plan that does not say must not read as the host's filesystem.
+  if (!plan.contains("filesystem")) {
+    out += "mounts: not stated by this backend's plan\n";
+    return;
+  }
+  const json& fs = plan["filesystem"];
   if (!fs.is_object() || !fs.contains("steps") || !fs["steps"].is_array()) {
     out += "mounts: none (the code sees the host's filesystem as it is)\n";
     return;
@@ -223,6 +228,7 @@ void render_process(const json& plan, std::string& out) {
   if (ns != plan.end() && ns->is_array()) {
     for (const json& n : *ns) names += (names.empty() ? "" : " ") + scalar_text(n);
   }
+  if (ns == plan.end()) names = "not stated by this backend's plan";
   out += "namespaces: " + (names.empty() ? std::string("none") : names) + "\n";
   if (plan.contains("user") && plan["user"].is_object()) {
     std::string map = str(plan, "uid_map");
@@ -320,6 +326,9 @@ std::string render_plan_text(const json& plan) {
   const json backend = plan.value("backend", json::object());
   out += "plan of backend " + str(backend, "name") + " " + str(backend, "version") +
          " (nothing was run)\n";
+  if (const std::string why = str(plan.value("choice", json::object()), "reason"); !why.empty()) {
+    out += "chosen: " + why + "\n";
+  }
   render_isolation(plan, out);
   render_process(plan, out);
   render_filesystem(plan, out);

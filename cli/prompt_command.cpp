@@ -32,7 +32,16 @@ Result<Limits> limits_from(const PromptOptions& options) {
   return limits;
 }
 
-// The stored report that matches this backend, host and policy; audits when none does.
+}  // namespace
+
+std::vector<Language> available_languages() {
+  std::vector<Language> out;
+  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
+    if (find_interpreter(l)) out.push_back(l);
+  }
+  return out;
+}
+
 Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
                                                           bool may_audit) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
@@ -46,28 +55,15 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
                binding.backend_name.c_str(), binding.backend_name.c_str());
   audit::AuditOptions options;
   options.control_backend = control;
+  audit::AuditReport report = audit::start_report(backend, *catalogue, /*complete=*/true);
   Result<std::vector<audit::AttemptVerdict>> verdicts =
       audit::run_attempts(backend, *catalogue, options);
   if (!verdicts) return std::unexpected(verdicts.error());
-  audit::AuditReport report{.binding = binding,
-                            .host_summary = audit::host_summary(),
-                            .created_at = audit::utc_now(),
-                            .complete = true,
-                            .verdicts = std::move(*verdicts)};
+  report.verdicts = std::move(*verdicts);
   if (auto stored = audit::store_report(report); !stored) {
     std::fprintf(stderr, "cordon: report not stored: %s\n", stored.error().describe().c_str());
   }
   return std::optional<audit::AuditReport>(std::move(report));
-}
-
-}  // namespace
-
-std::vector<Language> available_languages() {
-  std::vector<Language> out;
-  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
-    if (find_interpreter(l)) out.push_back(l);
-  }
-  return out;
 }
 
 std::optional<audit::AuditReport> stored_report(const Backend& backend) {
@@ -76,14 +72,17 @@ std::optional<audit::AuditReport> stored_report(const Backend& backend) {
   return audit::load_report(audit::binding_for(backend, *catalogue));
 }
 
+audit::RenderContext render_context(const PromptRender& input) {
+  return audit::RenderContext{.backend_name = input.backend_name,
+                              .capabilities = input.backend->capabilities(input.limits),
+                              .timeout = input.timeout,
+                              .languages = available_languages(),
+                              .report = input.report,
+                              .unverified = input.unverified};
+}
+
 Result<std::string> render_prompt(const PromptRender& input, std::string_view format) {
-  audit::RenderContext context{.backend_name = input.backend_name,
-                               .capabilities = input.backend->capabilities(input.limits),
-                               .timeout = input.timeout,
-                               .languages = available_languages(),
-                               .report = input.report,
-                               .unverified = input.unverified};
-  Result<audit::RenderedTool> rendered = audit::render_tool(*input.tool, context);
+  Result<audit::RenderedTool> rendered = audit::render_tool(*input.tool, render_context(input));
   if (!rendered) return std::unexpected(rendered.error());
   return audit::format_tool(*rendered, format);
 }

@@ -37,6 +37,13 @@ struct PromptOptions {
 // The stored audit report bound to this backend, host and policy, if any (never audits).
 [[nodiscard]] std::optional<audit::AuditReport> stored_report(const Backend& backend);
 
+// The stored complete report bound to this backend, host and policy; without one, and
+// with `may_audit`, the audit runs (controls through `control`, may be null) and its report
+// is stored. Empty without a report and `may_audit`.
+[[nodiscard]] Result<std::optional<audit::AuditReport>> matching_report(Backend& backend,
+                                                                        Backend* control,
+                                                                        bool may_audit);
+
 // `tool` rendered for `backend` (named `backend_name`) with these limits and timeout,
 // stating only what `report` proves (null: nothing), in `format` (audit::kToolFormats).
 // What `cordon prompt` prints and the inspector's Tool description tab shows.
@@ -50,6 +57,9 @@ struct PromptRender {
   bool unverified = false;
 };
 [[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
+// What render_prompt() renders `input.tool` with (the backend's capabilities for the
+// limits, the languages this host has).
+[[nodiscard]] audit::RenderContext render_context(const PromptRender& input);
 
 // "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
 // records a description that does not exist.

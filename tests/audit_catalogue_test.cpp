@@ -287,6 +287,7 @@ AuditReport sample_report() {
   v.status = AttemptStatus::kBlocked;
   v.evidence = "the host listener got nothing";
   r.verdicts.push_back(v);
+  r.interpreters = {{Language::kPython, "Python 3.11.2"}, {Language::kSh, "dash"}};
   return r;
 }
 
@@ -295,6 +296,11 @@ TEST(AuditReport, JsonRoundTripAndExitStatus) {
   const Result<AuditReport> back = report_from_json(to_json(r));
   ASSERT_TRUE(back.has_value()) << back.error().describe();
   EXPECT_EQ(back->binding, r.binding);
+  EXPECT_EQ(back->interpreters, r.interpreters);
+  // A report of the schema before the interpreters were measured is not used.
+  nlohmann::json old = to_json(r);
+  old["schema"] = 1;
+  EXPECT_FALSE(report_from_json(old).has_value());
   ASSERT_EQ(back->verdicts.size(), 1u);
   EXPECT_EQ(back->verdicts[0].status, AttemptStatus::kBlocked);
   EXPECT_EQ(audit_exit_status(r.verdicts), 0);

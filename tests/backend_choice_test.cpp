@@ -9,7 +9,8 @@
 namespace cordon::cli {
 namespace {
 
-Capabilities with_isolation(int aspects_enforced, Enforcement memory = Enforcement::kNone) {
+Capabilities with_isolation(int aspects_enforced, Enforcement memory = Enforcement::kNone,
+                            Enforcement cpu = Enforcement::kNone) {
   Capabilities caps;
   for (const Aspect aspect : kAllAspects) {
     Capability capability;
@@ -24,6 +25,7 @@ Capabilities with_isolation(int aspects_enforced, Enforcement memory = Enforceme
   }
   for (Capability& capability : caps.aspects) {
     if (capability.aspect == Aspect::kMemory) capability.enforcement = memory;
+    if (capability.aspect == Aspect::kCpu) capability.enforcement = cpu;
   }
   return caps;
 }
@@ -57,6 +59,57 @@ TEST(BackendChoiceTest, TiesBrokenByTheOtherAspects) {
   const auto choice = choose_backend(candidates, "auto", false);
   ASSERT_TRUE(choice);
   EXPECT_EQ(choice->name, "capped");
+}
+
+// What this host lists: container's CPU bandwidth share is partial, namespace has none;
+// both enforce everything else. The plugins are found in name order (container first).
+TEST(BackendChoiceTest, EquallyStrongBackendsGoInTheFixedOrderNamespaceFirst) {
+  const BackendCandidate container = candidate(
+      "container", true, with_isolation(4, Enforcement::kEnforced, Enforcement::kPartial));
+  const BackendCandidate ns =
+      candidate("namespace", true, with_isolation(4, Enforcement::kEnforced));
+  const BackendCandidate sub = candidate("subprocess", true, with_isolation(0));
+  for (const auto& candidates :
+       {std::vector{container, ns, sub}, std::vector{sub, ns, container}}) {
+    const auto choice = choose_backend(candidates, "auto", false);
+    ASSERT_TRUE(choice) << choice.error().message;
+    EXPECT_EQ(choice->name, "namespace");
+    EXPECT_EQ(choice->reason,
+              "auto chose namespace: enforces all 4 isolation aspects, 5 of 11 aspects in all; "
+              "container is equally strong, and namespace comes first in the fixed order "
+              "(namespace, container, then by name)");
+  }
+  // Others come after the fixed ones, by name.
+  const auto other = choose_backend(
+      {candidate("zeta", true, with_isolation(4)), candidate("alpha", true, with_isolation(4)),
+       candidate("container", true, with_isolation(4))},
+      "auto", false);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->name, "container");
+  const auto by_name = choose_backend(
+      {candidate("zeta", true, with_isolation(4)), candidate("alpha", true, with_isolation(4))},
+      "auto", false);
+  ASSERT_TRUE(by_name);
+  EXPECT_EQ(by_name->name, "alpha");
+}
+
+TEST(BackendChoiceTest, TheReasonSaysWhatTheNextBestLacks) {
+  const auto choice = choose_backend({candidate("container", true, with_isolation(4)),
+                                      candidate("namespace", true, with_isolation(3))},
+                                     "auto", false);
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(choice->name, "container");
+  EXPECT_EQ(choice->reason,
+            "auto chose container: enforces all 4 isolation aspects, 4 of 11 aspects in all; "
+            "the next, namespace, enforces 3 of 4 isolation aspects, 3 of 11 aspects in all");
+  const auto only =
+      choose_backend({candidate("namespace", true, with_isolation(4))}, "auto", false);
+  ASSERT_TRUE(only);
+  EXPECT_NE(only->reason.find("the only available backend"), std::string::npos) << only->reason;
+  const auto named =
+      choose_backend({candidate("namespace", true, with_isolation(4))}, "namespace", false);
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->reason, "named with --backend");
 }
 
 TEST(BackendChoiceTest, AutoFailsClosedNamingWhatIsMissing) {

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -478,16 +479,18 @@ TEST(CliTest, ArtifactNamedLikeAPlantedSymlinkStaysInsideDir) {
 
 // --- plan and --dry-run ---
 
-// Whether `cordon backends` says the namespace backend is available here, and if not why.
-std::string namespace_unavailable_reason() {
+// Whether `cordon backends` says backend `name` is available here, and if not why.
+std::string backend_unavailable_reason(const std::string& name) {
   const Ran ran = cordon({"backends", "--json"});
   for (const auto& plugin : parse_one_object(ran.out).value("plugins", nlohmann::json::array())) {
-    if (plugin.value("name", "") != "namespace") continue;
+    if (plugin.value("name", "") != name) continue;
     if (plugin.value("available", false)) return "";
     return plugin.value("reason", std::string("not available"));
   }
-  return "the namespace plugin is not in this build";
+  return "the " + name + " plugin is not in this build";
 }
+
+std::string namespace_unavailable_reason() { return backend_unavailable_reason("namespace"); }
 
 const nlohmann::json* find_step(const nlohmann::json& plan, const std::string& op,
                                 const std::string& target) {
@@ -602,6 +605,82 @@ TEST(CliTest, PlanForNamespaceShowsMountsAndThePolicyARunReports) {
   EXPECT_NE(text.out.find("seccomp: policy cordon-default v1, " + hash), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("syscalls allowed"), std::string::npos) << text.out;
+}
+
+// Every namespace and every mount target a plan's JSON holds, whatever keys the backend
+// chose for them: the common ones and the container backend's own config.json.
+struct PlanNames {
+  std::vector<std::string> namespaces;
+  std::vector<std::string> mounts;
+};
+
+PlanNames names_in(const nlohmann::json& plan) {
+  PlanNames out;
+  for (const auto& ns : plan.value("namespaces", nlohmann::json::array())) {
+    out.namespaces.push_back(ns.get<std::string>());
+  }
+  const nlohmann::json fs = plan.value("filesystem", nlohmann::json());
+  if (fs.is_object()) {
+    for (const auto& step : fs.value("steps", nlohmann::json::array())) {
+      const std::string op = step.value("op", "");
+      if (op == "mkdir" || op == "mkfile" || op == "write_file" || op == "symlink") continue;
+      out.mounts.push_back(step.value("target", ""));
+    }
+  }
+  const nlohmann::json oci = plan.value("oci_config", nlohmann::json());
+  if (oci.is_object()) {
+    for (const auto& ns : oci["linux"].value("namespaces", nlohmann::json::array())) {
+      out.namespaces.push_back(ns.value("type", ""));
+    }
+    for (const auto& m : oci.value("mounts", nlohmann::json::array())) {
+      out.mounts.push_back(m.value("destination", ""));
+    }
+  }
+  return out;
+}
+
+// Whether `word` is a whole, space-separated word of the line of `text` that starts with
+// `line_start` (or of any line, when empty).
+bool has_word(const std::string& text, const std::string& word, const std::string& line_start) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(line_start)) continue;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      if (w == word) return true;
+    }
+  }
+  return false;
+}
+
+// The text of `cordon plan` names every namespace and mount its --json has, for every
+// backend (the container backend's text once said "namespaces: none" and "mounts: none").
+TEST(CliTest, PlanTextNamesEveryNamespaceAndMountOfItsJson) {
+  for (const std::string backend : {"subprocess", "namespace", "container"}) {
+    SCOPED_TRACE(backend);
+    if (const std::string why = backend_unavailable_reason(backend); !why.empty()) {
+      if (::cordon_test::require_kernel_features()) ADD_FAILURE() << backend << ": " << why;
+      continue;
+    }
+    const Ran json = cordon({"plan", "-b", backend, "--json"});
+    const Ran text = cordon({"plan", "-b", backend});
+    ASSERT_EQ(json.status, 0) << json.err;
+    ASSERT_EQ(text.status, 0) << text.err;
+    const PlanNames names = names_in(parse_one_object(json.out));
+    if (backend != "subprocess") {
+      EXPECT_FALSE(names.namespaces.empty()) << json.out;
+      EXPECT_FALSE(names.mounts.empty()) << json.out;
+    }
+    for (const std::string& ns : names.namespaces) {
+      EXPECT_TRUE(has_word(text.out, ns, "namespaces:")) << ns << " missing from\n" << text.out;
+    }
+    for (const std::string& target : names.mounts) {
+      EXPECT_TRUE(has_word(text.out, target, "  ")) << target << " missing from\n" << text.out;
+    }
+    if (names.namespaces.empty()) {
+      EXPECT_NE(text.out.find("namespaces: none"), std::string::npos) << text.out;
+    }
+  }
 }
 
 TEST(CliTest, HelpDocumentsExitStatuses) {

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
@@ -199,6 +202,38 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
     const bool below_mount = dest.starts_with("/dev/") || dest.starts_with("/usr/");
     EXPECT_TRUE(below_mount || made.contains(dest)) << dest;
   }
+}
+
+// `cordon plan` renders the keys every plan shares; the container's are read from its
+// config, so every namespace and mount of the config is in them, in the config's order.
+TEST(ContainerPlan, PlanViewHasEveryNamespaceAndMountOfTheConfig) {
+  auto plan = make_bundle_plan(inputs());
+  ASSERT_TRUE(plan.has_value());
+  const json view = plan_view(*plan);
+  const json& c = plan->config;
+  std::vector<json> namespaces;
+  for (const json& ns : c["linux"]["namespaces"]) namespaces.push_back(ns["type"]);
+  EXPECT_EQ(view["namespaces"], json(namespaces));
+  std::vector<std::string> targets;
+  for (const json& step : view["filesystem"]["steps"]) targets.push_back(step["target"]);
+  EXPECT_EQ(targets.front(), "/") << "the read-only root first";
+  EXPECT_EQ(view["filesystem"]["steps"][0]["flags"], json({"ro"}));
+  for (const json& m : c["mounts"]) {
+    EXPECT_NE(std::ranges::find(targets, m["destination"].get<std::string>()), targets.end())
+        << m["destination"];
+  }
+  for (const json& p : c["linux"]["maskedPaths"]) {
+    EXPECT_NE(std::ranges::find(targets, p.get<std::string>()), targets.end()) << p;
+  }
+  const json* usr = nullptr;
+  for (const json& step : view["filesystem"]["steps"]) {
+    if (step["target"] == "/usr") usr = &step;
+  }
+  ASSERT_NE(usr, nullptr);
+  EXPECT_EQ((*usr)["op"], "bind");
+  EXPECT_EQ((*usr)["flags"], json({"ro", "nosuid", "nodev"}));
+  EXPECT_EQ(view["user"], c["process"]["user"]);
+  EXPECT_EQ(view["network"], "loopback only (new network namespace, no route out)");
 }
 
 TEST(ContainerPlan, SeccompIsTheSharedPolicy) {

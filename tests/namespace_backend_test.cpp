@@ -643,6 +643,36 @@ TEST_F(NamespaceTest, RunWithoutLimitsReportsTheDefaultCeilings) {
   EXPECT_NE(caps.level(Aspect::kProcesses), Enforcement::kNone);
 }
 
+// What `cordon backends` claims for memory and processes is what a run reports as
+// enforced: the same mechanism and value (the claim once said "swap excluded where the
+// host accounts it" while runs reported memory.memsw.limit_in_bytes, swap included).
+TEST_F(NamespaceTest, CapabilitiesNameTheMechanismARunReportsAsEnforced) {
+  Limits asked;
+  asked.memory_bytes = 96U << 20;
+  asked.max_processes = 32;
+  for (const Limits& limits : {Limits{}, asked}) {
+    RunRequest req = sh("true");
+    req.limits = limits;
+    const RunResult r = run(req);
+    ASSERT_TRUE(r.ok()) << r.error.value_or("") << r.stderr_data;
+    const Capabilities caps = backend_->capabilities(limits);
+    for (const Aspect aspect : {Aspect::kMemory, Aspect::kProcesses}) {
+      const auto ran = std::ranges::find(r.enforced, aspect, &Enforced::aspect);
+      ASSERT_NE(ran, r.enforced.end()) << to_string(aspect);
+      const Capability* claimed = caps.find(aspect);
+      ASSERT_NE(claimed, nullptr);
+      EXPECT_EQ(claimed->mechanism, ran->mechanism) << to_string(aspect);
+      EXPECT_EQ(claimed->value, ran->value) << to_string(aspect);
+    }
+    // And the words about swap follow the mechanism in force.
+    const Capability* memory = caps.find(Aspect::kMemory);
+    if (memory->mechanism.find("memsw") != std::string::npos) {
+      EXPECT_NE(memory->detail.find("RAM and swap together"), std::string::npos) << memory->detail;
+    }
+    EXPECT_EQ(memory->detail.find("swap excluded"), std::string::npos) << memory->detail;
+  }
+}
+
 // ---- process tree ----
 
 TEST_F(NamespaceTest, SetsidAndNohupDescendantsAreGoneAfterExitAndTimeout) {

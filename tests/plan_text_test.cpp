@@ -117,9 +117,12 @@ TEST(PlanTextTest, TextShowsMountsOnePerLineWithSizesAndFlags) {
 
 TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
   RunRequest request;
-  const json plan = complete_plan(
-      {{"backend", {{"name", "subprocess"}, {"version", "0.1.0"}}}, {"seccomp", nullptr}}, request,
-      unisolated());
+  // As Backend::describe_plan() says it: no namespaces, no filesystem of its own.
+  json plan = complete_plan({{"backend", {{"name", "subprocess"}, {"version", "0.1.0"}}},
+                             {"namespaces", json::array()},
+                             {"filesystem", nullptr},
+                             {"seccomp", nullptr}},
+                            request, unisolated());
   const std::string text = render_plan_text(plan);
   EXPECT_NE(text.find("isolation: no isolation — not enforced: network, filesystem, "
                       "environment, process_tree"),
@@ -129,6 +132,15 @@ TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
   EXPECT_NE(text.find("mounts: none"), std::string::npos) << text;
   EXPECT_NE(text.find("seccomp: none"), std::string::npos) << text;
   EXPECT_NE(text.find("timeout    5 s"), std::string::npos) << text;
+
+  // A plan that leaves them out says nothing about them: "none" would be a claim.
+  plan.erase("namespaces");
+  plan.erase("filesystem");
+  const std::string unstated = render_plan_text(plan);
+  EXPECT_NE(unstated.find("namespaces: not stated by this backend's plan"), std::string::npos)
+      << unstated;
+  EXPECT_NE(unstated.find("mounts: not stated by this backend's plan"), std::string::npos)
+      << unstated;
 }
 
 }  // namespace

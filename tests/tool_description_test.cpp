@@ -15,6 +15,7 @@
 #include "audit/tool_formats.h"
 #include "audit/tool_render.h"
 #include "cordon/sha256.h"
+#include "cordon/units.h"
 
 namespace cordon::audit {
 namespace {
@@ -112,6 +113,9 @@ AuditReport report_all(AttemptStatus status) {
     v.evidence = "evidence";
     r.verdicts.push_back(v);
   }
+  r.interpreters = {{Language::kPython, "Python 3.11.2"},
+                    {Language::kBash, "bash 5.2.15(1)-release"},
+                    {Language::kSh, "dash"}};
   return r;
 }
 
@@ -204,6 +208,73 @@ TEST(ToolDescription, UnprovenClaimsAreRefusedOrMarkedWithUnverified) {
   const auto none = render_tool(*t, context(isolating(), nullptr));
   ASSERT_FALSE(none.has_value());
   EXPECT_NE(none.error().message.find("no audit report"), std::string::npos);
+}
+
+TEST(ToolDescription, TheDefaultIsV2AndV1StaysAsReleased) {
+  const auto latest = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_GE(latest->version, 2) << "v1 says 'Each call starts from scratch' without proof";
+  const auto v1 = find_template("run_code", 1);
+  ASSERT_TRUE(v1.has_value());
+  EXPECT_NE(v1->description.find("Each call starts from scratch: nothing is kept between calls."),
+            std::string::npos);
+}
+
+// v1 said "Each call starts from scratch" for every backend; in v2 it is a claim on the
+// filesystem and timeout attempts, and a backend that keeps files between calls says so.
+TEST(ToolDescription, StartingFromScratchIsAClaimTheAuditMustBack) {
+  const auto t = find_template("run_code", 2);
+  ASSERT_TRUE(t.has_value());
+  AuditReport report = report_all(AttemptStatus::kBlocked);
+  const auto proven = render_tool(*t, context(isolating(), &report));
+  ASSERT_TRUE(proven.has_value()) << proven.error().describe();
+  EXPECT_NE(proven->description.find("Each call starts from scratch"), std::string::npos);
+
+  const auto plain = render_tool(*t, context(unisolated(), &report));
+  ASSERT_TRUE(plain.has_value()) << plain.error().describe();
+  EXPECT_EQ(plain->description.find("from scratch"), std::string::npos) << plain->description;
+  EXPECT_NE(plain->description.find("Calls are not separated"), std::string::npos)
+      << plain->description;
+
+  // An isolating backend whose audit saw one run read another's files cannot claim it.
+  for (AttemptVerdict& v : report.verdicts) {
+    if (v.aspect == Aspect::kTimeout) v.status = AttemptStatus::kEscaped;
+  }
+  const auto refused = render_tool(*t, context(isolating(), &report));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("Each call starts from scratch"), std::string::npos)
+      << refused.error().message;
+}
+
+TEST(ToolDescription, V2StatesTheCodeSizeLimitStdinAndTheMeasuredInterpreters) {
+  const auto t = find_template("run_code", 2);
+  ASSERT_TRUE(t.has_value());
+  AuditReport report = report_all(AttemptStatus::kBlocked);
+  const auto r = render_tool(*t, context(isolating(), &report));
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_NE(r->description.find("The code may be at most " + format_size(kMaxCodeBytes) + "."),
+            std::string::npos)
+      << r->description;
+  EXPECT_NE(r->input_schema["properties"]["code"]["description"].get<std::string>().find(
+                format_size(kMaxCodeBytes)),
+            std::string::npos);
+  EXPECT_NE(r->description.find("Its standard input is empty."), std::string::npos);
+  EXPECT_NE(r->description.find("Interpreters: python is Python 3.11.2, bash is bash "
+                                "5.2.15(1)-release, sh is dash."),
+            std::string::npos)
+      << r->description;
+  // Only what was measured, and only for the languages offered.
+  report.interpreters.erase(report.interpreters.begin());  // python
+  RenderContext no_bash = context(isolating(), &report);
+  no_bash.languages = {Language::kPython, Language::kSh};
+  const auto partial = render_tool(*t, no_bash);
+  ASSERT_TRUE(partial.has_value());
+  EXPECT_NE(partial->description.find("Interpreters: sh is dash."), std::string::npos)
+      << partial->description;
+  report.interpreters.clear();
+  const auto none = render_tool(*t, context(isolating(), &report));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->description.find("Interpreters"), std::string::npos) << none->description;
 }
 
 TEST(ToolDescription, FormatsHaveEachEcosystemsShape) {

@@ -84,11 +84,7 @@ bool AuditController::start(BackendListPtr backends, const QStringList& names,
   watcher_.setFuture(QtConcurrent::run(
       [shared, targets, ids, control, complete, catalogue = std::move(*catalogue)] {
         for (const auto& [name, backend] : targets) {
-          audit::AuditReport report{.binding = audit::binding_for(*backend, catalogue),
-                                    .host_summary = audit::host_summary(),
-                                    .created_at = audit::utc_now(),
-                                    .complete = complete,
-                                    .verdicts = {}};
+          audit::AuditReport report = audit::start_report(*backend, catalogue, complete);
           for (const std::string& id : ids) {
             if (shared->cancelled) return;
             audit::AuditOptions options;

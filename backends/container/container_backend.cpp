@@ -471,6 +471,7 @@ Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request
     }
   } else if (auto plan = plan_bundle(key, "<name>")) {
     j["oci_config"] = plan->config;
+    j.update(plan_view(*plan));
   }
   j["argv"] = payload->argv;
   j["env"] = payload->env;

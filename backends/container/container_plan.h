@@ -98,6 +98,13 @@ struct BundlePlan {
 
 [[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
 
+// The bundle in the keys every backend's plan shares (`cordon plan`, cli/plan_text.h):
+// "namespaces" (names), "filesystem" {"steps": the root, the files written into it, the
+// mounts, masked and read-only paths, in the order they take effect}, "user", "hostname",
+// "network", "capabilities", "rlimits", "cwd". Read from `plan.config` itself, so the text
+// rendered from these keys says what the config.json beside them says.
+[[nodiscard]] nlohmann::json plan_view(const BundlePlan& plan);
+
 // The limits a bundle for `key` enforces (BundlePlan::enforced), without building it.
 [[nodiscard]] std::vector<Enforced> bundle_enforced(const BundleKey& key);
 

@@ -83,6 +83,8 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
     limit_unavailable_[static_cast<int>(kind)] =
         options_.use_cgroups ? proc::LimitGroup::unavailable_reason(kind)
                              : "cgroups switched off for this backend instance";
+    if (options_.use_cgroups)
+      limit_planned_[static_cast<int>(kind)] = proc::LimitGroup::planned(kind);
   }
 
   std::string why;
@@ -142,8 +144,15 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   const std::uint64_t tmp = limits.scratch_bytes.value_or(kDefaultScratchBytes);
   // Memory and processes are never unlimited: the request's ceiling or the default one.
   const Limits ceilings = with_default_ceilings(limits, options_);
-  const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
-  const bool cg_pids = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
+  // What a run's limit groups will report as enforced (LimitGroup::planned): the claim
+  // and the run's `enforced` come from the same words.
+  const std::optional<proc::LimitApplied>& mem_group =
+      limit_planned_[static_cast<int>(proc::LimitKindCg::kMemory)];
+  const std::optional<proc::LimitApplied>& pids_group =
+      limit_planned_[static_cast<int>(proc::LimitKindCg::kProcesses)];
+  const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) && mem_group;
+  const bool cg_pids =
+      cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses)) && pids_group;
   const std::string policy_text = seccomp_ ? "seccomp " + seccomp_->policy_name + " v" +
                                                  std::to_string(seccomp_->policy_version) + " " +
                                                  seccomp_->policy_hash
@@ -200,12 +209,11 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
         break;
       case Aspect::kMemory:
         if (cg_mem) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kEnforced, "cgroup memory limit",
-                         format_size(*ceilings.memory_bytes),
-                         default_note(limits.memory_bytes.has_value()) +
-                             "the whole sandbox; swap excluded where the host "
-                             "accounts it; an OOM kill is reported as oom_killed"));
+          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, mem_group->mechanism,
+                                            format_size(*ceilings.memory_bytes),
+                                            default_note(limits.memory_bytes.has_value()) +
+                                                "the whole sandbox, " + mem_group->detail +
+                                                "; an OOM kill is reported as oom_killed"));
         } else {
           caps.aspects.push_back(capability(
               aspect, Enforcement::kPartial, "RLIMIT_AS per process",
@@ -218,7 +226,7 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
         break;
       case Aspect::kProcesses:
         if (cg_pids) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, "cgroup pids limit",
+          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, pids_group->mechanism,
                                             std::to_string(*ceilings.max_processes),
                                             default_note(limits.max_processes.has_value()) +
                                                 "every process and thread of the sandbox (its init "
@@ -302,14 +310,18 @@ Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request
   nlohmann::json j = to_json(*plan);
   j["backend"] = {{"name", name()}, {"version", version()}};
   nlohmann::json limits = nlohmann::json::array();
+  const auto group_mechanism = [this](proc::LimitKindCg kind) {
+    const std::optional<proc::LimitApplied>& planned = limit_planned_[static_cast<int>(kind)];
+    return planned ? planned->mechanism : std::string("cgroup");
+  };
   if (cg.memory) {
     limits.push_back({{"memory", format_size(*ceilings.memory_bytes)},
-                      {"by", "cgroup"},
+                      {"by", group_mechanism(proc::LimitKindCg::kMemory)},
                       {"default", !request.limits.memory_bytes}});
   }
   if (cg.processes) {
     limits.push_back({{"processes", *ceilings.max_processes},
-                      {"by", "cgroup"},
+                      {"by", group_mechanism(proc::LimitKindCg::kProcesses)},
                       {"default", !request.limits.max_processes}});
   }
   for (const auto& e : plan->rlimit_enforced) {

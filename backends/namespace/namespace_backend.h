@@ -75,6 +75,8 @@ class NamespaceBackend final : public Backend {
   std::optional<policy::SeccompProgram> seccomp_;
   UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
   std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
+  // Per proc::LimitKindCg: what a run's group will report as enforced (LimitGroup::planned).
+  std::optional<proc::LimitApplied> limit_planned_[3];
   Probe probe_;
   RunRequest pool_shape_;                         // the request a pooled sandbox is built for
   std::unique_ptr<WarmPool<BuiltSandbox>> pool_;  // last: its thread uses everything above

@@ -97,6 +97,16 @@ ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue) {
                        .catalogue_hash = catalogue.hash};
 }
 
+AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete) {
+  AuditReport report{.binding = binding_for(backend, catalogue),
+                     .host_summary = host_summary(),
+                     .created_at = utc_now(),
+                     .complete = complete,
+                     .verdicts = {}};
+  if (complete) report.interpreters = measure_interpreters(backend);
+  return report;
+}
+
 json to_json(const AttemptVerdict& v) {
   return json{{"id", v.id},
               {"class", v.threat_class},
@@ -124,6 +134,7 @@ json to_json(const AuditReport& r) {
       {"complete", r.complete},
       {"escaped_claims", escaped_claims},
       {"exit_status", audit_exit_status(r.verdicts)},
+      {"interpreters", to_json(r.interpreters)},
       {"attempts", verdicts}};
 }
 
@@ -141,6 +152,7 @@ Result<AuditReport> report_from_json(const json& j) {
     r.host_summary = j.value("host", "");
     r.created_at = j.value("created_at", "");
     r.complete = j.value("complete", false);
+    r.interpreters = interpreters_from_json(j.value("interpreters", json::array()));
     for (const json& a : j.at("attempts")) {
       AttemptVerdict v;
       v.id = a.at("id").get<std::string>();

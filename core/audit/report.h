@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "audit/catalogue.h"
+#include "audit/interpreters.h"
 #include "audit/verdict.h"
 #include "cordon/backend.h"
 
 namespace cordon::audit {
 
-inline constexpr int kReportSchemaVersion = 1;
+// 2: "interpreters" (measured inside the sandbox). A report of another schema is not
+// used: `cordon prompt` audits again.
+inline constexpr int kReportSchemaVersion = 2;
 
 struct ReportBinding {
   std::string host_fingerprint;  // "sha256:..."
@@ -33,6 +36,9 @@ struct AuditReport {
   std::string created_at;    // UTC, ISO 8601
   bool complete = false;     // every attempt of the catalogue ran (no --only)
   std::vector<AttemptVerdict> verdicts;
+  // Measured inside the sandbox by a complete audit (interpreters.h); the {} for g++'s
+  // -Wmissing-field-initializers on designated initialisers that leave it out.
+  std::vector<InterpreterVersion> interpreters{};  // NOLINT(readability-redundant-member-init)
 
   [[nodiscard]] const AttemptVerdict* find(std::string_view id) const;
 };
@@ -46,6 +52,10 @@ struct AuditReport {
 // catalogue uses: a change in any claim (mechanism, seccomp policy hash, ...) changes it.
 [[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue);
 [[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue);
+// A report for an audit of `backend` about to run (its verdicts still to come): binding,
+// host, time, and, for a complete audit, the interpreters measured in the sandbox. What
+// `cordon audit`, `cordon prompt` and the inspector each start from.
+[[nodiscard]] AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete);
 
 [[nodiscard]] nlohmann::json to_json(const AttemptVerdict& verdict);
 [[nodiscard]] nlohmann::json to_json(const AuditReport& report);

@@ -1,7 +1,9 @@
 #include "audit/tool_render.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "audit/placeholders.h"
 #include "cordon/units.h"
@@ -76,15 +78,6 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
   return {"", false};
 }
 
-std::string languages_text(const std::vector<Language>& languages) {
-  std::string out;
-  for (std::size_t i = 0; i < languages.size(); ++i) {
-    if (i > 0) out += i + 1 == languages.size() ? " or " : ", ";
-    out += to_string(languages[i]);
-  }
-  return out;
-}
-
 // Fills {{name}} in `text`; "{{name}}" with no value is an error.
 Result<std::string> fill(const std::string& text,
                          const std::map<std::string, std::string>& values) {
@@ -117,83 +110,176 @@ Result<json> fill_schema(const json& node, const std::map<std::string, std::stri
   return out;
 }
 
-// The sentence for one placeholder, or why it cannot be stated.
-Result<std::string> proven_sentence(Aspect aspect, const RenderContext& ctx) {
-  const Capability* c = ctx.capabilities.find(aspect);
-  const Capability none_cap{aspect, Enforcement::kNone, "", std::nullopt, ""};
-  const Sentence s = sentence_for(aspect, c != nullptr ? *c : none_cap, ctx);
-  if (!s.claim || s.text.empty()) return s.text;
-  bool contradicted = false;
-  const std::string why = unproven_reason(ctx.report, aspect, &contradicted);
-  if (why.empty()) return s.text;
-  const std::string claim = "cannot state \"" + s.text + "\" for backend " + ctx.backend_name;
-  if (contradicted) return fail(ErrorCode::kUnavailable, claim + ": " + why);
-  if (ctx.unverified) return std::string(kUnverifiedMark) + s.text;
-  return fail(ErrorCode::kUnavailable,
-              claim + ": " + why + " (run 'cordon audit --backend " + ctx.backend_name +
-                  "', or pass --unverified to render it marked as unproven)");
+// The audit attempts of `report` on any of `aspects`.
+std::vector<const AttemptVerdict*> attempts_on(const AuditReport* report,
+                                               std::span<const Aspect> aspects) {
+  std::vector<const AttemptVerdict*> out;
+  if (report == nullptr) return out;
+  for (const AttemptVerdict& v : report->verdicts) {
+    if (std::ranges::find(aspects, v.aspect) != aspects.end()) out.push_back(&v);
+  }
+  return out;
 }
 
-Result<std::string> isolation_sentence(const RenderContext& ctx) {
-  if (!ctx.capabilities.isolates()) {
-    return std::string(
-        "There is NO isolation: the code runs as an ordinary process of the host user, "
-        "not in a sandbox.");
-  }
-  std::string text = "The code runs in an isolated sandbox.";
-  for (const Aspect aspect : kIsolationAspects) {
-    bool contradicted = false;
-    const std::string why = unproven_reason(ctx.report, aspect, &contradicted);
-    if (why.empty()) continue;
-    if (contradicted) {
-      return fail(ErrorCode::kUnavailable,
-                  "cannot state \"" + text + "\" for backend " + ctx.backend_name + ": " + why);
+// Whether the report proves claims on `aspects`: "" when proven, else why not.
+std::string unproven_on(const AuditReport* report, std::span<const Aspect> aspects,
+                        bool* contradicted) {
+  *contradicted = false;
+  if (report == nullptr) return "no audit report for this backend on this host";
+  const std::vector<const AttemptVerdict*> attempts = attempts_on(report, aspects);
+  for (const AttemptVerdict* v : attempts) {
+    if (v->status == AttemptStatus::kEscaped) {
+      *contradicted = true;
+      return "audit attempt " + v->id + " ESCAPED (" + v->evidence + ")";
     }
-    if (ctx.unverified) return std::string(kUnverifiedMark) + text;
-    return fail(ErrorCode::kUnavailable, "cannot state \"" + text + "\" for backend " +
-                                             ctx.backend_name + ": " + why +
-                                             " (or pass --unverified)");
   }
-  return text;
+  for (const AttemptVerdict* v : attempts) {
+    if (v->status != AttemptStatus::kBlocked) {
+      return "audit attempt " + v->id + " is " + std::string(to_string(v->status)) + " (" +
+             v->evidence + ")";
+    }
+  }
+  if (attempts.empty()) {
+    std::string names;
+    for (const Aspect a : aspects)
+      names += (names.empty() ? "" : " or ") + std::string(to_string(a));
+    return "no audit attempt on " + names;
+  }
+  return "";
+}
+
+// `s` as a statement about `aspects`: a claim only when the report proves it.
+Result<Statement> backed(std::string placeholder, const Sentence& s,
+                         std::span<const Aspect> aspects, const RenderContext& ctx) {
+  Statement out{.placeholder = std::move(placeholder),
+                .kind = s.claim ? Statement::Kind::kClaim : Statement::Kind::kDisclaimer,
+                .text = s.text,
+                .attempts = {}};
+  for (const AttemptVerdict* v : attempts_on(ctx.report, aspects)) out.attempts.push_back(v->id);
+  if (!s.claim || s.text.empty()) return out;
+  bool contradicted = false;
+  const std::string why = unproven_on(ctx.report, aspects, &contradicted);
+  if (why.empty()) return out;
+  const std::string claim = "cannot state \"" + s.text + "\" for backend " + ctx.backend_name;
+  if (contradicted) return fail(ErrorCode::kUnavailable, claim + ": " + why);
+  if (!ctx.unverified) {
+    return fail(ErrorCode::kUnavailable,
+                claim + ": " + why + " (run 'cordon audit --backend " + ctx.backend_name +
+                    "', or pass --unverified to render it marked as unproven)");
+  }
+  out.text = std::string(kUnverifiedMark) + s.text;
+  return out;
+}
+
+Sentence isolation_sentence(const RenderContext& ctx) {
+  if (!ctx.capabilities.isolates()) {
+    return {
+        "There is NO isolation: the code runs as an ordinary process of the host user, "
+        "not in a sandbox.",
+        false};
+  }
+  return {"The code runs in an isolated sandbox.", true};
+}
+
+// Whether one call can leave something for the next: files (the filesystem's attempts,
+// among them one run reading another's /tmp) and processes (the timeout's: orphans and
+// daemons outliving their run).
+constexpr Aspect kFreshStartAspects[] = {Aspect::kFilesystem, Aspect::kTimeout};
+
+Sentence fresh_start_sentence(const RenderContext& ctx) {
+  if (ctx.capabilities.level(Aspect::kFilesystem) == Enforcement::kNone) {
+    return {
+        "Calls are not separated: files one call writes (under /tmp, say) stay on the "
+        "host, where later calls can read them.",
+        false};
+  }
+  return {"Each call starts from scratch: nothing is kept between calls.", true};
+}
+
+// "Interpreters: python is Python 3.11.2, sh is dash." from what the audit measured in
+// the sandbox, for the languages offered; "" when it measured none of them.
+std::string interpreters_sentence(const RenderContext& ctx) {
+  if (ctx.report == nullptr) return "";
+  std::string list;
+  for (const Language l : ctx.languages) {
+    const auto it = std::ranges::find(ctx.report->interpreters, l, &InterpreterVersion::language);
+    if (it == ctx.report->interpreters.end()) continue;
+    list += (list.empty() ? "" : ", ") + std::string(to_string(l)) + " is " + it->version;
+  }
+  return list.empty() ? "" : "Interpreters: " + list + ".";
+}
+
+// Whether `tool` has {{name}} in its description or schema.
+bool uses(const ToolTemplate& tool, const std::string& name) {
+  const std::string mark = "{{" + name + "}}";
+  return tool.description.find(mark) != std::string::npos ||
+         tool.input_schema.dump().find(mark) != std::string::npos;
+}
+
+// Every statement `tool` uses, in a fixed order; the first claim that cannot be stated
+// is the error.
+Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const RenderContext& ctx) {
+  std::vector<Statement> out;
+  const auto fact = [&](std::string placeholder, std::string text) {
+    if (!uses(tool, placeholder)) return;
+    out.push_back(Statement{.placeholder = std::move(placeholder),
+                            .kind = Statement::Kind::kFact,
+                            .text = std::move(text),
+                            .attempts = {}});
+  };
+  fact("interpreters", interpreters_sentence(ctx));
+  fact("code_size", "The code may be at most " + format_size(kMaxCodeBytes) + ".");
+  fact("stdin", "Its standard input is empty.");
+
+  std::vector<Result<Statement>> backed_ones;
+  if (uses(tool, "isolation")) {
+    backed_ones.push_back(backed("isolation", isolation_sentence(ctx), kIsolationAspects, ctx));
+  }
+  if (uses(tool, "fresh_start")) {
+    backed_ones.push_back(
+        backed("fresh_start", fresh_start_sentence(ctx), kFreshStartAspects, ctx));
+  }
+  for (const Aspect aspect : kAllAspects) {
+    const std::string name(to_string(aspect));
+    if (!uses(tool, name)) continue;
+    const Capability* c = ctx.capabilities.find(aspect);
+    const Capability none_cap{aspect, Enforcement::kNone, "", std::nullopt, ""};
+    const Aspect one[] = {aspect};
+    backed_ones.push_back(
+        backed(name, sentence_for(aspect, c != nullptr ? *c : none_cap, ctx), one, ctx));
+  }
+  for (Result<Statement>& s : backed_ones) {
+    if (!s) return std::unexpected(s.error());
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 }  // namespace
 
+std::string languages_text(const std::vector<Language>& languages) {
+  std::string out;
+  for (std::size_t i = 0; i < languages.size(); ++i) {
+    if (i > 0) out += i + 1 == languages.size() ? " or " : ", ";
+    out += to_string(languages[i]);
+  }
+  return out;
+}
+
 std::string unproven_reason(const AuditReport* report, Aspect aspect, bool* contradicted) {
-  *contradicted = false;
-  if (report == nullptr) return "no audit report for this backend on this host";
-  const AttemptVerdict* first_unproven = nullptr;
-  int attempts = 0;
-  for (const AttemptVerdict& v : report->verdicts) {
-    if (v.aspect != aspect) continue;
-    ++attempts;
-    if (v.status == AttemptStatus::kEscaped) {
-      *contradicted = true;
-      return "audit attempt " + v.id + " ESCAPED (" + v.evidence + ")";
-    }
-    if (v.status != AttemptStatus::kBlocked && first_unproven == nullptr) first_unproven = &v;
-  }
-  if (first_unproven != nullptr) {
-    return "audit attempt " + first_unproven->id + " is " +
-           std::string(to_string(first_unproven->status)) + " (" + first_unproven->evidence + ")";
-  }
-  if (attempts == 0) return "no audit attempt on " + std::string(to_string(aspect));
-  return "";
+  const Aspect one[] = {aspect};
+  return unproven_on(report, one, contradicted);
 }
 
 Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& context) {
   const RenderContext& ctx = context;
+  Result<std::vector<Statement>> statements = statements_for(tool, ctx);
+  if (!statements) return std::unexpected(statements.error());
   std::map<std::string, std::string> values;
   values["languages"] = languages_text(ctx.languages);
   values["timeout_seconds"] = std::to_string((ctx.timeout.count() + 999) / 1000);
-  Result<std::string> isolation = isolation_sentence(ctx);
-  if (!isolation) return std::unexpected(isolation.error());
-  values["isolation"] = *isolation;
-  for (const Aspect aspect : kAllAspects) {
-    Result<std::string> s = proven_sentence(aspect, ctx);
-    if (!s) return std::unexpected(s.error());
-    values[std::string(to_string(aspect))] = *s;
-  }
+  values["max_code_size"] = format_size(kMaxCodeBytes);
+  for (const Statement& s : *statements) values[s.placeholder] = s.text;
   Result<std::string> description = fill(tool.description, values);
   if (!description) return std::unexpected(description.error());
   json language_enum = json::array();
@@ -204,7 +290,8 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
                       .version = tool.version,
                       .name = tool.name,
                       .description = std::move(*description),
-                      .input_schema = std::move(*schema)};
+                      .input_schema = std::move(*schema),
+                      .statements = std::move(*statements)};
 }
 
 }  // namespace cordon::audit

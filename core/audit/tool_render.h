@@ -1,12 +1,18 @@
 // Fills a tool-description template from a backend's capabilities and effective limits,
 // stating only what the matching audit report proves.
 //
-// Each sentence belongs to one aspect. A sentence that says something is stopped (no
-// network, no host files, a memory limit, ...) is a claim: it is rendered when every
-// audit attempt on that aspect was BLOCKED; refused with an error naming the attempt when
-// one ESCAPED; and, when unproven (no report, attempts skipped or unjudged), refused —
-// or, with `unverified`, rendered marked "[unverified]". A sentence that says something
-// is NOT stopped needs no proof: a backend without network isolation can only say so.
+// Every sentence about isolation or limits is a placeholder, rendered by the code here and
+// backed by the audit attempts on its aspects (Statement::attempts). A sentence that says
+// something is stopped (no network, no host files, a memory limit, "each call starts from
+// scratch", ...) is a claim: it is rendered when every audit attempt on its aspects was
+// BLOCKED; refused with an error naming the attempt when one ESCAPED; and, when unproven
+// (no report, attempts skipped or unjudged), refused — or, with `unverified`, rendered
+// marked "[unverified]". A sentence that says something is NOT stopped needs no proof: a
+// backend without network isolation can only say so. Facts about the interface come from
+// the declarations that enforce them (the code size limit, kMaxCodeBytes) or from what
+// the audit measured inside the sandbox (the interpreters' versions); nothing is said
+// about third-party packages. A template's own text outside its placeholders claims
+// nothing (tests/tool_claims_test.cpp holds every released version's default to that).
 #pragma once
 
 #include <chrono>
@@ -32,16 +38,34 @@ struct RenderContext {
   bool unverified = false;
 };
 
+// One filled placeholder of a description and what stands behind it.
+struct Statement {
+  enum class Kind {
+    kClaim,       // something is stopped: every attempt in `attempts` was BLOCKED
+    kDisclaimer,  // something is not stopped: the backend claims nothing there
+    kFact,        // the interface: a declaration or a measurement, not an isolation claim
+  };
+  std::string placeholder;  // "network", "fresh_start", "interpreters", ...
+  Kind kind = Kind::kFact;
+  std::string text;  // as rendered ("[unverified] " included); "" when left out
+  // The report's attempts on the aspects the sentence is about (claims and disclaimers).
+  std::vector<std::string> attempts;
+};
+
 struct RenderedTool {
   std::string id;
   int version = 0;
   std::string name;
   std::string description;
   nlohmann::json input_schema;
+  std::vector<Statement> statements;  // the placeholders the template uses, filled
 };
 
 [[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool,
                                                const RenderContext& context);
+
+// "python, bash or sh": the {{languages}} of a description.
+[[nodiscard]] std::string languages_text(const std::vector<Language>& languages);
 
 // Whether the report proves the claims on `aspect`: "" when proven, else why not.
 // `contradicted` is set when an attempt escaped.

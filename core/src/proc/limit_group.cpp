@@ -136,17 +136,54 @@ std::string format_cpus(double cpus) {
   return ec == std::errc() ? std::string(buf, end) + " CPU" : "? CPU";
 }
 
+// How a limit of `kind` is put in force, in words: the files written and what they bound.
+// The one place these words come from, for a group made (create(), enforced()) and for
+// one predicted (planned(), a backend's capabilities()). `swap_accounted`: the kernel
+// accounts swap (memory.memsw.* on v1, memory.swap.* on v2 exist); memory only.
+LimitApplied describe(LimitKindCg kind, bool v2, bool swap_accounted) {
+  const std::string version = v2 ? "cgroup v2 " : "cgroup v1 ";
+  LimitApplied a;
+  a.kind = kind;
+  switch (kind) {
+    case LimitKindCg::kMemory:
+      if (v2) {
+        a.mechanism = version + "memory.max" + (swap_accounted ? " + memory.swap.max=0" : "");
+        a.detail = swap_accounted ? "RAM, with no swap to extend into (memory.swap.max 0)"
+                                  : "RAM only: this kernel accounts no swap";
+      } else {
+        a.mechanism = version + "memory.limit_in_bytes" +
+                      (swap_accounted ? " + memory.memsw.limit_in_bytes" : " (no swap accounting)");
+        a.detail = swap_accounted
+                       ? "RAM and swap together (memory+swap capped at the same value), so swap "
+                         "cannot extend it"
+                       : "RAM only: this kernel accounts no swap";
+      }
+      break;
+    case LimitKindCg::kProcesses:
+      a.mechanism = version + "pids.max";
+      a.detail = "processes and threads together";
+      break;
+    case LimitKindCg::kCpu:
+      a.mechanism = version + (v2 ? "cpu.max" : "cpu.cfs_quota_us");
+      a.detail = "CPU bandwidth";
+      break;
+  }
+  return a;
+}
+
 // Writes the limit of `kind` into a fresh group. On v1 everything is written BEFORE any
 // process joins: a process joining a group without its limits could grow past them first.
 Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
                                  const Limits& limits, const LimitGroupOptions& options) {
-  LimitApplied applied;
-  applied.kind = kind;
-  const std::string version = v2 ? "cgroup v2 " : "cgroup v1 ";
+  std::string value;  // set by each case before it writes
+  const auto with_value = [&value](LimitApplied applied) {
+    applied.value = value;
+    return applied;
+  };
   switch (kind) {
     case LimitKindCg::kMemory: {
       const std::string bytes = std::to_string(*limits.memory_bytes);
-      applied.value = format_size(*limits.memory_bytes);
+      value = format_size(*limits.memory_bytes);
       if (v2) {
         if (auto st = cgroupfs::write(dir / "memory.max", bytes); !st)
           return std::unexpected(st.error());
@@ -154,8 +191,7 @@ Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
         // keep growing. ENOENT: no swap accounting, so no swap to extend into.
         auto swap = cgroupfs::write(dir / "memory.swap.max", "0");
         if (!swap && swap.error().sys_errno != ENOENT) return std::unexpected(swap.error());
-        applied.mechanism = version + "memory.max" + (swap ? " + memory.swap.max=0" : "");
-        return applied;
+        return with_value(describe(kind, v2, swap.has_value()));
       }
       // limit_in_bytes first: the kernel keeps memsw.limit_in_bytes >= limit_in_bytes, and
       // both start at "unlimited", so memsw first would be refused (EINVAL).
@@ -172,28 +208,24 @@ Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
       if (auto st = cgroupfs::write(dir / "memory.oom_control", "0"); !st) {
         return std::unexpected(st.error());
       }
-      applied.mechanism = version + "memory.limit_in_bytes" +
-                          (memsw ? " + memory.memsw.limit_in_bytes" : " (no swap accounting)");
-      return applied;
+      return with_value(describe(kind, v2, memsw.has_value()));
     }
     case LimitKindCg::kProcesses: {
       const std::string n = std::to_string(*limits.max_processes);
+      value = n;
       if (auto st = cgroupfs::write(dir / "pids.max", n); !st) return std::unexpected(st.error());
-      applied.mechanism = version + "pids.max";
-      applied.value = n;
-      return applied;
+      return with_value(describe(kind, v2, false));
     }
     case LimitKindCg::kCpu: {
       // The kernel refuses quotas under 1 ms.
       const auto quota = std::max<std::int64_t>(
           1000, std::llround(*options.cpus * static_cast<double>(kCpuPeriodUsec)));
-      applied.value = format_cpus(*options.cpus);
+      value = format_cpus(*options.cpus);
       if (v2) {
         const auto text = std::to_string(quota) + " " + std::to_string(kCpuPeriodUsec);
         if (auto st = cgroupfs::write(dir / "cpu.max", text); !st)
           return std::unexpected(st.error());
-        applied.mechanism = version + "cpu.max";
-        return applied;
+        return with_value(describe(kind, v2, false));
       }
       // Period before quota: the quota is a share of the period.
       if (auto st = cgroupfs::write(dir / "cpu.cfs_period_us", std::to_string(kCpuPeriodUsec));
@@ -203,8 +235,7 @@ Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
       if (auto st = cgroupfs::write(dir / "cpu.cfs_quota_us", std::to_string(quota)); !st) {
         return std::unexpected(st.error());
       }
-      applied.mechanism = version + "cpu.cfs_quota_us";
-      return applied;
+      return with_value(describe(kind, v2, false));
     }
   }
   return fail(ErrorCode::kInternal, "unknown limit kind");
@@ -494,6 +525,22 @@ Status LimitGroup::remove(Clock::time_point until) {
   groups_ = std::move(left);
   enforced_.clear();
   return status;
+}
+
+std::optional<LimitApplied> LimitGroup::planned(LimitKindCg kind,
+                                                const LimitGroupOptions& options) {
+  if (!unavailable_reason(kind, options).empty()) return std::nullopt;
+  auto hierarchies = hierarchies_for(options.cgroup_root, /*refresh=*/false);
+  if (!hierarchies) return std::nullopt;
+  auto site = locate(kind, **hierarchies, options.cgroup_root, /*enable=*/false);
+  if (!site) return std::nullopt;
+  // The swap files are in every memory group of a kernel that accounts swap, ours
+  // included (v1: the root too; v2: every group but the root, so a cordon in the v2 root
+  // is told "no swap" here while its groups get memory.swap.max).
+  const char* swap_file = site->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+  std::error_code ec;
+  const bool swap = kind == LimitKindCg::kMemory && fs::exists(site->parent / swap_file, ec);
+  return describe(kind, site->v2, swap);
 }
 
 std::string LimitGroup::unavailable_reason(LimitKindCg kind, const LimitGroupOptions& options) {

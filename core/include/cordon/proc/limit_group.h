@@ -34,6 +34,7 @@ struct LimitApplied {
   LimitKindCg kind = LimitKindCg::kMemory;
   std::string mechanism;  // "cgroup v1 memory.limit_in_bytes", "cgroup v2 pids.max", ...
   std::string value;      // "256 MiB", "64", "1 CPU"
+  std::string detail;     // what it bounds: "RAM and swap together (...)", ...
 };
 
 struct LimitGroupStats {
@@ -100,6 +101,12 @@ class LimitGroup {
   // processes are already gone this is one rmdir per group. Groups that could not be
   // removed stay owned (the destructor tries again); enforced() is cleared.
   [[nodiscard]] Status remove(Clock::time_point until);
+
+  // What create() would put in enforced() for `kind` on this host (mechanism and detail;
+  // no value), without making a group; nullopt where unavailable_reason() is not empty.
+  // For capabilities(): a backend's claim and a run's `enforced` then read the same.
+  [[nodiscard]] static std::optional<LimitApplied> planned(LimitKindCg kind,
+                                                           const LimitGroupOptions& options = {});
 
   // Why each limit kind could not be placed here (for probe() and capabilities()).
   // Empty string = available.

@@ -1,0 +1,71 @@
+#include "audit/interpreters.h"
+
+#include <chrono>
+
+#include "cordon/cancel.h"
+
+namespace cordon::audit {
+namespace {
+
+struct Probe {
+  Language language;
+  const char* code;
+};
+
+// Each prints one line naming the interpreter that ran it. sh has no version variable
+// (dash has no --version at all): its identity is the program the kernel runs for it.
+constexpr Probe kProbes[] = {
+    {Language::kPython, "import platform\nprint('Python ' + platform.python_version())\n"},
+    {Language::kBash, "echo \"bash ${BASH_VERSION}\"\n"},
+    {Language::kSh, "exe=$(readlink /proc/$$/exe) && echo \"${exe##*/}\"\n"},
+};
+
+// The probe's one line, or "" when it is not a short line of printable ASCII.
+std::string usable_line(std::string out) {
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  if (out.empty() || out.size() > 100) return {};
+  for (const char c : out) {
+    if (c < ' ' || c > '~') return {};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<InterpreterVersion> measure_interpreters(Backend& backend) {
+  std::vector<InterpreterVersion> out;
+  for (const Probe& probe : kProbes) {
+    RunRequest request;
+    request.language = probe.language;
+    request.code = probe.code;
+    request.timeout = std::chrono::seconds(10);
+    const RunResult result = backend.run(request, CancelToken{}, nullptr);
+    if (!result.ok()) continue;
+    if (std::string line = usable_line(result.stdout_data); !line.empty()) {
+      out.push_back({probe.language, std::move(line)});
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<InterpreterVersion>& interpreters) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const InterpreterVersion& i : interpreters) {
+    out.push_back({{"language", to_string(i.language)}, {"version", i.version}});
+  }
+  return out;
+}
+
+std::vector<InterpreterVersion> interpreters_from_json(const nlohmann::json& j) {
+  std::vector<InterpreterVersion> out;
+  if (!j.is_array()) return out;
+  for (const nlohmann::json& entry : j) {
+    if (!entry.is_object()) continue;
+    const Result<Language> language = parse_language(entry.value("language", ""));
+    const std::string version = entry.value("version", "");
+    if (language && !version.empty()) out.push_back({*language, version});
+  }
+  return out;
+}
+
+}  // namespace cordon::audit
