@@ -23,6 +23,9 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
 inline constexpr std::uint64_t kDefaultOutputBytes = 1u << 20;         // per stream
 inline constexpr std::uint64_t kDefaultArtifactBytes = 16u << 20;      // all artifacts
 inline constexpr std::chrono::milliseconds kDefaultSetupBound{10000};  // set-up + teardown
+// The largest code (RunRequest::code) any backend runs: 1 MiB. Fixed, the same for every
+// backend, and refused by validate() above it; larger data goes in as input files.
+inline constexpr std::uint64_t kMaxCodeBytes = 1u << 20;
 
 // Resource ceilings. An unset optional means "no ceiling asked for"; whether and how a
 // backend enforces each one is stated by its capabilities() and, per run, in
