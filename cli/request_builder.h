@@ -12,7 +12,10 @@
 
 namespace cordon::cli {
 
-// Reads the code from stdin when options.source is "-" (fd `stdin_fd`).
+// Reads the code from stdin when options.source is "-" (fd `stdin_fd`). Every input is
+// read with a bound: the code (FILE, stdin) up to kMaxCodeBytes, each --file and the
+// --stdin-file up to --max-input-size (kDefaultMaxInputBytes); a FILE, --file or
+// --stdin-file must be a regular file, stdin may be a pipe.
 [[nodiscard]] Result<RunRequest> build_request(const RunOptions& options, int stdin_fd = 0);
 
 // The language a file's extension suggests (".py", ".sh", ".bash"), if any.

@@ -36,6 +36,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "request_limits_support.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -203,6 +204,12 @@ TEST_F(ContainerTest, StdinInputFilesArtifactsAndLongCode) {
   // Code longer than one argv string travels as a read-only file.
   r = run(sh(std::string(200 * 1024, '#') + "\necho long"));
   EXPECT_EQ(r.stdout_data, "long\n") << r.stderr_data << r.error.value_or("");
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_F(ContainerTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
 TEST_F(ContainerTest, OutputIsCapped) {

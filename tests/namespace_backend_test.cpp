@@ -54,6 +54,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "request_limits_support.h"
 #include "test_paths.h"
 #include "uid_slot.h"
 
@@ -167,6 +168,12 @@ TEST_F(NamespaceTest, ShBashPythonRun) {
   EXPECT_EQ(r.stdout_data, "2\n");
   ASSERT_TRUE(r.policy.has_value());
   EXPECT_EQ(r.policy->name, "cordon-default");
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_F(NamespaceTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
 TEST_F(NamespaceTest, ExitCodeSignalTimeoutCancel) {

@@ -17,6 +17,7 @@
 #include "cordon/plugin_registry.h"
 #include "cordon/result_json.h"
 #include "proc_test_support.h"
+#include "request_limits_support.h"
 
 namespace cordon {
 namespace {
@@ -95,6 +96,12 @@ TEST_P(SubprocessBackendTest, EchoIsOk) {
   EXPECT_FALSE(r.memory_peak_kb.has_value());
   ASSERT_FALSE(r.enforced.empty());
   EXPECT_EQ(r.enforced[0].aspect, Aspect::kTimeout);
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_P(SubprocessBackendTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
 TEST_P(SubprocessBackendTest, ExitCodeIsFailedNotTimedOut) {
