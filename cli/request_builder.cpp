@@ -10,6 +10,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "cordon/limit_check.h"
 #include "cordon/unique_fd.h"
 #include "cordon/units.h"
 #include "prompt_command.h"
@@ -217,6 +218,31 @@ Result<InputFileSpec> parse_input_file_spec(std::string_view spec) {
                 "'" + std::string(spec) + "' is not LOCAL[:NAME] naming a file");
   }
   return out;
+}
+
+Status check_limits_for(const Backend& backend, const RunRequest& request) {
+  const auto refusal =
+      refuse_limits(request.limits, backend.capabilities(request.limits), backend.name());
+  if (!refusal) return {};
+  std::string flag;
+  switch (refusal->aspect) {
+    case Aspect::kMemory:
+      flag = "--memory";
+      break;
+    case Aspect::kProcesses:
+      flag = "--processes";
+      break;
+    case Aspect::kCpu:
+      flag = "--cpu";
+      break;
+    case Aspect::kOutput:
+      flag = "--output-cap";
+      break;
+    default:  // no flag sets it (the scratch size): named as the library names it
+      flag = limit_name(refusal->aspect);
+      break;
+  }
+  return fail(ErrorCode::kInvalidArgument, flag + ": " + refusal->reason);
 }
 
 Result<RunRequest> build_request(const RunOptions& options, int stdin_fd) {

@@ -471,6 +471,69 @@ TEST(CliTest, InputOverMaxInputSizeIs125NamingTheFlag) {
   EXPECT_EQ(raised.out, "3000\n");
 }
 
+// --- limits a backend cannot honour: 125 naming the flag and what is accepted ---
+
+// The values of issue #11: each reached the kernel or runtime (or was dropped) and ended
+// as an obscure sandbox error, a SIGSEGV, or a run without the limit.
+TEST(CliTest, LimitsABackendCannotHonourAre125NamingTheFlagAndRange) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"-b", "namespace", "--memory", "1"},
+       "--memory: 1 B is below what the namespace backend can honour: it accepts 16 MiB to"},
+      {{"-b", "namespace", "--memory", "0"}, "--memory: 0 B is below what the namespace backend"},
+      {{"-b", "namespace", "--processes", "99999999999"},
+       "--processes: 99999999999 is above what the namespace backend can honour: it accepts 1 "
+       "to 4194303"},
+      {{"-b", "container", "--processes", "1"},
+       "--processes: 1 is below what the container backend can honour: it accepts 8 to"},
+      {{"-b", "subprocess", "--memory", "1"},
+       "--memory: 1 B is below what the subprocess backend can honour: it accepts 32 MiB to"},
+      {{"-b", "subprocess", "--output-cap", "2G"}, "--output-cap: 2 GiB is above what"},
+  };
+  std::vector<Case> all = cases;
+  if (::geteuid() == 0) {  // RLIMIT_NPROC does not bind root: nothing enforces it
+    all.push_back({{"-b", "subprocess", "--processes", "5"},
+                   "--processes: the subprocess backend cannot enforce a process limit"});
+  }
+  for (const Case& c : all) {
+    std::vector<std::string> args{"run"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"-c", "echo ran"});
+    const Ran ran = cordon(args);
+    if (ran.err.find("not available") != std::string::npos) continue;  // e.g. no runc
+    EXPECT_EQ(ran.status, 125) << c.says << ": " << ran.err;
+    EXPECT_NE(ran.err.find(c.says), std::string::npos) << ran.err;
+    EXPECT_TRUE(ran.out.empty()) << "the code ran: " << ran.out;
+  }
+}
+
+TEST(CliTest, PlanAndBackendsShowTheAcceptedRanges) {
+  const Ran plan = cordon({"plan", "-b", "subprocess"});
+  EXPECT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("accepted limit values"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find(" 32 MiB to "), std::string::npos) << plan.out;
+  if (::geteuid() == 0) {
+    EXPECT_NE(plan.out.find("cannot be limited here (asking is refused): processes, disk"),
+              std::string::npos)
+        << plan.out;
+  }
+  const Ran json = cordon({"plan", "-b", "subprocess", "--json"});
+  const nlohmann::json p = parse_one_object(json.out);
+  bool memory_range = false;
+  for (const auto& aspect : p["aspects"]) {
+    if (aspect["aspect"] == "memory") memory_range = aspect["range"]["min"] == 32u << 20;
+  }
+  EXPECT_TRUE(memory_range) << json.out;
+  const Ran backends = cordon({"backends"});
+  EXPECT_NE(backends.out.find("[accepts 1 B to 1 GiB]"), std::string::npos) << backends.out;
+  const Ran refused = cordon({"plan", "-b", "subprocess", "--memory", "1"});
+  EXPECT_EQ(refused.status, 125) << refused.err;
+  EXPECT_NE(refused.err.find("--memory: 1 B is below"), std::string::npos) << refused.err;
+}
+
 // --- timeouts: 0 and negative mean the default, under 1 ms is an error ---
 
 TEST(CliTest, TimeoutUnderOneMsIs125NotTheDefault) {

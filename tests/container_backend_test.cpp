@@ -212,6 +212,14 @@ TEST_F(ContainerTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
   testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_F(ContainerTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
+}
+
 TEST_F(ContainerTest, OutputIsCapped) {
   RunRequest req = sh("head -c 300000 /dev/zero");
   req.limits.output_bytes = 1000;

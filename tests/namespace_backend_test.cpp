@@ -176,6 +176,14 @@ TEST_F(NamespaceTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
   testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_F(NamespaceTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
+}
+
 TEST_F(NamespaceTest, ExitCodeSignalTimeoutCancel) {
   RunResult r = run(sh("exit 7"));
   EXPECT_EQ(r.outcome, Outcome::kFailed);

@@ -104,6 +104,14 @@ TEST_P(SubprocessBackendTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
   testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
 }
 
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_P(SubprocessBackendTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
+}
+
 TEST_P(SubprocessBackendTest, ExitCodeIsFailedNotTimedOut) {
   const RunResult r = run("exit 7");
   EXPECT_EQ(r.outcome, Outcome::kFailed);

@@ -120,7 +120,7 @@ Result<json> fill_schema(const json& node, const std::map<std::string, std::stri
 // The sentence for one placeholder, or why it cannot be stated.
 Result<std::string> proven_sentence(Aspect aspect, const RenderContext& ctx) {
   const Capability* c = ctx.capabilities.find(aspect);
-  const Capability none_cap{aspect, Enforcement::kNone, "", std::nullopt, ""};
+  const Capability none_cap = capability(aspect, Enforcement::kNone, "", std::nullopt, "");
   const Sentence s = sentence_for(aspect, c != nullptr ? *c : none_cap, ctx);
   if (!s.claim || s.text.empty()) return s.text;
   bool contradicted = false;
