@@ -430,14 +430,14 @@ Capabilities ContainerBackend::capabilities(const Limits& limits) const {
           caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
                                             format_duration(*limits.cpu_time),
                                             "CPU time per process, not the whole container's",
-                                            kRlimitCpuRange));
+                                            rlimit_cpu_range()));
         } else {
           caps.aspects.push_back(capability(
               aspect, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
               options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
               options_.cpus > 0 ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
                                 : std::nullopt,
-              "CPU time is bounded by the wall-clock timeout", kRlimitCpuRange));
+              "CPU time is bounded by the wall-clock timeout", rlimit_cpu_range()));
         }
         break;
       case Aspect::kDisk:

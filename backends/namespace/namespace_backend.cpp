@@ -27,10 +27,16 @@ using Clock = std::chrono::steady_clock;
 // a 6 MiB memory cgroup, sh in 512 KiB; below 256 KiB the set-up process dies without a
 // word. 16 MiB leaves headroom. Without a cgroup, RLIMIT_AS per process.
 constexpr LimitRange kCgroupMemoryRange{16ULL << 20, kCgroupMemoryMax};
-constexpr LimitRange kRlimitMemoryRange{kMinAddressSpaceBytes, kCgroupMemoryMax};
 // Processes: the code's main process is all a run needs; pids.max (or RLIMIT_NPROC) is
 // set one above the request, for the namespace's init.
 constexpr LimitRange kProcessRange{1, kPidsMaxLimit - 1};
+// The rlimit fallbacks (no cgroup) cannot go above this process's hard limits.
+LimitRange rlimit_memory_range() {
+  return rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
+}
+LimitRange rlimit_process_range() {
+  return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
+}
 // Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
 constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
 
@@ -228,7 +234,7 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
                   limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
                   "): address space per process, not the sandbox's total; an OOM kill cannot "
                   "be reported",
-              kRlimitMemoryRange));
+              rlimit_memory_range()));
         }
         break;
       case Aspect::kProcesses:
@@ -248,7 +254,7 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
                   (root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
                          : "counts every process of the user running cordon, not only the "
                            "run's"),
-              kProcessRange));
+              rlimit_process_range()));
         }
         break;
       case Aspect::kCpu:
@@ -257,12 +263,12 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
           caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
                                             format_duration(std::chrono::seconds(secs)),
                                             "CPU time per process, not the whole sandbox's",
-                                            kRlimitCpuRange));
+                                            rlimit_cpu_range()));
         } else {
           // Not limited, as none was asked for; the range is what a request may ask.
           caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
                                             "CPU time is bounded only by the wall-clock timeout",
-                                            kRlimitCpuRange));
+                                            rlimit_cpu_range()));
         }
         break;
       case Aspect::kDisk:

@@ -38,18 +38,6 @@ rlim_t clamp_to_hard(int resource, rlim_t wanted) {
   return wanted;
 }
 
-// The values an rlimit can be asked for here: from `min` (what a run needs to start) up to
-// the current hard limit (`unit` per rlimit unit), which this process cannot raise.
-LimitRange rlimit_range(int resource, std::uint64_t min, std::uint64_t unit,
-                        std::uint64_t most = kCgroupMemoryMax) {
-  struct rlimit cur{};
-  if (::getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-      cur.rlim_max < most / unit) {
-    most = cur.rlim_max * unit;
-  }
-  return LimitRange{min, std::max(min, most)};
-}
-
 // The rlimits a request asks for, and what they enforce, as they will be applied.
 struct RlimitPlan {
   std::vector<proc::RlimitSetting> settings;
@@ -155,9 +143,8 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
   Capabilities caps;
   const RlimitPlan plan = plan_rlimits(limits);
   // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
-  const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, 1);
-  const LimitRange cpu_range =
-      rlimit_range(RLIMIT_CPU, kRlimitCpuRange.min, 1000, kRlimitCpuRange.max);
+  const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
+  const LimitRange cpu_range = rlimit_cpu_range();
   auto enforced_value = [&](Aspect a) -> const Enforced* {
     for (const auto& e : plan.enforced) {
       if (e.aspect == a) return &e;
@@ -209,7 +196,7 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
               capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
                          "RLIMIT_NPROC counts every process of the uid, not only "
                          "the run's",
-                         rlimit_range(RLIMIT_NPROC, 1, 1)));
+                         rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit)));
         } else if (limits.max_processes && ::geteuid() == 0) {
           caps.aspects.push_back(
               capability(aspect, Enforcement::kNone, "", std::nullopt,

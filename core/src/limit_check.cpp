@@ -1,5 +1,7 @@
 #include "cordon/limit_check.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -27,6 +29,21 @@ std::optional<std::uint64_t> asked_limit(const Limits& limits, Aspect aspect) {
     default:
       return std::nullopt;
   }
+}
+
+LimitRange rlimit_range(int resource, std::uint64_t min, std::uint64_t most, std::uint64_t unit,
+                        std::uint64_t reserved) {
+  struct rlimit cur{};
+  if (::getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+    const std::uint64_t hard = cur.rlim_max > reserved ? cur.rlim_max - reserved : 0;
+    if (hard < most / unit) most = hard * unit;
+  }
+  return LimitRange{min, std::max(min, most)};
+}
+
+LimitRange rlimit_cpu_range() {
+  return rlimit_range(RLIMIT_CPU, kRlimitCpuRange.min, kRlimitCpuRange.max, /*unit=*/1000,
+                      /*reserved=*/1);
 }
 
 std::string_view limit_name(Aspect aspect) {

@@ -35,6 +35,17 @@ inline constexpr LimitRange kOutputRange{1, kMaxOutputBytes};
 // CPU time limits as RLIMIT_CPU takes them (whole seconds, rounded up): 1 ms upwards.
 inline constexpr LimitRange kRlimitCpuRange{1, static_cast<std::uint64_t>(kMaxDuration.count())};
 
+// The range of an rlimit this process can set: `min` up to `most`, and no higher than the
+// current hard limit less `reserved` (in rlimit units: what the backend adds itself, such
+// as its init), times `unit` (1000 for RLIMIT_CPU's seconds as milliseconds). Without
+// CAP_SYS_RESOURCE (root lacks it on some hosts) a hard limit cannot be raised.
+[[nodiscard]] LimitRange rlimit_range(int resource, std::uint64_t min, std::uint64_t most,
+                                      std::uint64_t unit = 1, std::uint64_t reserved = 0);
+
+// CPU time limits as backends set RLIMIT_CPU, (secs, secs + 1) with secs the limit
+// rounded up to whole seconds: kRlimitCpuRange within the hard limit less a second.
+[[nodiscard]] LimitRange rlimit_cpu_range();
+
 // The limit aspects a request can set, in the order they are checked.
 inline constexpr Aspect kRequestLimitAspects[] = {Aspect::kMemory, Aspect::kProcesses, Aspect::kCpu,
                                                   Aspect::kDisk, Aspect::kOutput};
