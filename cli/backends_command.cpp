@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend_catalog.h"
+#include "cordon/limit_check.h"
 #include "cordon/result_json.h"
 
 namespace cordon::cli {
@@ -58,6 +59,9 @@ void print_capability(const Capability& capability) {
   if (!capability.mechanism.empty()) line += capability.mechanism;
   if (capability.value) line += " (" + *capability.value + ")";
   if (!capability.detail.empty()) line += " — " + capability.detail;
+  // What a request may ask for this limit; anything else is refused before a run starts.
+  if (capability.range)
+    line += " [accepts " + format_range(capability.aspect, *capability.range) + "]";
   std::printf("%s\n", line.c_str());
 }
 

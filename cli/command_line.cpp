@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cli_error.h"
+#include "cordon/request.h"
 
 namespace cordon::cli {
 namespace {
@@ -20,7 +21,12 @@ or unavailable backend, no isolating backend for auto, sandbox error, artifacts 
 Every run is recorded in the history ($CORDON_HISTORY_PATH, else
 $XDG_DATA_HOME/cordon/history.sqlite3) with the names, never the values, of --env; a
 history that cannot be written is one warning line and changes no exit status.
-DUR: 500ms, 0.5s, 2s, 1m, or seconds. SIZE: 1024, 64K, 256M, 1G.)";
+Inputs: the code (-c, FILE or - for stdin) up to 1 MiB, on every backend; each --file and
+--stdin-file up to --max-input-size (16M); FILE, --file and --stdin-file regular files.
+DUR: 500ms, 0.5s, 2s, 1m, or seconds; at least 1ms. SIZE: 1024, 64K, 256M, 1G.)";
+
+static_assert(kMaxCodeBytes == 1u << 20 && kDefaultMaxInputBytes == 16u << 20,
+              "kRunFooter states these limits");
 
 constexpr const char* kPlanFooter = R"(
 Prints the plan 'cordon run' with the same options would apply — namespaces, mounts,
@@ -28,18 +34,31 @@ seccomp policy and hash, limits and how each is enforced — and runs nothing. T
 is chosen exactly as for 'cordon run' (auto fails closed). The code is optional.
 Exit status: 0, or 125 when cordon fails (bad arguments, no backend, invalid request).)";
 
+// CLI11 reads "-t=5s" as the value "=5s": '=' separates a value only after a long option,
+// a short option's value is glued on. People type it anyway, so for short options whose
+// values never start with '=' (durations, names, languages) a glued '=' is dropped.
+// Not for -c: code may start with '='.
+std::string drop_glued_equals(std::string value) {
+  if (!value.empty() && value.front() == '=') value.erase(0, 1);
+  return value;
+}
+
 // The options `cordon run` and `cordon plan` share: a plan is of the run they describe.
 // Repeatable options take one value per occurrence (allow_extra_args(false)): CLI11's
 // default for vectors would swallow the FILE positional that follows `--file x`.
 void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("-b,--backend", options.backend,
                   "Backend name, or auto: the most isolating available (default auto)")
-      ->type_name("NAME|auto");
-  run->add_option("-t,--timeout", options.timeout, "Wall-clock limit DUR (default 5s)")
-      ->type_name("DUR");
+      ->type_name("NAME|auto")
+      ->transform(drop_glued_equals);
+  run->add_option("-t,--timeout", options.timeout,
+                  "Wall-clock limit DUR, at least 1ms (default 5s; 0 or negative: the default)")
+      ->type_name("DUR")
+      ->transform(drop_glued_equals);
   run->add_option("-l,--language", options.language,
                   "sh, bash or python (default: from FILE's extension, else sh)")
-      ->type_name("LANG");
+      ->type_name("LANG")
+      ->transform(drop_glued_equals);
   run->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");
   run->add_option("--processes", options.processes, "Most processes at once N")->type_name("N");
   run->add_option("--cpu", options.cpu, "CPU time limit DUR")->type_name("DUR");
@@ -60,6 +79,9 @@ void add_run_options(CLI::App* run, RunOptions& options) {
       ->type_name("DIR");
   run->add_option("--stdin-file", options.stdin_file, "Feed FILE to the code's stdin")
       ->type_name("FILE");
+  run->add_option("--max-input-size", options.max_input_size,
+                  "Largest --file or --stdin-file SIZE (default 16M)")
+      ->type_name("SIZE");
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
@@ -118,7 +140,8 @@ CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   cmd->footer(kAuditFooter);
   auto* backend = cmd->add_option("-b,--backend", options.backend,
                                   "Backend to audit (default: the most isolating available)")
-                      ->type_name("NAME");
+                      ->type_name("NAME")
+                      ->transform(drop_glued_equals);
   cmd->add_flag("--all", options.all, "Audit every available backend, side by side")
       ->excludes(backend);
   cmd->add_flag("--json", options.json, "Print the reports as one JSON object");
@@ -131,9 +154,11 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
   CLI::App* cmd = app.add_subcommand("prompt", "Print the run_code tool description for a backend");
   cmd->footer(kPromptFooter);
   cmd->add_option("-b,--backend", options.backend, "Backend name, or auto (default)")
-      ->type_name("NAME|auto");
+      ->type_name("NAME|auto")
+      ->transform(drop_glued_equals);
   cmd->add_option("-t,--timeout", options.timeout, "Wall-clock limit DUR (default 5s)")
-      ->type_name("DUR");
+      ->type_name("DUR")
+      ->transform(drop_glued_equals);
   cmd->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");
   cmd->add_option("--processes", options.processes, "Most processes at once N")->type_name("N");
   cmd->add_option("--version", options.version, "Template version (default: the latest)")
@@ -141,7 +166,8 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
   cmd->add_option("--id", options.id, "Template id (default run_code)")->type_name("ID");
   cmd->add_option("-f,--format", options.format,
                   "text, openai, openai-responses, anthropic or mcp (default text)")
-      ->type_name("FORMAT");
+      ->type_name("FORMAT")
+      ->transform(drop_glued_equals);
   cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
   return cmd;

@@ -28,6 +28,10 @@ int plan_command(const RunOptions& options) {
   if (!choice) return report_failure(choice.error().message, options.json);
   const Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
+  // Limits this backend cannot honour are usage errors naming the flag, before anything runs.
+  if (Status s = check_limits_for(*backend, *request); !s) {
+    return report_failure(s.error().describe(), options.json);
+  }
 
   Result<nlohmann::json> plan = backend->describe_plan(*request);
   if (!plan) return report_failure("plan: " + plan.error().describe(), options.json);

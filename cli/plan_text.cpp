@@ -182,6 +182,30 @@ void render_limits(const json& plan, std::string& out) {
   }
 }
 
+// What a request may ask for each limit, from the backend's declared ranges (the plan's
+// "aspects"); a limit aspect with no range cannot be limited by this backend at all.
+void render_accepted(const json& plan, std::string& out) {
+  const auto it = plan.find("aspects");
+  if (it == plan.end() || !it->is_array()) return;
+  std::string lines;
+  std::string refused;
+  for (const json& aspect : *it) {
+    if (!aspect.is_object()) continue;
+    const std::string name = str(aspect, "aspect");
+    const bool limit = name == "memory" || name == "processes" || name == "cpu" || name == "disk" ||
+                       name == "output";
+    if (!limit) continue;
+    if (const auto range = aspect.find("range"); range != aspect.end() && range->is_object()) {
+      lines += "  " + padded(name, 10) + str(*range, "text") + "\n";
+    } else {
+      refused += (refused.empty() ? "" : ", ") + name;
+    }
+  }
+  if (lines.empty() && refused.empty()) return;
+  out += "accepted limit values (others are refused before anything runs):\n" + lines;
+  if (!refused.empty()) out += "  cannot be limited here (asking is refused): " + refused + "\n";
+}
+
 std::string rlimit_value(const json& value) {
   if (value.is_number_unsigned() &&
       value.get<std::uint64_t>() == std::numeric_limits<std::uint64_t>::max()) {
@@ -334,6 +358,7 @@ std::string render_plan_text(const json& plan) {
   render_filesystem(plan, out);
   render_seccomp(plan, out);
   render_limits(plan, out);
+  render_accepted(plan, out);
   render_rlimits(plan, out);
   render_command(plan, out);
   return out;

@@ -1,13 +1,16 @@
 #include "request_builder.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
 
+#include "cordon/limit_check.h"
 #include "cordon/unique_fd.h"
 #include "cordon/units.h"
 #include "prompt_command.h"
@@ -15,24 +18,54 @@
 namespace cordon::cli {
 namespace {
 
-Result<std::string> read_fd(int fd, const std::string& shown) {
+// Reads `fd` to its end, but never more than `limit` bytes: one byte over is an error,
+// `too_big` the message (an unbounded read of /dev/zero or a huge pipe would take all of
+// cordon's memory before the request could be refused).
+Result<std::string> read_bounded(int fd, std::uint64_t limit, const std::string& shown,
+                                 const std::string& too_big) {
   std::string data;
   std::array<char, 65536> buffer{};
   for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    // At most one byte past the limit: enough to tell "exactly the limit" from "more".
+    const std::uint64_t room = limit + 1 - data.size();
+    const ssize_t n = ::read(fd, buffer.data(), std::min<std::uint64_t>(buffer.size(), room));
     if (n < 0) {
       if (errno == EINTR) continue;
       return fail_errno("read " + shown);
     }
     if (n == 0) return data;
     data.append(buffer.data(), static_cast<std::size_t>(n));
+    if (data.size() > limit) return fail(ErrorCode::kInvalidArgument, too_big);
   }
 }
 
-Result<std::string> read_file(const std::string& path) {
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+// A file the user names as input: only a regular file (a device, FIFO or directory can
+// block, never end, or is not data), read up to `limit` bytes.
+Result<std::string> read_file(const std::string& path, std::uint64_t limit,
+                              const std::string& too_big) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat can refuse it.
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) return fail_errno("cannot open " + path);
-  return read_fd(fd.get(), path);
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return fail_errno("stat " + path);
+  if (!S_ISREG(st.st_mode)) {
+    return fail(ErrorCode::kInvalidArgument, path + " is not a regular file");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > limit) {
+    return fail(ErrorCode::kInvalidArgument, too_big);
+  }
+  return read_bounded(fd.get(), limit, path, too_big);  // it may grow while we read
+}
+
+// "the code in FILE is larger than 1 MiB, ...": code has one limit for every backend.
+std::string code_too_big(const std::string& shown) {
+  return "the code " + shown + " is larger than " + format_size(kMaxCodeBytes) +
+         ", the largest code cordon runs; pass larger data with --file or --stdin-file";
+}
+
+std::string input_too_big(const std::string& path, std::uint64_t limit) {
+  return path + " is larger than " + format_size(limit) +
+         ", the input size limit (raise it with --max-input-size)";
 }
 
 // Prefixes an error with the option it came from: "--timeout: ...".
@@ -54,7 +87,8 @@ Result<std::uint64_t> parse_count(std::string_view text) {
   return value;
 }
 
-Status apply_limits(const RunOptions& options, RunRequest& request) {
+Status apply_limits(const RunOptions& options, RunRequest& request,
+                    std::uint64_t* max_input_bytes) {
   if (options.timeout) {
     auto timeout = for_option(parse_duration(*options.timeout), "--timeout");
     if (!timeout) return std::unexpected(timeout.error());
@@ -83,6 +117,12 @@ Status apply_limits(const RunOptions& options, RunRequest& request) {
     if (!cap) return std::unexpected(cap.error());
     request.limits.output_bytes = *cap;
   }
+  if (options.max_input_size) {
+    auto most = for_option(parse_size(*options.max_input_size), "--max-input-size");
+    if (!most) return std::unexpected(most.error());
+    if (*most == 0) return fail(ErrorCode::kInvalidArgument, "--max-input-size: must be above 0");
+    *max_input_bytes = *most;
+  }
   return {};
 }
 
@@ -98,11 +138,11 @@ Status apply_code(const RunOptions& options, int stdin_fd, RunRequest& request) 
   if (options.code) {
     request.code = *options.code;
   } else if (*options.source == "-") {
-    auto code = read_fd(stdin_fd, "stdin");
+    auto code = read_bounded(stdin_fd, kMaxCodeBytes, "stdin", code_too_big("from stdin"));
     if (!code) return std::unexpected(code.error());
     request.code = std::move(*code);
   } else {
-    auto code = read_file(*options.source);
+    auto code = read_file(*options.source, kMaxCodeBytes, code_too_big("in " + *options.source));
     if (!code) return std::unexpected(code.error());
     request.code = std::move(*code);
     inferred = language_from_path(*options.source);
@@ -117,11 +157,13 @@ Status apply_code(const RunOptions& options, int stdin_fd, RunRequest& request) 
   return {};
 }
 
-Status apply_inputs(const RunOptions& options, RunRequest& request) {
+Status apply_inputs(const RunOptions& options, std::uint64_t max_input_bytes, RunRequest& request) {
   for (const std::string& spec_text : options.files) {
     auto spec = for_option(parse_input_file_spec(spec_text), "--file");
     if (!spec) return std::unexpected(spec.error());
-    auto bytes = for_option(read_file(spec->local), "--file");
+    auto bytes = for_option(
+        read_file(spec->local, max_input_bytes, input_too_big(spec->local, max_input_bytes)),
+        "--file");
     if (!bytes) return std::unexpected(bytes.error());
     if (!request.input_files.emplace(spec->name, std::move(*bytes)).second) {
       return fail(ErrorCode::kInvalidArgument, "--file: '" + spec->name + "' given twice");
@@ -141,7 +183,9 @@ Status apply_inputs(const RunOptions& options, RunRequest& request) {
     request.tool_description = std::move(*ref);
   }
   if (options.stdin_file) {
-    auto data = for_option(read_file(*options.stdin_file), "--stdin-file");
+    auto data = for_option(read_file(*options.stdin_file, max_input_bytes,
+                                     input_too_big(*options.stdin_file, max_input_bytes)),
+                           "--stdin-file");
     if (!data) return std::unexpected(data.error());
     request.stdin_data = std::move(*data);
   }
@@ -176,12 +220,42 @@ Result<InputFileSpec> parse_input_file_spec(std::string_view spec) {
   return out;
 }
 
+Status check_limits_for(const Backend& backend, const RunRequest& request) {
+  const auto refusal =
+      refuse_limits(request.limits, backend.capabilities(request.limits), backend.name());
+  if (!refusal) return {};
+  std::string flag;
+  switch (refusal->aspect) {
+    case Aspect::kMemory:
+      flag = "--memory";
+      break;
+    case Aspect::kProcesses:
+      flag = "--processes";
+      break;
+    case Aspect::kCpu:
+      flag = "--cpu";
+      break;
+    case Aspect::kOutput:
+      flag = "--output-cap";
+      break;
+    default:  // no flag sets it (the scratch size): named as the library names it
+      flag = limit_name(refusal->aspect);
+      break;
+  }
+  return fail(ErrorCode::kInvalidArgument, flag + ": " + refusal->reason);
+}
+
 Result<RunRequest> build_request(const RunOptions& options, int stdin_fd) {
   RunRequest request;
   // Limits first: a typo in --timeout should not first swallow a script from stdin.
-  if (Status s = apply_limits(options, request); !s) return std::unexpected(s.error());
+  std::uint64_t max_input_bytes = kDefaultMaxInputBytes;
+  if (Status s = apply_limits(options, request, &max_input_bytes); !s) {
+    return std::unexpected(s.error());
+  }
   if (Status s = apply_code(options, stdin_fd, request); !s) return std::unexpected(s.error());
-  if (Status s = apply_inputs(options, request); !s) return std::unexpected(s.error());
+  if (Status s = apply_inputs(options, max_input_bytes, request); !s) {
+    return std::unexpected(s.error());
+  }
   // What every backend refuses alike (bad env names, input paths climbing out, ...),
   // refused here already so the message is a usage error, not a sandbox error.
   if (Status s = validate(request); !s) return std::unexpected(s.error());

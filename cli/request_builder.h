@@ -6,14 +6,23 @@
 #include <string>
 #include <string_view>
 
+#include "cordon/backend.h"
 #include "cordon/error.h"
 #include "cordon/request.h"
 #include "run_options.h"
 
 namespace cordon::cli {
 
-// Reads the code from stdin when options.source is "-" (fd `stdin_fd`).
+// Reads the code from stdin when options.source is "-" (fd `stdin_fd`). Every input is
+// read with a bound: the code (FILE, stdin) up to kMaxCodeBytes, each --file and the
+// --stdin-file up to --max-input-size (kDefaultMaxInputBytes); a FILE, --file or
+// --stdin-file must be a regular file, stdin may be a pipe.
 [[nodiscard]] Result<RunRequest> build_request(const RunOptions& options, int stdin_fd = 0);
+
+// The request's limits against what `backend` can honour (refuse_limits(), limit_check.h),
+// before anything starts; the error names the flag: "--memory: 1 B is below what the
+// namespace backend can honour: it accepts 16 MiB to 8 EiB".
+[[nodiscard]] Status check_limits_for(const Backend& backend, const RunRequest& request);
 
 // The language a file's extension suggests (".py", ".sh", ".bash"), if any.
 [[nodiscard]] std::optional<Language> language_from_path(std::string_view path);

@@ -70,6 +70,10 @@ int run_command(const RunOptions& options) {
   if (!choice) return report_failure(choice.error().message, options.json);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);
+  // Limits this backend cannot honour are usage errors naming the flag, before anything runs.
+  if (Status s = check_limits_for(*backend, *request); !s) {
+    return report_failure(s.error().describe(), options.json);
+  }
 
   int cancel_signal = 0;
   const auto started = std::chrono::system_clock::now();

@@ -2,6 +2,7 @@
 // them into a RunRequest (request_builder.h) is separate so its errors are cordon's own, one style.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,10 @@
 #include "backend_choice.h"
 
 namespace cordon::cli {
+
+// The largest --file or --stdin-file cordon reads, unless --max-input-size says otherwise.
+// The code itself has its own fixed limit (kMaxCodeBytes, cordon/request.h).
+inline constexpr std::uint64_t kDefaultMaxInputBytes = 16ULL << 20;
 
 struct RunOptions {
   std::string backend{kAutoBackend};
@@ -18,9 +23,10 @@ struct RunOptions {
   std::optional<std::string> processes;
   std::optional<std::string> cpu;
   std::optional<std::string> output_cap;
-  std::optional<std::string> code;        // -c CODE
-  std::optional<std::string> source;      // FILE, or "-" for stdin
-  std::optional<std::string> stdin_file;  // --stdin-file
+  std::optional<std::string> max_input_size;  // --max-input-size: per --file / --stdin-file
+  std::optional<std::string> code;            // -c CODE
+  std::optional<std::string> source;          // FILE, or "-" for stdin
+  std::optional<std::string> stdin_file;      // --stdin-file
   std::optional<std::string> artifacts_dir;
   std::vector<std::string> files;               // --file LOCAL[:NAME]
   std::vector<std::string> collect;             // --collect GLOB

@@ -50,7 +50,8 @@ struct RunSpec {
 
 // posix_spawn of the binary with pipes for all three streams, drained with poll so a
 // chatty child can never deadlock the test.
-Ran run_cordon(const RunSpec& spec) {
+// `stdin_path`: stdin opened from this file instead (spec.stdin_data unused).
+Ran run_cordon(const RunSpec& spec, const char* stdin_path = nullptr) {
   std::array<int, 2> in{}, out{}, err{};
   EXPECT_EQ(::pipe2(in.data(), O_CLOEXEC), 0);
   EXPECT_EQ(::pipe2(out.data(), O_CLOEXEC), 0);
@@ -58,7 +59,9 @@ Ran run_cordon(const RunSpec& spec) {
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (spec.stdin_data) {
+  if (stdin_path != nullptr) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path, O_RDONLY, 0);
+  } else if (spec.stdin_data) {
     posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   } else {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -411,6 +414,147 @@ TEST(CliTest, StdinFileFeedsTheCode) {
       {"run", "-b", "subprocess", "--stdin-file", (dir.path() / "in").string(), "-c", "cat"});
   EXPECT_EQ(ran.status, 0) << ran.err;
   EXPECT_EQ(ran.out, "fed\n");
+}
+
+// --- inputs are bounded: a clear 125 instead of reading forever ---
+
+// `/dev/zero` given as an input was read until cordon died of bad_alloc. Each is refused
+// at once: a device is not a regular file, and stdin is read to at most the code limit.
+TEST(CliTest, EndlessInputsAre125Promptly) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* stdin_path;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "-b", "subprocess", "--file", "/dev/zero", "-c", "true"},
+       nullptr,
+       "--file: /dev/zero is not a regular file"},
+      {{"run", "-b", "subprocess", "--stdin-file", "/dev/zero", "-c", "true"},
+       nullptr,
+       "--stdin-file: /dev/zero is not a regular file"},
+      {{"run", "-b", "subprocess", "/dev/zero"}, nullptr, "/dev/zero is not a regular file"},
+      {{"run", "-b", "subprocess", "-"}, "/dev/zero", "code from stdin is larger than 1 MiB"},
+  };
+  for (const Case& c : cases) {
+    const Ran ran = run_cordon(RunSpec{c.args, {}, {}, {}}, c.stdin_path);
+    EXPECT_EQ(ran.status, 125) << c.says << ": " << ran.err;
+    EXPECT_NE(ran.err.find(c.says), std::string::npos) << ran.err;
+    EXPECT_LT(ran.elapsed, milliseconds(5000)) << c.says;
+    EXPECT_TRUE(ran.out.empty()) << ran.out;
+  }
+}
+
+TEST(CliTest, CodeOverOneMiBIs125BeforeAnythingRuns) {
+  const cordon::TempDir dir = make_temp();
+  const fs::path code = dir.path() / "big.sh";
+  write_text(code, "echo ran\n" + std::string(1u << 20, '#'));
+  const Ran ran = cordon({"run", "-b", "subprocess", code.string()});
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_NE(ran.err.find("larger than 1 MiB, the largest code cordon runs"), std::string::npos)
+      << ran.err;
+  EXPECT_TRUE(ran.out.empty()) << ran.out;
+}
+
+TEST(CliTest, InputOverMaxInputSizeIs125NamingTheFlag) {
+  const cordon::TempDir dir = make_temp();
+  const fs::path data = dir.path() / "data";
+  write_text(data, std::string(3000, 'x'));
+  const Ran over = cordon({"run", "-b", "subprocess", "--max-input-size", "2K", "--file",
+                           data.string(), "-c", "echo ran"});
+  EXPECT_EQ(over.status, 125) << over.err;
+  EXPECT_NE(over.err.find("larger than 2 KiB"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("--max-input-size"), std::string::npos) << over.err;
+  EXPECT_TRUE(over.out.empty()) << over.out;
+  const Ran raised = cordon({"run", "-b", "subprocess", "--max-input-size", "4K", "--file",
+                             data.string(), "-c", "wc -c < data"});
+  EXPECT_EQ(raised.status, 0) << raised.err;
+  EXPECT_EQ(raised.out, "3000\n");
+}
+
+// --- limits a backend cannot honour: 125 naming the flag and what is accepted ---
+
+// The values of issue #11: each reached the kernel or runtime (or was dropped) and ended
+// as an obscure sandbox error, a SIGSEGV, or a run without the limit.
+TEST(CliTest, LimitsABackendCannotHonourAre125NamingTheFlagAndRange) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"-b", "namespace", "--memory", "1"},
+       "--memory: 1 B is below what the namespace backend can honour: it accepts 16 MiB to"},
+      {{"-b", "namespace", "--memory", "0"}, "--memory: 0 B is below what the namespace backend"},
+      {{"-b", "namespace", "--processes", "99999999999"},
+       "--processes: 99999999999 is above what the namespace backend can honour: it accepts 1 "
+       "to 4194303"},
+      {{"-b", "container", "--processes", "1"},
+       "--processes: 1 is below what the container backend can honour: it accepts 8 to"},
+      {{"-b", "subprocess", "--memory", "1"},
+       "--memory: 1 B is below what the subprocess backend can honour: it accepts 32 MiB to"},
+      {{"-b", "subprocess", "--output-cap", "2G"}, "--output-cap: 2 GiB is above what"},
+  };
+  std::vector<Case> all = cases;
+  if (::geteuid() == 0) {  // RLIMIT_NPROC does not bind root: nothing enforces it
+    all.push_back({{"-b", "subprocess", "--processes", "5"},
+                   "--processes: the subprocess backend cannot enforce a process limit"});
+  }
+  for (const Case& c : all) {
+    std::vector<std::string> args{"run"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"-c", "echo ran"});
+    const Ran ran = cordon(args);
+    if (ran.err.find("not available") != std::string::npos) continue;  // e.g. no runc
+    EXPECT_EQ(ran.status, 125) << c.says << ": " << ran.err;
+    EXPECT_NE(ran.err.find(c.says), std::string::npos) << ran.err;
+    EXPECT_TRUE(ran.out.empty()) << "the code ran: " << ran.out;
+  }
+}
+
+TEST(CliTest, PlanAndBackendsShowTheAcceptedRanges) {
+  const Ran plan = cordon({"plan", "-b", "subprocess"});
+  EXPECT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("accepted limit values"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find(" 32 MiB to "), std::string::npos) << plan.out;
+  if (::geteuid() == 0) {
+    EXPECT_NE(plan.out.find("cannot be limited here (asking is refused): processes, disk"),
+              std::string::npos)
+        << plan.out;
+  }
+  const Ran json = cordon({"plan", "-b", "subprocess", "--json"});
+  const nlohmann::json p = parse_one_object(json.out);
+  bool memory_range = false;
+  for (const auto& aspect : p["aspects"]) {
+    if (aspect["aspect"] == "memory" && aspect.contains("range")) {
+      memory_range = aspect["range"]["min"] == 32u << 20;
+    }
+  }
+  EXPECT_TRUE(memory_range) << json.out;
+  const Ran backends = cordon({"backends"});
+  EXPECT_NE(backends.out.find("[accepts 1 B to 1 GiB]"), std::string::npos) << backends.out;
+  const Ran refused = cordon({"plan", "-b", "subprocess", "--memory", "1"});
+  EXPECT_EQ(refused.status, 125) << refused.err;
+  EXPECT_NE(refused.err.find("--memory: 1 B is below"), std::string::npos) << refused.err;
+}
+
+// --- timeouts: 0 and negative mean the default, under 1 ms is an error ---
+
+TEST(CliTest, TimeoutUnderOneMsIs125NotTheDefault) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "-t", "0.0001", "-c", "echo ran"});
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_NE(ran.err.find("--timeout"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("1 ms"), std::string::npos) << ran.err;
+  EXPECT_TRUE(ran.out.empty()) << ran.out;
+}
+
+TEST(CliTest, ShortOptionTakesItsValueAfterAnEqualsSign) {
+  // "-t=-1" was "not a number: '=-1'": it means the default timeout, as "-t -1" does.
+  const Ran negative = cordon({"run", "-b", "subprocess", "-t=-1", "-c", "echo ran"});
+  EXPECT_EQ(negative.status, 0) << negative.err;
+  EXPECT_EQ(negative.out, "ran\n");
+  const Ran glued = cordon({"run", "-b=subprocess", "-t=200ms", "-c", "sleep 5"});
+  EXPECT_EQ(glued.status, 124) << glued.err;
+  EXPECT_LT(glued.elapsed, milliseconds(4000));
 }
 
 // --- environment and caps ---

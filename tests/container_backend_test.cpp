@@ -38,6 +38,7 @@
 #include "kernel_features.h"
 #include "proc_test_support.h"
 #include "process_limit_rule.h"
+#include "request_limits_support.h"
 #include "sandbox_fs_checks.h"
 #include "test_paths.h"
 
@@ -221,6 +222,20 @@ TEST_F(ContainerTest, StdinInputFilesArtifactsAndLongCode) {
   // Code longer than one argv string travels as a read-only file.
   r = run(sh(std::string(200 * 1024, '#') + "\necho long"));
   EXPECT_EQ(r.stdout_data, "long\n") << r.stderr_data << r.error.value_or("");
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_F(ContainerTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
+}
+
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_F(ContainerTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
 }
 
 TEST_F(ContainerTest, OutputIsCapped) {

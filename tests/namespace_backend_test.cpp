@@ -56,6 +56,7 @@
 #include "kernel_features.h"
 #include "proc_test_support.h"
 #include "process_limit_rule.h"
+#include "request_limits_support.h"
 #include "sandbox_fs_checks.h"
 #include "test_paths.h"
 #include "uid_slot.h"
@@ -176,6 +177,20 @@ TEST_F(NamespaceTest, ShBashPythonRun) {
   EXPECT_EQ(r.stdout_data, "2\n");
   ASSERT_TRUE(r.policy.has_value());
   EXPECT_EQ(r.policy->name, "cordon-default");
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_F(NamespaceTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
+}
+
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_F(NamespaceTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
 }
 
 TEST_F(NamespaceTest, ExitCodeSignalTimeoutCancel) {

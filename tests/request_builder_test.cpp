@@ -1,10 +1,18 @@
 // Options as typed -> RunRequest, without running anything.
 #include "request_builder.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include "cordon/temp_dir.h"
 
 namespace cordon::cli {
 namespace {
@@ -78,10 +86,16 @@ TEST(RequestBuilderTest, InputFileSpec) {
 TEST(RequestBuilderTest, ErrorsNameTheOption) {
   RunOptions options;
   options.code = "true";
-  options.timeout = "soon";
-  const auto request = build_request(options);
-  ASSERT_FALSE(request);
-  EXPECT_EQ(request.error().message.rfind("--timeout: ", 0), 0u) << request.error().message;
+  // "0.0001" became the 5 s default: a positive timeout under 1 ms is an error.
+  for (const char* bad : {"soon", "0.0001"}) {
+    options.timeout = bad;
+    const auto request = build_request(options);
+    ASSERT_FALSE(request) << bad;
+    EXPECT_EQ(request.error().message.rfind("--timeout: ", 0), 0u) << request.error().message;
+  }
+  EXPECT_NE(build_request(options).error().message.find("shorter than 1 ms"), std::string::npos);
+  options.timeout = "-1";  // still the default, as documented
+  EXPECT_TRUE(build_request(options));
 }
 
 TEST(RequestBuilderTest, InputPathClimbingOutIsRefused) {
@@ -89,6 +103,145 @@ TEST(RequestBuilderTest, InputPathClimbingOutIsRefused) {
   options.code = "true";
   options.files = {"/etc/hostname:../x"};
   EXPECT_FALSE(build_request(options));
+}
+
+// A temp dir with files of given sizes, removed at the end of the test.
+class InputFiles {
+ public:
+  InputFiles() {
+    auto dir = TempDir::create("cordon-builder-test-");
+    EXPECT_TRUE(dir);
+    if (dir) dir_ = std::move(*dir);
+  }
+  std::string make(const std::string& name, std::size_t bytes) {
+    const std::string path = (dir_.path() / name).string();
+    std::ofstream(path, std::ios::binary) << std::string(bytes, '#');
+    return path;
+  }
+  [[nodiscard]] std::filesystem::path path() const { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+};
+
+// --file, --stdin-file and the code FILE must be regular files: /dev/zero was read until
+// cordon ran out of memory, and a FIFO would block.
+TEST(RequestBuilderTest, OnlyRegularFilesAreRead) {
+  InputFiles files;
+  const std::string fifo = (files.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& special : {std::string("/dev/zero"), fifo, files.path().string()}) {
+    RunOptions file;
+    file.code = "true";
+    file.files = {special + ":data"};
+    RunOptions stdin_file;
+    stdin_file.code = "true";
+    stdin_file.stdin_file = special;
+    RunOptions code_file;
+    code_file.source = special;
+    for (const auto& [options, flag] :
+         {std::pair{file, "--file: "}, std::pair{stdin_file, "--stdin-file: "},
+          std::pair{code_file, ""}}) {
+      const auto request = build_request(options);
+      ASSERT_FALSE(request) << special;
+      EXPECT_EQ(request.error().message.rfind(flag, 0), 0u) << request.error().message;
+      EXPECT_NE(request.error().message.find("not a regular file"), std::string::npos)
+          << request.error().message;
+    }
+  }
+}
+
+TEST(RequestBuilderTest, CodeFromStdinIsReadWithABound) {
+  const int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(zero, 0);
+  RunOptions options;
+  options.source = "-";
+  const auto request = build_request(options, zero);
+  ::close(zero);
+  ASSERT_FALSE(request);
+  EXPECT_NE(request.error().message.find("larger than 1 MiB"), std::string::npos)
+      << request.error().message;
+  EXPECT_NE(request.error().message.find("stdin"), std::string::npos) << request.error().message;
+}
+
+TEST(RequestBuilderTest, CodeUpToTheLimitIsTakenFromFileAndStdin) {
+  InputFiles files;
+  const std::string at_limit = files.make("at.sh", kMaxCodeBytes);
+  const std::string over = files.make("over.sh", kMaxCodeBytes + 1);
+  RunOptions options;
+  options.source = at_limit;
+  auto request = build_request(options);
+  ASSERT_TRUE(request) << request.error().message;
+  EXPECT_EQ(request->code.size(), kMaxCodeBytes);
+
+  options.source = over;
+  request = build_request(options);
+  ASSERT_FALSE(request);
+  EXPECT_NE(request.error().message.find("larger than 1 MiB"), std::string::npos)
+      << request.error().message;
+
+  for (const auto& [path, ok] : {std::pair{at_limit, true}, std::pair{over, false}}) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    RunOptions from_stdin;
+    from_stdin.source = "-";
+    request = build_request(from_stdin, fd);
+    ::close(fd);
+    EXPECT_EQ(request.has_value(), ok) << path;
+  }
+}
+
+TEST(RequestBuilderTest, CodeInArgumentsOverTheLimitIsRefused) {
+  RunOptions options;
+  options.code = std::string(kMaxCodeBytes + 1, '#');
+  const auto request = build_request(options);
+  ASSERT_FALSE(request);
+  EXPECT_NE(request.error().message.find("1 MiB"), std::string::npos) << request.error().message;
+}
+
+TEST(RequestBuilderTest, InputsOverMaxInputSizeAreRefusedNamingTheFlag) {
+  InputFiles files;
+  const std::string data = files.make("data", 2048);
+  RunOptions file;
+  file.code = "true";
+  file.files = {data};
+  RunOptions stdin_file;
+  stdin_file.code = "true";
+  stdin_file.stdin_file = data;
+  for (RunOptions options : {file, stdin_file}) {
+    options.max_input_size = "1K";
+    auto request = build_request(options);
+    ASSERT_FALSE(request);
+    EXPECT_NE(request.error().message.find("larger than 1 KiB"), std::string::npos)
+        << request.error().message;
+    EXPECT_NE(request.error().message.find("--max-input-size"), std::string::npos)
+        << request.error().message;
+    options.max_input_size = "2K";  // exactly the limit is fine
+    request = build_request(options);
+    ASSERT_TRUE(request) << request.error().message;
+  }
+}
+
+TEST(RequestBuilderTest, DefaultMaxInputSizeHolds) {
+  InputFiles files;
+  RunOptions options;
+  options.code = "true";
+  options.files = {files.make("big", kDefaultMaxInputBytes + 1)};
+  const auto request = build_request(options);
+  ASSERT_FALSE(request);
+  EXPECT_NE(request.error().message.find("16 MiB"), std::string::npos) << request.error().message;
+}
+
+TEST(RequestBuilderTest, MaxInputSizeMustBeASize) {
+  RunOptions options;
+  options.code = "true";
+  for (const char* bad : {"lots", "0", "-1"}) {
+    options.max_input_size = bad;
+    const auto request = build_request(options);
+    ASSERT_FALSE(request) << bad;
+    EXPECT_EQ(request.error().message.rfind("--max-input-size: ", 0), 0u)
+        << request.error().message;
+  }
 }
 
 }  // namespace

@@ -44,6 +44,19 @@ TEST(EffectiveOutputCap, ZeroMeansDefault) {
 
 TEST(Validate, DefaultRequestIsValid) { EXPECT_TRUE(validate(RunRequest{})); }
 
+// One code size limit for every backend, checked before anything starts.
+TEST(Validate, CodeUpToKMaxCodeBytes) {
+  EXPECT_EQ(kMaxCodeBytes, 1u << 20);
+  RunRequest request;
+  request.code = std::string(kMaxCodeBytes, '#');
+  EXPECT_TRUE(validate(request));
+  request.code.push_back('#');
+  const Status status = validate(request);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.error().message.find("1 MiB"), std::string::npos) << status.error().message;
+}
+
 struct EnvCase {
   const char* name;
   bool ok;

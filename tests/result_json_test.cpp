@@ -193,8 +193,8 @@ TEST(ResultJson, ArbitraryBytesGiveValidJson) {
 }
 
 TEST(CapabilityJson, Shape) {
-  Capability cap{Aspect::kMemory, Enforcement::kPartial, "RLIMIT_AS", "256 MiB",
-                 "per process, not for the tree"};
+  Capability cap = capability(Aspect::kMemory, Enforcement::kPartial, "RLIMIT_AS", "256 MiB",
+                              "per process, not for the tree");
   EXPECT_EQ(to_json(cap), (json{{"aspect", "memory"},
                                 {"enforcement", "partial"},
                                 {"mechanism", "RLIMIT_AS"},
@@ -205,11 +205,18 @@ TEST(CapabilityJson, Shape) {
 
   Capabilities caps;
   caps.aspects.push_back(cap);
-  caps.aspects.push_back({Aspect::kTimeout, Enforcement::kEnforced, "deadline", "5 s", ""});
+  caps.aspects.push_back(
+      capability(Aspect::kTimeout, Enforcement::kEnforced, "deadline", "5 s", ""));
   const json list = to_json(caps);
   ASSERT_TRUE(list.is_array());
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[1]["aspect"], "timeout");
+  EXPECT_FALSE(list[0].contains("range")) << "only a capability with a range shows one";
+
+  // The values a request may ask for, as numbers and as people read them.
+  cap.range = LimitRange{32u << 20, 1u << 30};
+  EXPECT_EQ(to_json(cap)["range"],
+            (json{{"min", 32u << 20}, {"max", 1u << 30}, {"text", "32 MiB to 1 GiB"}}));
   EXPECT_EQ(list[1]["enforcement"], "enforced");
 }
 

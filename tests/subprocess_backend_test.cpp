@@ -18,6 +18,7 @@
 #include "cordon/result_json.h"
 #include "figures_test_support.h"
 #include "proc_test_support.h"
+#include "request_limits_support.h"
 
 namespace cordon {
 namespace {
@@ -98,6 +99,20 @@ TEST_P(SubprocessBackendTest, EchoIsOk) {
   EXPECT_FALSE(r.memory_peak_kb.has_value());
   ASSERT_FALSE(r.enforced.empty());
   EXPECT_EQ(r.enforced[0].aspect, Aspect::kTimeout);
+}
+
+// One code size limit for every backend: code that size runs (as a file: it is too long
+// for argv), one byte more is refused before anything starts.
+TEST_P(SubprocessBackendTest, CodeOfTheMaximumSizeRunsAndOneByteMoreIsRefused) {
+  testing::expect_code_size_limit([this](const RunRequest& req) { return run(req); });
+}
+
+// Limits outside what the backend declares it can honour are refused before anything
+// starts (they reached the kernel or runtime and failed there, or were dropped); both
+// ends of each declared range really run.
+TEST_P(SubprocessBackendTest, LimitsHoldTheDeclaredRangesAtBothEnds) {
+  testing::expect_declared_ranges_hold(*backend_,
+                                       [this](const RunRequest& req) { return run(req); });
 }
 
 TEST_P(SubprocessBackendTest, ExitCodeIsFailedNotTimedOut) {

@@ -70,7 +70,7 @@ TEST(ToolDescription, AChangedReleasedFileIsRefused) {
 }
 
 Capability cap(Aspect a, Enforcement e, std::optional<std::string> value = std::nullopt) {
-  return Capability{a, e, "mechanism", std::move(value), "detail"};
+  return capability(a, e, "mechanism", std::move(value), "detail");
 }
 
 // A sandbox that claims everything, with fixed values: the golden files do not depend on

@@ -36,7 +36,8 @@ INSTANTIATE_TEST_SUITE_P(Table, ParseDurationGood,
                                          DurationCase{"0", 0}, DurationCase{"-1", -1000},
                                          DurationCase{"-0.5s", -500}, DurationCase{"+3s", 3000},
                                          DurationCase{"1.5m", 90'000}, DurationCase{"5 s", 5000},
-                                         DurationCase{"0.0004s", 0}, DurationCase{"1.0005s", 1001},
+                                         DurationCase{"-0.0004s", 0}, DurationCase{"1.0005s", 1001},
+                                         DurationCase{"0.001s", 1}, DurationCase{"1ms", 1},
                                          DurationCase{"0.1234567890123456789999s", 123},
                                          DurationCase{"007s", 7000}));
 
@@ -55,6 +56,21 @@ INSTANTIATE_TEST_SUITE_P(Table, ParseDurationBad,
                                          "99999999999999999999",  // overflows 64 bits
                                          "9999999999999h",        // overflows the clock
                                          "1.5.s"));
+
+// A positive duration under 1 ms would round to 0 ms, which means "the default" for a
+// timeout: "-t 0.0001" silently became 5 s. Refused, with the shortest duration named.
+class ParseDurationBelowOneMs : public testing::TestWithParam<const char*> {};
+
+TEST_P(ParseDurationBelowOneMs, IsRefusedNamingTheShortest) {
+  auto parsed = parse_duration(GetParam());
+  ASSERT_FALSE(parsed) << GetParam() << " parsed as " << parsed->count() << " ms";
+  EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(parsed.error().message.find("1 ms"), std::string::npos) << parsed.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, ParseDurationBelowOneMs,
+                         testing::Values("0.0001", "0.0004s", "0.0009s", "0.5ms", "0.00001m",
+                                         "0.0000000000000000000001s"));
 
 struct SizeCase {
   const char* text;

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -73,6 +74,12 @@ Result<std::vector<std::string>> engine_run_argv(const EngineSettings& s,
       "--log-driver",    "none",
       "--env",           "PATH=/usr/bin:/bin",
       "--env",           "HOME=/tmp"};
+  if (key.cpu_time) {
+    // RLIMIT_CPU as the OCI mode sets it (container_plan.cpp): whole seconds, rounded up,
+    // SIGKILL a second after SIGXCPU. Without it a CPU limit asked for was dropped.
+    const auto secs = std::max<std::int64_t>((key.cpu_time->count() + 999) / 1000, 1);
+    a.insert(a.end(), {"--ulimit", "cpu=" + std::to_string(secs) + ":" + std::to_string(secs + 1)});
+  }
   if (options.cpus > 0) {
     std::ostringstream cpus;
     cpus << options.cpus;
@@ -240,6 +247,9 @@ RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options
                      format_size(key.memory_bytes)},
                     {Aspect::kProcesses, "engine --pids-limit", std::to_string(key.max_processes)},
                     {Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)}};
+  for (const Enforced& e : bundle_enforced(key)) {
+    if (e.aspect == Aspect::kCpu) frame.enforced.push_back(e);
+  }
   if (options.network_namespace) frame.enforced.push_back({Aspect::kNetwork, "--network none", {}});
   if (s.seccomp_file.empty()) {
     frame.policy.reset();

@@ -14,6 +14,7 @@
 
 #include "contained_tree.h"
 #include "cordon/interpreter.h"
+#include "cordon/limit_check.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/reaper.h"
@@ -141,6 +142,9 @@ Probe SubprocessBackend::probe() const {
 Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
   Capabilities caps;
   const RlimitPlan plan = plan_rlimits(limits);
+  // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
+  const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
+  const LimitRange cpu_range = rlimit_cpu_range();
   auto enforced_value = [&](Aspect a) -> const Enforced* {
     for (const auto& e : plan.enforced) {
       if (e.aspect == a) return &e;
@@ -178,11 +182,12 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
         if (const auto* e = enforced_value(aspect)) {
           caps.aspects.push_back(
               capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                         "address space per process, not the whole tree's memory"));
+                         "address space per process, not the whole tree's memory", memory_range));
         } else {
           caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
                                             "not limited unless a memory limit is asked for "
-                                            "(then RLIMIT_AS per process)"));
+                                            "(then RLIMIT_AS per process)",
+                                            memory_range));
         }
         break;
       case Aspect::kProcesses:
@@ -190,7 +195,8 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
           caps.aspects.push_back(
               capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
                          "RLIMIT_NPROC counts every process of the uid, not only "
-                         "the run's"));
+                         "the run's",
+                         rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit)));
         } else if (limits.max_processes && ::geteuid() == 0) {
           caps.aspects.push_back(
               capability(aspect, Enforcement::kNone, "", std::nullopt,
@@ -204,10 +210,12 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
       case Aspect::kCpu:
         if (const auto* e = enforced_value(aspect)) {
           caps.aspects.push_back(capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                            "CPU time per process, not the whole tree's"));
+                                            "CPU time per process, not the whole tree's",
+                                            cpu_range));
         } else {
           caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "CPU time is bounded only by the wall-clock timeout"));
+                                            "CPU time is bounded only by the wall-clock timeout",
+                                            cpu_range));
         }
         break;
       case Aspect::kDisk:
@@ -219,7 +227,8 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
             capability(aspect, Enforcement::kEnforced, "capture cap per stream",
                        format_size(effective_output_cap(limits)),
                        "output past the cap is read and discarded; the result is "
-                       "marked truncated"));
+                       "marked truncated",
+                       kOutputRange));
         break;
       case Aspect::kTimeout:
         caps.aspects.push_back(
@@ -242,7 +251,9 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
 
   // 1. Check the request.
-  if (auto st = validate(request); !st) return error("invalid request: " + st.error().describe());
+  if (auto st = check_request(*this, request); !st) {
+    return error("invalid request: " + st.error().describe());
+  }
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cordon/limit_check.h"
 #include "cordon/result_json.h"
 #include "cordon/units.h"
 
@@ -59,8 +60,13 @@ nlohmann::json plan_limits(const RunRequest& request, const Capabilities& capabi
   return limits;
 }
 
+Status check_request(const Backend& backend, const RunRequest& request) {
+  if (Status valid = validate(request); !valid) return valid;
+  return check_limits(request.limits, backend.capabilities(request.limits), backend.name());
+}
+
 Result<nlohmann::json> Backend::describe_plan(const RunRequest& request) const {
-  if (Status valid = validate(request); !valid) return std::unexpected(valid.error());
+  if (Status valid = check_request(*this, request); !valid) return std::unexpected(valid.error());
   const Capabilities caps = capabilities(request.limits);
   nlohmann::json plan;
   plan["backend"] = {{"name", name()}, {"version", version()}};

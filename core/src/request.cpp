@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "cordon/units.h"
+
 namespace cordon {
 
 std::string_view to_string(Language language) {
@@ -73,6 +75,13 @@ Status check_input_path(std::string_view path) {
 }  // namespace
 
 Status validate(const RunRequest& request) {
+  if (request.code.size() > kMaxCodeBytes) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the code is " + std::to_string(request.code.size()) + " bytes, more than " +
+                    format_size(kMaxCodeBytes) +
+                    " (kMaxCodeBytes), the largest code any backend runs; pass larger data "
+                    "as an input file");
+  }
   for (const auto& [name, value] : request.env) {
     if (!valid_env_name(name)) {
       return fail(ErrorCode::kInvalidArgument,

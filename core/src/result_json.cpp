@@ -1,5 +1,6 @@
 #include "cordon/result_json.h"
 
+#include "cordon/limit_check.h"
 #include "cordon/text.h"
 
 namespace cordon {
@@ -91,11 +92,18 @@ std::optional<std::int64_t> result_figure(const json& result, std::string_view f
 }
 
 json to_json(const Capability& capability) {
-  return json{{"aspect", to_string(capability.aspect)},
-              {"enforcement", to_string(capability.enforcement)},
-              {"mechanism", text(capability.mechanism)},
-              {"value", optional_text(capability.value)},
-              {"detail", text(capability.detail)}};
+  json out{{"aspect", to_string(capability.aspect)},
+           {"enforcement", to_string(capability.enforcement)},
+           {"mechanism", text(capability.mechanism)},
+           {"value", optional_text(capability.value)},
+           {"detail", text(capability.detail)}};
+  // The values a request may ask for this limit (limit_check.h); absent for the others.
+  if (capability.range) {
+    out["range"] = {{"min", capability.range->min},
+                    {"max", capability.range->max},
+                    {"text", format_range(capability.aspect, *capability.range)}};
+  }
+  return out;
 }
 
 json to_json(const Capabilities& capabilities) {

@@ -91,9 +91,7 @@ std::string_view skip_spaces(std::string_view s) {
   return s;
 }
 
-// The largest duration callers can add to a steady_clock time point (nanoseconds in an
-// int64) without overflow: about 292 years. Anything beyond is a typo, not a timeout.
-constexpr std::int64_t kMaxDurationMs = std::numeric_limits<std::int64_t>::max() / 1'000'000;
+constexpr std::int64_t kMaxDurationMs = kMaxDuration.count();
 
 }  // namespace
 
@@ -123,8 +121,19 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
                 "bad duration '" + std::string(original) +
                     "': expected a number with an optional unit ms, s, m or h");
   }
-  // Rounded to the nearest millisecond: "0.0004s" is 0 ms, "1.0005s" is 1001 ms.
   const U128 scale = pow10(number->frac_digits);
+  // A positive duration shorter than 1 ms cannot be applied (timers here count whole
+  // milliseconds) and must not round to 0, which means "the default" for a timeout: a
+  // typo such as "0.0001" would otherwise silently become 5 s.
+  const bool nonzero = number->whole != 0 || number->frac != 0 || dropped;
+  if (!negative && nonzero && number->whole == 0 &&
+      static_cast<U128>(number->frac) * unit_ms < scale) {
+    return fail(ErrorCode::kInvalidArgument, "duration '" + std::string(original) +
+                                                 "' is shorter than 1 ms, the shortest cordon "
+                                                 "can apply");
+  }
+  // Rounded to the nearest millisecond: "1.0005s" is 1001 ms, "-0.0004s" is 0 ms.
+
   const U128 total = static_cast<U128>(number->whole) * unit_ms +
                      (static_cast<U128>(number->frac) * unit_ms + scale / 2) / scale;
   if (total > static_cast<U128>(kMaxDurationMs)) {

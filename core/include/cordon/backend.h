@@ -58,6 +58,12 @@ class Backend {
   [[nodiscard]] virtual Result<nlohmann::json> describe_plan(const RunRequest& request) const;
 };
 
+// What every backend checks first in run() and describe_plan(), before anything starts:
+// validate(request), then check_limits() of the request's limits against
+// backend.capabilities(request.limits) (limit_check.h). A run refused here is a sandbox
+// error "invalid request: ..."; a plan, an error.
+[[nodiscard]] Status check_request(const Backend& backend, const RunRequest& request);
+
 // The "limits" of the default plan: one {"<aspect>": value, "by": mechanism,
 // "enforcement": level} per limit aspect (timeout, memory, processes, cpu, disk, output)
 // that was asked for or that the backend enforces anyway, as `capabilities` states it.

@@ -5,6 +5,8 @@
 // A backend states what it enforces and never claims more.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,19 +48,37 @@ enum class Enforcement {
 
 std::string_view to_string(Enforcement enforcement);  // "none", "partial", "enforced"
 
+// The values of one limit a backend can honour, in the unit of its aspect: bytes (memory,
+// disk, output), processes, or milliseconds (cpu). Below `min` a run cannot start at all
+// (what the set-up and an interpreter need, measured, with headroom); above `max` the
+// kernel or runtime refuses the value or silently changes it. A request outside the range
+// is refused before anything starts (limit_check.h).
+struct LimitRange {
+  std::uint64_t min = 1;
+  std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  friend bool operator==(const LimitRange&, const LimitRange&) = default;
+};
+
 struct Capability {
   Aspect aspect = Aspect::kNetwork;
   Enforcement enforcement = Enforcement::kNone;
   std::string mechanism;             // "cgroup v2 cgroup.kill", "RLIMIT_AS", "" for none
   std::optional<std::string> value;  // "256 MiB", "5 s"; unset when not applicable
   std::string detail;                // plain words, esp. what is NOT covered
+  // For a limit aspect (memory, processes, cpu, disk, output) the backend can enforce: the
+  // values a request may ask for. Unset for the others. An entry that is kNone because the
+  // limit was not asked for may carry the range it would take; asked for and still kNone,
+  // the limit is refused whatever its range.
+  std::optional<LimitRange> range;
 };
 
 // One aspect's entry, for the backends' capabilities() lists.
 [[nodiscard]] inline Capability capability(Aspect aspect, Enforcement enforcement,
                                            std::string mechanism, std::optional<std::string> value,
-                                           std::string detail) {
-  return Capability{aspect, enforcement, std::move(mechanism), std::move(value), std::move(detail)};
+                                           std::string detail,
+                                           std::optional<LimitRange> range = std::nullopt) {
+  return Capability{aspect,           enforcement,       std::move(mechanism),
+                    std::move(value), std::move(detail), range};
 }
 
 struct Capabilities {

@@ -23,14 +23,18 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
 inline constexpr std::uint64_t kDefaultOutputBytes = 1u << 20;         // per stream
 inline constexpr std::uint64_t kDefaultArtifactBytes = 16u << 20;      // all artifacts
 inline constexpr std::chrono::milliseconds kDefaultSetupBound{10000};  // set-up + teardown
-// The largest code a request may carry, the same for every backend. Declared here so the
-// check that enforces it and the tool description that states it read one value.
+// The largest code a request may carry, the same for every backend: validate() refuses
+// more (larger data goes in as input files), and the tool description states this value.
 inline constexpr std::uint64_t kMaxCodeBytes = 1u << 20;
+// The largest output cap (Limits::output_bytes) any backend accepts: cordon keeps up to
+// this much of each stream in its own memory.
+inline constexpr std::uint64_t kMaxOutputBytes = 1u << 30;
 
 // Resource ceilings. An unset optional means "no ceiling asked for"; whether and how a
 // backend enforces each one is stated by its capabilities() and, per run, in
-// RunResult::enforced. Never silently weaker: a backend that cannot enforce a limit it
-// was asked for says so in `enforced` (and refuses, when the request demands it).
+// RunResult::enforced. Never dropped in silence: a backend refuses, before anything
+// starts, a limit it does not enforce at all or a value outside the range it declares
+// (check_limits(), limit_check.h).
 struct Limits {
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::uint64_t> max_processes;
@@ -73,9 +77,9 @@ struct RunRequest {
 // The output cap per stream: the request's, or the default when 0.
 [[nodiscard]] std::uint64_t effective_output_cap(const Limits& limits);
 
-// Checks what every backend must refuse alike: malformed env names (or PATH/HOME), NUL
-// bytes in env values, input file paths that are absolute, climb out with "..", name no
-// file or hold a NUL, and empty globs.
+// Checks what every backend must refuse alike: code over kMaxCodeBytes, malformed env names (or
+// PATH/HOME), NUL bytes in env values, input file paths that are absolute, climb out with "..",
+// name no file or hold a NUL, and empty globs.
 [[nodiscard]] Status validate(const RunRequest& request);
 
 }  // namespace cordon

@@ -10,8 +10,14 @@
 
 namespace cordon {
 
+// The longest duration cordon takes: what a steady_clock time point (nanoseconds in an
+// int64) can add without overflow, about 292 years. Anything beyond is a typo.
+inline constexpr std::chrono::milliseconds kMaxDuration{INT64_MAX / 1'000'000};
+
 // "500ms", "0.5s", "2s", "1m", "1h", or a bare number of seconds ("2", "0.25").
 // Negative values are accepted and mean "use the default" where a timeout is concerned.
+// A positive value shorter than 1 ms ("0.0001", "0.5ms") is refused: it would round to
+// 0 ms, which is not what was asked for.
 [[nodiscard]] Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 // "1024", "64K", "256M", "1G" (binary multiples; an optional trailing "B"/"iB"; case

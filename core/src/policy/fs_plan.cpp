@@ -186,7 +186,7 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
   b.add({.op = FsOp::kMakePrivate, .target = "/"});
   // The new root: a small tmpfs, writable while the plan populates it, read-only at the
   // end, so writes outside /tmp (and /dev/shm) have nowhere to land.
-  b.tmpfs("/", tmpfs_data(1ULL << 20, "0755"), /*read_only=*/false, /*noexec=*/false);
+  b.tmpfs("/", tmpfs_data(kRootTmpfsBytes, "0755"), /*read_only=*/false, /*noexec=*/false);
 
   // The distribution: /usr read-only; the top-level aliases as the host has them.
   // Binds are not recursive, so host submounts under /usr stay out, except where the

@@ -13,8 +13,14 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/request.h"
 
 namespace cordon::policy {
+
+// The root tmpfs: 1 MiB for the minimal /etc and the mount points, plus room for the code
+// file of the largest code a request may carry (kMaxCodeBytes): the namespace backend
+// writes code too long for argv at the root (/.cordon-code), outside the /tmp it runs in.
+inline constexpr std::uint64_t kRootTmpfsBytes = (1ULL << 20) + kMaxCodeBytes;
 
 // How the host lays out one top-level path (/bin, /lib64, ...).
 struct HostEntry {
