@@ -243,7 +243,7 @@ Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const Re
     const std::string name(to_string(aspect));
     if (!uses(tool, name)) continue;
     const Capability* c = ctx.capabilities.find(aspect);
-    const Capability none_cap{aspect, Enforcement::kNone, "", std::nullopt, ""};
+    const Capability none_cap = capability(aspect, Enforcement::kNone, "", std::nullopt, "");
     const Aspect one[] = {aspect};
     backed_ones.push_back(
         backed(name, sentence_for(aspect, c != nullptr ? *c : none_cap, ctx), one, ctx));
