@@ -630,7 +630,9 @@ TEST_F(ContainerTest, PooledRunsServeOneRunEachAndAreDestroyed) {
 
 // A pooled container's init ends every orphan of the code before it reports, as the
 // namespace backend's does: nothing of the code runs while the figures are read and the
-// artifacts collected (an orphan writing late would land in both).
+// artifacts collected (an orphan writing late would land in both). The report says so,
+// and cordon refuses one that does not: with an init that reports first (the order
+// before #11 item 18) this run is a sandbox error.
 TEST_F(ContainerTest, PooledRunsEndOrphansBeforeTheResultIsRead) {
   oci::ContainerOptions o;
   o.pool_size = 1;

@@ -3,6 +3,8 @@
 #include "container_plan.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
 #include "init_protocol.h"
+#include "init_report.h"
 
 namespace cordon::oci {
 namespace {
@@ -300,6 +303,46 @@ TEST(ContainerPlan, PayloadAndItsEncoding) {
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->argv.back(), kCodeFile);
   EXPECT_EQ(p->code_file, r.code);
+}
+
+// cordon reads the figures and collects the artifacts only after a report that says the
+// init ended every other process of the container first (#11 item 18): an init that
+// reports before (the old order, its orphans still running) is a sandbox error, not a
+// result. An init that closes without a report is not an error here: the caller waits
+// for the container's cgroup to empty.
+TEST(ContainerPlan, AnInitReportIsTakenOnlyWhenItSaysEverythingWasReaped) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto send_report = [&](std::int32_t everything_reaped) {
+    int sv[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    InitReport r;
+    r.magic = kInitMagic;
+    r.children_cpu_us = 42;
+    r.everything_reaped = everything_reaped;
+    EXPECT_EQ(::write(sv[1], &r, sizeof(r)), static_cast<ssize_t>(sizeof(r)));
+    ::close(sv[1]);
+    auto got = receive_init_report(sv[0], until);
+    ::close(sv[0]);
+    return got;
+  };
+  const auto reaped = send_report(1);
+  ASSERT_TRUE(reaped.has_value()) << reaped.error().describe();
+  ASSERT_TRUE(reaped->has_value());
+  EXPECT_EQ((*reaped)->children_cpu_us, 42);
+
+  const auto early = send_report(0);
+  ASSERT_FALSE(early.has_value());
+  EXPECT_NE(early.error().describe().find("without first ending its other processes"),
+            std::string::npos)
+      << early.error().describe();
+
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ::close(sv[1]);
+  const auto none = receive_init_report(sv[0], until);
+  ::close(sv[0]);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->has_value());
 }
 
 }  // namespace

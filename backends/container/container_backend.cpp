@@ -26,6 +26,7 @@
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_protocol.h"
+#include "init_report.h"
 
 namespace cordon::oci {
 namespace {
@@ -68,24 +69,6 @@ Status send_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return {};
-}
-
-// Reads the init's report; nullopt when it closed without one.
-std::optional<InitReport> read_report(int fd, Clock::time_point until) {
-  InitReport report;
-  auto* p = reinterpret_cast<char*>(&report);
-  std::size_t got = 0;
-  while (got < sizeof(report)) {
-    const auto left = ms_between(Clock::now(), until);
-    pollfd pfd{fd, POLLIN, 0};
-    if (left <= 0 || ::poll(&pfd, 1, static_cast<int>(left)) <= 0) return std::nullopt;
-    const ssize_t n = ::recv(fd, p + got, sizeof(report) - got, MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return std::nullopt;
-    got += static_cast<std::size_t>(n);
-  }
-  if (report.magic != kInitMagic) return std::nullopt;
-  return report;
 }
 
 // The last non-empty line of `text`.
@@ -529,8 +512,11 @@ class ContainerTree final : public StartedTree {
   }
 
   [[nodiscard]] Status finish(RunClock::time_point until) override {
-    report_ = read_report(c_.ctl.get(), until);
-    // A report means the init killed and reaped every other process first (oci_init.cpp).
+    // A report says the init killed and reaped every other process first (oci_init.cpp);
+    // one that does not is refused before any figure is read (init_report.h).
+    auto report = receive_init_report(c_.ctl.get(), until);
+    if (!report) return std::unexpected(report.error());
+    report_ = *report;
     // Without one the init was killed (deadline, cancel) or died, and the kernel is
     // killing the rest: wait until the container's group is empty, so that no writer is
     // left when the figures are read and the artifacts collected.

@@ -6,7 +6,9 @@
 // cordon -> init: an InitRequest header, then `strings_bytes` bytes of NUL-terminated
 //   strings: argc argv strings, then envc "NAME=value" strings. Later, any byte means
 //   "stop now"; EOF (cordon died or gave up) means the same.
-// init -> cordon: one InitReport when the code's main process has ended.
+// init -> cordon: one InitReport when the code's main process has ended and the init has
+//   killed and reaped every other process of the container (everything_reaped says so;
+//   cordon refuses a report without it, init_report.h).
 //
 // The request arrives after the container started, so a container created ahead of time
 // (the warm pool) does not know its code until a run takes it.
@@ -36,7 +38,9 @@ struct InitReport {
   std::int32_t magic = 0;       // kInitMagic once filled in
   std::int32_t status = 0;      // the main process's wait status
   std::int32_t exec_errno = 0;  // set when the code could not be started at all
-  std::int32_t pad = 0;
+  // 1: every other process of the container was killed and reaped before this report,
+  // so nothing of the code runs while cordon reads the figures and the artifacts.
+  std::int32_t everything_reaped = 0;
   std::int64_t utime_us = 0;
   std::int64_t stime_us = 0;
   std::int64_t maxrss_kb = 0;

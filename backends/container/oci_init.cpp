@@ -5,8 +5,9 @@
 // It reads the code's argv and environment from fd 3, starts the code as its child, reaps
 // every process reparented to it, and when the code's main process ends kills and reaps
 // every other process of the container, then writes the status and resource use back on
-// fd 3 and exits. Being PID 1 of the container's PID namespace, its exit also makes the
-// kernel SIGKILL every process left in the container (when it stops early).
+// fd 3, saying so (everything_reaped), and exits. Being PID 1 of the container's PID
+// namespace, its exit also makes the kernel SIGKILL every process left in the container
+// (when it stops early).
 //
 // Why it exists: a SIGKILLed `runc run` leaves its container running, so the container
 // must end by itself when cordon dies. The init exits when fd 3 reads EOF (cordon's end
@@ -176,7 +177,10 @@ int main() {
   for (;;) {
     ::kill(-1, SIGKILL);
     const pid_t got = ::wait4(-1, nullptr, __WALL, nullptr);
-    if (got < 0 && errno == ECHILD) break;
+    if (got < 0 && errno == ECHILD) {
+      report.everything_reaped = 1;  // only here: cordon refuses a report without it
+      break;
+    }
   }
   struct rusage all{};
   ::getrusage(RUSAGE_CHILDREN, &all);
