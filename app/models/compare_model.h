@@ -27,6 +27,10 @@ class CompareModel : public QAbstractTableModel {
   void set_backends(const QStringList& backends);
   [[nodiscard]] QStringList backends() const { return backends_; }
   void set_result(int column, const RunResult& result);
+  // The column's result once it has come back (for a caller that wants more than the cells).
+  [[nodiscard]] const std::optional<RunResult>& result(int column) const {
+    return results_.at(static_cast<std::size_t>(column));
+  }
   [[nodiscard]] bool complete() const;
   // Whether the finished columns disagree on this row.
   [[nodiscard]] bool differs(int row) const;

@@ -312,6 +312,43 @@ class WidgetsTest : public QObject {
     QCOMPARE(model->differs(CompareModel::kStdout), ::geteuid() != 65534);
   }
 
+  // Issue #11 item 15, the way it was reported: Compare with every backend ticked, again
+  // and again, on the backends the inspector made once. Subprocess runs came back
+  // "clone: No such file or directory" (their cgroup removed under them) while the
+  // namespace and container runs went on beside them.
+  void compareEveryBackendRepeatedly() {
+    QStringList names;
+    for (const char* name : {"subprocess", "namespace", "container"}) {
+      if (backends_->backend(name) != nullptr) names << name;
+    }
+    if (names.size() < 3 && test::require_kernel_features()) QFAIL("a backend is unavailable");
+    if (names.size() < 2) QSKIP("fewer than two backends available here");
+    run_tab()->set_code("echo same", Language::kSh);
+    CompareTab* tab = window_->compare_tab();
+    tab->check_backends(names);
+    QStringList failures;
+    constexpr int kRounds = 12;
+    for (int round = 0; round < kRounds; ++round) {
+      QSignalSpy compared(tab, &CompareTab::compared);
+      tab->compare();
+      QVERIFY(compared.wait(kRunWaitMs) || compared.count() == 1);
+      const CompareModel* model = tab->model();
+      QCOMPARE(model->columnCount(), names.size());
+      for (int column = 0; column < model->columnCount(); ++column) {
+        const std::optional<RunResult>& r = model->result(column);
+        QVERIFY(r.has_value());
+        if (r->outcome != Outcome::kOk || r->stdout_data != "same\n") {
+          failures << QString("round %1, %2: %3 %4")
+                          .arg(round)
+                          .arg(model->backends().at(column),
+                               QString::fromStdString(std::string(to_string(r->outcome))),
+                               QString::fromStdString(r->error.value_or(r->stderr_data)));
+        }
+      }
+    }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+  }
+
   void planDescribesTheChosenBackend() {
     if (backends_->backend("namespace") == nullptr) {
       if (test::require_kernel_features()) QFAIL("namespace backend unavailable");

@@ -107,10 +107,16 @@ SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(optio
 
 std::optional<proc::Cgroup2> SubprocessBackend::take_idle_cgroup() {
   const std::lock_guard lock(idle_mu_);
-  if (idle_cgroups_.empty()) return std::nullopt;
-  proc::Cgroup2 cg = std::move(idle_cgroups_.back());
-  idle_cgroups_.pop_back();
-  return cg;
+  while (!idle_cgroups_.empty()) {
+    proc::Cgroup2 cg = std::move(idle_cgroups_.back());
+    idle_cgroups_.pop_back();
+    // A kept group is empty, so any rmdir removes it (another cordon's sweep, a runtime's
+    // cleanup, an admin), and clone3(CLONE_INTO_CGROUP) into it then fails with ENOENT
+    // (issue #11 item 15). Looked up through its own directory fd: a removed cgroup's
+    // directory has no entries left, and a new one of the same name is not ours.
+    if (::faccessat(cg.dir_fd(), "cgroup.procs", F_OK, 0) == 0) return cg;
+  }
+  return std::nullopt;
 }
 
 void SubprocessBackend::give_back_cgroup(proc::Cgroup2 cgroup) {

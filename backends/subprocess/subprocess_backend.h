@@ -43,7 +43,8 @@ class SubprocessBackend final : public Backend {
   std::filesystem::path run_parent_;                    // where run dirs go
 
   // Empty, never-killed cgroups kept for the next run: mkdir + rmdir of a cgroup is a
-  // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend.
+  // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend. Taking one
+  // skips any that were removed meanwhile (an empty cgroup is anyone's to rmdir).
   [[nodiscard]] std::optional<proc::Cgroup2> take_idle_cgroup();
   void give_back_cgroup(proc::Cgroup2 cgroup);
   static constexpr std::size_t kMaxIdleCgroups = 4;
