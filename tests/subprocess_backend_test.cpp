@@ -189,32 +189,6 @@ TEST_P(SubprocessBackendTest, RunsAfterAKilledTreeStillStart) {
   EXPECT_EQ(after.outcome, Outcome::kOk) << "signal " << after.signal;
 }
 
-// Issue #11 item 15: the empty cgroups the backend keeps for the next run can be removed
-// under it (any rmdir of an empty group succeeds: another cordon's sweep, a runtime's
-// cleanup, an admin). The next run must then make a fresh one, not fail with
-// "clone: No such file or directory" from clone3(CLONE_INTO_CGROUP) into the dead group.
-TEST_P(SubprocessBackendTest, RunsAfterItsKeptCgroupWasRemovedStillStart) {
-  if (GetParam() == Path::kFallback) GTEST_SKIP() << "no cgroup is kept on the fallback path";
-  const auto parent = proc::own_cgroup2_dir();
-  ASSERT_TRUE(parent.has_value()) << parent.error().describe();
-  for (int i = 0; i < 3; ++i) {
-    const RunResult first = run("echo one");
-    ASSERT_EQ(first.outcome, Outcome::kOk) << first.error.value_or("");
-    int removed = 0;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(*parent, ec)) {
-      const std::string name = entry.path().filename();
-      if (name.starts_with(owned_prefix("cordon-")) && ::rmdir(entry.path().c_str()) == 0) {
-        ++removed;
-      }
-    }
-    EXPECT_GE(removed, 1) << "the backend kept no empty cgroup under " << parent->string();
-    const RunResult next = run("echo two");
-    EXPECT_EQ(next.outcome, Outcome::kOk) << next.error.value_or("");
-    EXPECT_EQ(next.stdout_data, "two\n");
-  }
-}
-
 TEST_P(SubprocessBackendTest, FloodReturnsPromptlyTruncatedWithBoundedMemory) {
   const long rss_before = testing::status_kb("VmRSS:");
   const long hwm_before = testing::status_kb("VmHWM:");
@@ -437,6 +411,32 @@ TEST_P(SubprocessBackendOnce, MemoryRlimitIsAppliedAndReported) {
   bool reported = false;
   for (const auto& e : r.enforced) reported |= e.aspect == Aspect::kMemory;
   EXPECT_TRUE(reported);
+}
+
+// Issue #11 item 15: the empty cgroups the backend keeps for the next run can be removed
+// under it (any rmdir of an empty group succeeds: another cordon's sweep, a runtime's
+// cleanup, an admin). The next run must then make a fresh one, not fail with
+// "clone: No such file or directory" from clone3(CLONE_INTO_CGROUP) into the dead group.
+// Only the cgroup path keeps groups (SubprocessBackendOnce runs on it alone).
+TEST_P(SubprocessBackendOnce, RunsAfterItsKeptCgroupWasRemovedStillStart) {
+  const auto parent = proc::own_cgroup2_dir();
+  ASSERT_TRUE(parent.has_value()) << parent.error().describe();
+  for (int i = 0; i < 3; ++i) {
+    const RunResult first = run("echo one");
+    ASSERT_EQ(first.outcome, Outcome::kOk) << first.error.value_or("");
+    int removed = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(*parent, ec)) {
+      const std::string name = entry.path().filename();
+      if (name.starts_with(owned_prefix("cordon-")) && ::rmdir(entry.path().c_str()) == 0) {
+        ++removed;
+      }
+    }
+    EXPECT_GE(removed, 1) << "the backend kept no empty cgroup under " << parent->string();
+    const RunResult next = run("echo two");
+    EXPECT_EQ(next.outcome, Outcome::kOk) << next.error.value_or("");
+    EXPECT_EQ(next.stdout_data, "two\n");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, SubprocessBackendTest,
