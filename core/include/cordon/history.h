@@ -48,7 +48,8 @@ struct RunRecord {
   std::int64_t id = 0;  // assigned by the store
   std::chrono::system_clock::time_point started;
   std::chrono::system_clock::time_point finished;
-  std::string source;  // who ran it: "cli", "inspector", ...
+  std::string source;  // who ran it: "cli", "inspector", "mcp", ...
+  std::string client;  // for source "mcp": the client's name and version from initialize
 
   // What was asked for.
   std::string code;
