@@ -10,7 +10,6 @@
 // seccomp section) with the code as the container's process instead of cordon's init;
 // OOM detection and removal are part of both sides (runc run deletes its container).
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,14 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "bundle_writer.h"
 #include "container_backend.h"
 #include "cordon/plugin_registry.h"
-#include "cordon/policy/fs_plan.h"
-#include "cordon/policy/oci_seccomp.h"
-#include "cordon/policy/syscall_policy.h"
 #include "cordon/temp_dir.h"
 #include "harness.h"
+#include "runc_bundle.h"
 #include "spawn_baseline.h"
 
 namespace {
@@ -52,39 +48,6 @@ void must_run(cordon::Backend& b, const cordon::RunRequest& r) {
                  res.error.value_or("not ok").c_str(), res.stderr_data.c_str());
     std::exit(2);
   }
-}
-
-// The backend's bundle for default limits, with `argv` as the container's process.
-std::string write_direct_bundle(const std::string& dir, const std::vector<std::string>& argv,
-                                const std::string& init) {
-  ::mkdir(dir.c_str(), 0700);
-  cordon::oci::BundleInputs in;
-  in.layout = *cordon::policy::probe_host_layout();
-  in.init_host_path = init;
-  in.scratch_host_path = dir + "/b/scratch";
-  in.code_host_path = dir + "/b/code";
-  in.rootfs_host_path = dir + "/rootfs";
-  in.cgroups_path = "cordon-oci-bench-" + std::to_string(::getpid());
-  in.seccomp = cordon::policy::to_oci_seccomp(cordon::policy::default_syscall_policy());
-  auto plan = cordon::oci::make_bundle_plan(in);
-  if (!plan) {
-    std::fprintf(stderr, "bench: %s\n", plan.error().describe().c_str());
-    std::exit(2);
-  }
-  plan->config["process"]["args"] = argv;
-  // What a direct user of runc would set for the same ceilings (the backend puts these on
-  // a parent group of its own instead, to keep the OOM count).
-  plan->config["linux"]["resources"]["memory"] = {{"limit", in.key.memory_bytes},
-                                                  {"swap", in.key.memory_bytes}};
-  plan->config["linux"]["resources"]["pids"] = {{"limit", in.key.max_processes + 1}};
-  plan->config["process"]["env"] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"};
-  auto st = cordon::oci::write_shared_rootfs(in.rootfs_host_path, *plan);
-  if (st) st = cordon::oci::write_bundle(dir + "/b", plan->config.dump(), in.key.scratch_bytes);
-  if (!st) {
-    std::fprintf(stderr, "bench: %s\n", st.error().describe().c_str());
-    std::exit(2);
-  }
-  return dir + "/b";
 }
 
 }  // namespace
@@ -120,9 +83,9 @@ int main(int argc, char** argv) {
         {"/usr/sbin/runc", "--root", state, "run", "--bundle", bundle,
          "bench-" + std::to_string(::getpid()) + "-" + std::to_string(n++)});
   };
-  const std::string direct_true =
-      write_direct_bundle(tmp->path().string() + "/t", {"/bin/sh", "-c", "true"}, init->string());
-  const std::string direct_py = write_direct_bundle(
+  const std::string direct_true = cordon::bench::write_runc_bundle(
+      tmp->path().string() + "/t", {"/bin/sh", "-c", "true"}, init->string());
+  const std::string direct_py = cordon::bench::write_runc_bundle(
       tmp->path().string() + "/p", {"/usr/bin/python3", "-c", "pass"}, init->string());
 
   const auto sh_true = request("true", cordon::Language::kSh);

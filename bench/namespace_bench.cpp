@@ -28,15 +28,6 @@ using cordon::bench::ms_since;
 
 using Clock = std::chrono::steady_clock;
 
-const std::vector<std::string> kBwrap = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent",
-                                         "--new-session",  "--ro-bind",     "/usr",
-                                         "/usr",           "--symlink",     "usr/bin",
-                                         "/bin",           "--symlink",     "usr/lib",
-                                         "/lib",           "--symlink",     "usr/lib64",
-                                         "/lib64",         "--proc",        "/proc",
-                                         "--dev",          "/dev",          "--tmpfs",
-                                         "/tmp",           "--cap-drop",    "ALL"};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,8 +95,7 @@ int main(int argc, char** argv) {
   if (!in_pooled.met()) ++missed;
 
 #ifdef CORDON_BENCH_CLI
-  std::vector<std::string> bwrap = kBwrap;
-  for (const char* a : {"/bin/sh", "-c", "true"}) bwrap.emplace_back(a);
+  const std::vector<std::string> bwrap = cordon::bench::bwrap_argv({"/bin/sh", "-c", "true"});
   const auto whole = cordon::bench::compare(
       "whole process: cordon run -b namespace -c true vs bubblewrap",
       "cordon run -b namespace -c true",

@@ -36,4 +36,17 @@ void spawn_and_wait(const std::vector<std::string>& argv) {
   }
 }
 
+std::vector<std::string> bwrap_argv(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent",
+                                   "--new-session",  "--ro-bind",     "/usr",
+                                   "/usr",           "--symlink",     "usr/bin",
+                                   "/bin",           "--symlink",     "usr/lib",
+                                   "/lib",           "--symlink",     "usr/lib64",
+                                   "/lib64",         "--proc",        "/proc",
+                                   "--dev",          "/dev",          "--tmpfs",
+                                   "/tmp",           "--cap-drop",    "ALL"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 }  // namespace cordon::bench

@@ -10,4 +10,9 @@ namespace cordon::bench {
 // Aborts the benchmark when the spawn fails: a broken baseline must not read as fast.
 void spawn_and_wait(const std::vector<std::string>& argv);
 
+// bubblewrap with flags comparable to a sandbox's (every namespace, /usr read-only, fresh
+// /proc, /dev and /tmp, no capabilities) running `command`: the one-shot baseline the
+// namespace backend and `cordon mcp` are measured against.
+[[nodiscard]] std::vector<std::string> bwrap_argv(const std::vector<std::string>& command);
+
 }  // namespace cordon::bench

@@ -11,7 +11,13 @@ packages=(
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
   qt6-base-dev xvfb xauth
+  libcpp-httplib-dev
 )
+# Node.js and npm run the MCP SDK test (tests/mcp_node). Debian's packages only where no node
+# is installed: a newer one from elsewhere (e.g. NodeSource's) stays.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

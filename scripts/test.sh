@@ -14,6 +14,10 @@ export CORDON_REQUIRE_KERNEL_FEATURES=1
 cmake --preset dev
 cmake --build --preset dev
 
+# The pinned MCP SDK that the CTest mcp_sdk_client drives `cordon mcp` with (its lockfile is
+# tests/mcp_node/package-lock.json; node_modules stays out of git).
+(cd tests/mcp_node && npm ci --no-audit --no-fund --loglevel=error)
+
 # Lint before the tests so the closing lines of the run are CTest's summary.
 scripts/lint.sh build/dev
 
