@@ -101,6 +101,13 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
                 "Print the plan the run would apply (as 'cordon plan') and run nothing");
   run->add_flag("--no-history", options.no_history,
                 "Do not record the run in the history (also CORDON_NO_HISTORY=1)");
+  run->add_flag("--tool-call", options.tool_call,
+                "FILE or - (the default) holds a run_code call's JSON arguments as a model "
+                "wrote them: validate, run, print the MCP tool result (as 'cordon mcp')");
+  run->add_flag("--unverified", options.unverified,
+                "With --tool-call: render unproven claims marked (as 'cordon prompt')");
+  run->add_flag("--no-audit", options.no_audit,
+                "With --tool-call: never run an audit (as 'cordon prompt')");
   return run;
 }
 

@@ -17,6 +17,7 @@
 #include "plan_command.h"
 #include "request_builder.h"
 #include "signal_cancel.h"
+#include "tool_call_command.h"
 
 namespace cordon::cli {
 namespace {
@@ -28,6 +29,8 @@ void print_json(const RunResult& result) {
   std::fprintf(stdout, "%s\n", text.c_str());
   std::fflush(stdout);
 }
+
+}  // namespace
 
 // Runs with live pass-through (text mode) or silently (JSON mode), cancelling on signals.
 RunResult execute(Backend& backend, const RunRequest& request, bool json, int* cancel_signal) {
@@ -57,10 +60,9 @@ void record_in_history(const RunRequest& request, const RunResult& result,
   }
 }
 
-}  // namespace
-
 int run_command(const RunOptions& options) {
   if (options.dry_run) return plan_command(options);
+  if (options.tool_call) return tool_call_command(options);
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 

@@ -36,6 +36,11 @@ struct RunOptions {
   bool allow_unisolated = false;
   bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running
   bool no_history = false;  // --no-history: do not record the run (cordon/history.h)
+  // --tool-call: FILE/- (source) holds a run_code call's arguments (tool_call_command.h);
+  // rendered under the audit gate of `cordon prompt`, with its --unverified / --no-audit.
+  bool tool_call = false;
+  bool unverified = false;
+  bool no_audit = false;
 };
 
 }  // namespace cordon::cli
