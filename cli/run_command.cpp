@@ -66,7 +66,7 @@ int run_command(const RunOptions& options) {
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 
-  const BackendCatalog catalog(request->limits, options.backend);
+  const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
   const Result<BackendChoice> choice =
       choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
   if (!choice) return report_failure(choice.error().message, options.json);
@@ -83,7 +83,7 @@ int run_command(const RunOptions& options) {
   int status = exit_status(result, cancel_signal);
   if (result.outcome == Outcome::kSandboxError && !options.json) {
     // A sandbox error's status line also says where else the code could run.
-    const BackendCatalog all(request->limits);
+    const BackendCatalog all(request->limits, {}, options.backend_options);
     std::fprintf(stderr, "cordon: %s; available backends: %s\n", status_line(result).c_str(),
                  available_backend_list(all.candidates()).c_str());
   } else if (!options.json) {

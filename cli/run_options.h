@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_choice.h"
+#include "cordon/backend_options.h"
 
 namespace cordon::cli {
 
@@ -32,6 +33,7 @@ struct RunOptions {
   std::vector<std::string> collect;             // --collect GLOB
   std::vector<std::string> env;                 // --env NAME=VALUE
   std::optional<std::string> tool_description;  // --tool-description ID@VERSION
+  BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime (unset: none)
   bool json = false;
   bool allow_unisolated = false;
   bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running

@@ -265,7 +265,55 @@ INSTANTIATE_TEST_SUITE_P(Values, CliBadValueTest,
                                            BadValue{{"--processes", "0"}, "--processes"},
                                            BadValue{{"-l", "cobol"}, "--language"},
                                            BadValue{{"--env", "NOEQUALS"}, "--env"},
-                                           BadValue{{"--file", "/no/such/file"}, "--file"}));
+                                           BadValue{{"--file", "/no/such/file"}, "--file"},
+                                           BadValue{{"--pool-size", "-1"}, "--pool-size"},
+                                           BadValue{{"--pool-size", "two"}, "--pool-size"}));
+
+// --- backend options (--pool-size, --engine, --image, --runtime) ---
+
+TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
+  // The subprocess backend has no pool, engine or runtime: it runs as without them.
+  const Ran sub = cordon({"run", "-b", "subprocess", "--pool-size", "2", "--engine", "podman",
+                          "--runtime", "anything", "-c", "echo hi"});
+  EXPECT_EQ(sub.status, 0) << sub.err;
+  EXPECT_EQ(sub.out, "hi\n");
+  // The namespace backend takes a pool: the run is served (from it or cold) as usual.
+  const Ran ns = cordon({"run", "-b", "namespace", "--pool-size", "1", "-c", "echo pooled"});
+  EXPECT_EQ(ns.status, 0) << ns.err;
+  EXPECT_EQ(ns.out, "pooled\n");
+}
+
+TEST(CliTest, ContainerRefusesAnUnknownRuntimeWithTheReason) {
+  for (const char* command : {"run", "plan", "prompt"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{command, "-b", "container", "--runtime", "nonsense"};
+    if (std::string_view(command) == "run") args.insert(args.end(), {"-c", "true"});
+    const Ran ran = cordon(args);
+    EXPECT_EQ(ran.status, 125) << ran.err;
+    EXPECT_NE(ran.err.find("--runtime nonsense: unknown OCI runtime 'nonsense' (runc, crun or "
+                           "runsc)"),
+              std::string::npos)
+        << ran.err;
+  }
+  // Through auto too: a runtime asked for and refused is not silently replaced by another
+  // backend.
+  const Ran autochosen = cordon({"run", "--json", "--runtime", "nonsense", "-c", "true"});
+  EXPECT_EQ(autochosen.status, 125);
+  EXPECT_NE(parse_one_object(autochosen.out).value("error", "").find("--runtime nonsense"),
+            std::string::npos)
+      << autochosen.out;
+}
+
+TEST(CliTest, ContainerEngineWithoutImageIsRefused) {
+  const Ran ran = cordon({"run", "-b", "container", "--engine", "podman", "-c", "true"});
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_TRUE(ran.err.find("--engine podman needs --image") != std::string::npos ||
+              ran.err.find("podman is not installed") != std::string::npos)
+      << ran.err;
+  const Ran image_only = cordon({"run", "-b", "container", "--image", "x", "-c", "true"});
+  EXPECT_EQ(image_only.status, 125) << image_only.err;
+  EXPECT_NE(image_only.err.find("--image is for engine mode"), std::string::npos) << image_only.err;
+}
 
 TEST(CliTest, AutoRefusesABackendThatDoesNotIsolate) {
   // Only the subprocess plugin on the search path, whatever else this build has.
