@@ -41,6 +41,7 @@ std::string seconds_text(std::chrono::milliseconds d) {
 // less is refused, never "unbounded" or a silent default; more than the maximum is refused
 // with the maximum named, so the model can retry within it.
 Result<std::chrono::milliseconds> timeout_from(const json* value, std::chrono::milliseconds most) {
+  if (most.count() <= 0) most = kDefaultTimeout;  // as a request's own 0 means the default
   if (value == nullptr) return most;
   const double seconds = value->get<double>();
   const std::string null_for = "; null for " + seconds_text(most) + " s";
