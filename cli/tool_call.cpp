@@ -41,6 +41,7 @@ std::string seconds_text(std::chrono::milliseconds d) {
 // less is refused, never "unbounded" or a silent default; more than the maximum is refused
 // with the maximum named, so the model can retry within it.
 Result<std::chrono::milliseconds> timeout_from(const json* value, std::chrono::milliseconds most) {
+  if (most.count() <= 0) most = kDefaultTimeout;  // as a request's own 0 means the default
   if (value == nullptr) return most;
   const double seconds = value->get<double>();
   const std::string null_for = "; null for " + seconds_text(most) + " s";
@@ -76,7 +77,7 @@ Status add_files(const json& files, std::uint64_t most, RunRequest& request) {
         !file.contains("content_base64") || !file["content_base64"].is_string()) {
       return invalid(at, "must be an object with a name and a content_base64 string");
     }
-    const std::string& name = file["name"].get_ref<const std::string&>();
+    const auto& name = file["name"].get_ref<const std::string&>();
     if (Status s = check_file_name(name, at + ".name"); !s) return s;
     std::optional<std::string> bytes =
         base64_decode(file["content_base64"].get_ref<const std::string&>());
@@ -104,8 +105,8 @@ Status add_collect(const json& patterns, RunRequest& request) {
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     const std::string at = "collect[" + std::to_string(i) + "]";
     if (!patterns[i].is_string()) return invalid(at, "must be a string");
-    const std::string& glob = patterns[i].get_ref<const std::string&>();
-    if (glob.empty()) return invalid(at, "must not be empty; e.g. \"*.png\" or \"out/*.csv\"");
+    const auto& glob = patterns[i].get_ref<const std::string&>();
+    if (glob.empty()) return invalid(at, R"(must not be empty; e.g. "*.png" or "out/*.csv")");
     if (glob.find('\0') != std::string::npos) return invalid(at, "must not contain a NUL byte");
     if (glob.front() == '/') {
       return invalid(at, "must be relative to the working directory, e.g. \"out/*.csv\"; got " +

@@ -171,6 +171,13 @@ TEST(ToolCallArgs, TimeoutZeroOrNegativeNeverMeansUnbounded) {
   }
 }
 
+TEST(ToolCallArgs, AZeroMaximumIsTheDefaultTimeoutNeverUnbounded) {
+  ToolCallDefaults d = defaults();
+  d.max_timeout = milliseconds(0);
+  EXPECT_EQ(accepted(args(), d).timeout, kDefaultTimeout);
+  EXPECT_EQ(accepted(args({{"timeout", 1}}), d).timeout, milliseconds(1000));
+}
+
 TEST(ToolCallArgs, TimeoutOfTheWrongType) {
   EXPECT_EQ(refused(args({{"timeout", "5s"}})), "timeout: must be a number or null; got a string");
 }

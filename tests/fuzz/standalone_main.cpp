@@ -29,7 +29,7 @@ constexpr unsigned long kDefaultIterations = 5000;
 
 Bytes read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // xorshift64*: small, fast and the same on every platform.
