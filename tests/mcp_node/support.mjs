@@ -19,9 +19,12 @@ export const cordonBin =
   process.env.CORDON_BIN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/dev/bin/cordon');
 
 // The options every server of these tests runs with: the namespace backend (CI is root),
-// no audit (claims are then stated unproven; the audit has its own CTest), a memory limit
+// no audit and unproven claims rendered as such (as `cordon prompt --no-audit --unverified`;
+// the audit has its own CTest), a memory limit
 // a test can hit, and a timeout ceiling the timeout test stays under.
-export const serverArgs = ['mcp', '-b', 'namespace', '--no-audit', '-t', '10s', '--memory', '128M'];
+export const serverArgs = [
+  'mcp', '-b', 'namespace', '--no-audit', '--unverified', '-t', '10s', '--memory', '128M',
+];
 
 // A marker no other process carries: a test's code sleeps under it so the test can tell
 // whether anything of that run survived.
