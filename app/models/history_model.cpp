@@ -39,6 +39,21 @@ void HistoryModel::set_search(const QString& text) {
   refresh();
 }
 
+void HistoryModel::set_source_filter(const QString& source) {
+  query_.source = source.toStdString();
+  refresh();
+}
+
+QStringList HistoryModel::sources() const {
+  QStringList out;
+  if (!store_) return out;
+  // A failure here leaves the filter with what it has; the list's own error is shown.
+  for (const std::string& source : store_->sources().value_or(std::vector<std::string>{})) {
+    out << QString::fromStdString(source);
+  }
+  return out;
+}
+
 void HistoryModel::refresh() {
   if (!store_) return;
   auto rows = store_->list(query_);
@@ -103,7 +118,12 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       case kDuration:
         return QStringLiteral("%1 ms").arg(row.wall_ms);
       case kSource:
-        return QString::fromStdString(row.source);
+        // An MCP run names its client ("mcp (claude-code 1.0)"): several agents may share
+        // one server's history.
+        return row.client.empty()
+                   ? QString::fromStdString(row.source)
+                   : QStringLiteral("%1 (%2)").arg(QString::fromStdString(row.source),
+                                                   QString::fromStdString(row.client));
       case kCode:
         return QString::fromStdString(row.first_line);
       default:
@@ -113,6 +133,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == kOutcome) return badge.color;
   if (role == Qt::ToolTipRole && index.column() == kCode) {
     return QString::fromStdString(row.first_line);
+  }
+  if (role == Qt::ToolTipRole && index.column() == kSource && !row.client.empty()) {
+    return tr("MCP client: %1").arg(QString::fromStdString(row.client));
   }
   if (role == Qt::UserRole) return QVariant::fromValue<qint64>(row.id);
   return {};

@@ -1,10 +1,12 @@
-// The history as a sortable, searchable table (time, backend, outcome, duration, first
-// line of code), over the core's HistoryStore. Sorting and searching are done by the
+// The history as a sortable, searchable table (time, backend, outcome, duration, source
+// with the MCP client, first line of code), filterable by source, over the core's
+// HistoryStore. Sorting and searching are done by the
 // store's query, so the model only ever holds one page of summaries.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -29,6 +31,11 @@ class HistoryModel : public QAbstractTableModel {
   [[nodiscard]] bool is_open() const { return store_.has_value(); }
 
   void set_search(const QString& text);
+  // Only runs of this source ("cli", "inspector", "mcp", ...); empty: every source.
+  void set_source_filter(const QString& source);
+  [[nodiscard]] QString source_filter() const { return QString::fromStdString(query_.source); }
+  // The sources of the stored runs, sorted (what the filter offers); empty when closed.
+  [[nodiscard]] QStringList sources() const;
   void refresh();
 
   [[nodiscard]] std::int64_t id_at(int row) const;

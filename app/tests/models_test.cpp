@@ -92,6 +92,54 @@ class ModelsTest : public QObject {
     QVERIFY(model.error().isEmpty());
   }
 
+  void historyModelShowsAndFiltersBySource() {
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.filePath("s.sqlite3").toStdString());
+    {
+      auto store = history::HistoryStore::open(path);
+      QVERIFY(store);
+      auto cli = record("echo cli", "namespace", Outcome::kOk, 5, 1000);
+      cli.source = "cli";
+      auto mcp = record("echo mcp", "namespace", Outcome::kOk, 5, 2000);
+      mcp.source = "mcp";
+      mcp.client = "claude-code 1.0";
+      auto app = record("echo app", "subprocess", Outcome::kOk, 5, 3000);
+      app.source = "inspector";
+      QVERIFY(store->add(cli));
+      QVERIFY(store->add(mcp));
+      QVERIFY(store->add(app));
+    }
+    HistoryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model.sources().isEmpty());  // nothing open yet
+    QVERIFY(model.open(path));
+    QCOMPARE(model.sources(), (QStringList{"cli", "inspector", "mcp"}));
+    auto column = [&](int col) {
+      QStringList out;
+      for (int row = 0; row < model.rowCount(); ++row)
+        out << model.index(row, col).data().toString();
+      return out;
+    };
+    QCOMPARE(column(HistoryModel::kSource),
+             (QStringList{"inspector", "mcp (claude-code 1.0)", "cli"}));
+    QCOMPARE(model.index(1, HistoryModel::kSource).data(Qt::ToolTipRole).toString(),
+             QString("MCP client: claude-code 1.0"));
+    QVERIFY(!model.index(0, HistoryModel::kSource).data(Qt::ToolTipRole).isValid());
+
+    model.set_source_filter("mcp");
+    QCOMPARE(model.source_filter(), QString("mcp"));
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo mcp"});
+    model.set_search("echo");  // search and filter together
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo mcp"});
+    model.set_source_filter("cli");
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo cli"});
+    model.sort(HistoryModel::kSource, Qt::AscendingOrder);  // the filter survives a re-sort
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo cli"});
+    model.set_source_filter({});
+    QCOMPARE(model.rowCount(), 3);
+    QVERIFY(model.error().isEmpty());
+  }
+
   void historyModelReportsACorruptFile() {
     QTemporaryDir dir;
     QFile file(dir.filePath("bad.sqlite3"));

@@ -218,6 +218,14 @@ class WidgetsTest : public QObject {
     tab->refresh();
     QTest::keyClicks(tab->search_box(), "from-the-cli");
     QCOMPARE(tab->model()->rowCount(), 1);
+    // The source filter offers the CLI's runs and keeps to them.
+    const int cli_item = tab->source_box()->findData(QString("cli"));
+    QVERIFY(cli_item > 0);
+    tab->source_box()->setCurrentIndex(cli_item);
+    QCOMPARE(tab->model()->source_filter(), QString("cli"));
+    QCOMPARE(tab->model()->rowCount(), 1);
+    tab->source_box()->setCurrentIndex(0);  // all sources
+    QCOMPARE(tab->model()->source_filter(), QString());
     QCOMPARE(tab->model()->index(0, HistoryModel::kSource).data().toString(), QString("cli"));
     QCOMPARE(tab->model()->index(0, HistoryModel::kOutcome).data().toString(),
              QString("FAILED exit 4"));

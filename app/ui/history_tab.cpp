@@ -1,5 +1,6 @@
 #include "history_tab.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -8,6 +9,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "history_model.h"
 #include "result_view.h"
@@ -18,6 +20,7 @@ HistoryTab::HistoryTab(QWidget* parent)
     : QWidget(parent),
       model_(new HistoryModel(this)),
       search_(new QLineEdit(this)),
+      source_(new QComboBox(this)),
       table_(new QTableView(this)),
       result_(new ResultView(this)),
       rerun_(new QPushButton(tr("Re-run"), this)),
@@ -25,6 +28,8 @@ HistoryTab::HistoryTab(QWidget* parent)
       status_(new QLabel(this)) {
   search_->setPlaceholderText(tr("Search code, output, backend, outcome"));
   search_->setClearButtonEnabled(true);
+  source_->addItem(tr("All sources"), QString());
+  source_->setToolTip(tr("Show the runs of one source only"));
   table_->setModel(model_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -38,6 +43,7 @@ HistoryTab::HistoryTab(QWidget* parent)
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_, 1);
+  bar->addWidget(source_);
   bar->addWidget(rerun_);
   bar->addWidget(delete_);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -52,6 +58,9 @@ HistoryTab::HistoryTab(QWidget* parent)
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &HistoryTab::show_selected);
   connect(model_, &QAbstractItemModel::modelReset, this, &HistoryTab::show_selected);
+  connect(model_, &QAbstractItemModel::modelReset, this, &HistoryTab::update_sources);
+  connect(source_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { model_->set_source_filter(source_->itemData(index).toString()); });
   connect(model_, &HistoryModel::error_changed, this, [this](const QString& error) {
     status_->setText(error.isEmpty() ? QString() : tr("History unavailable: %1").arg(error));
   });
@@ -77,6 +86,20 @@ void HistoryTab::refresh() {
       break;
     }
   }
+}
+
+void HistoryTab::update_sources() {
+  QStringList wanted = model_->sources();
+  const QString chosen = model_->source_filter();
+  // The chosen source stays offered even when its last run was deleted.
+  if (!chosen.isEmpty() && !wanted.contains(chosen)) wanted << chosen;
+  QStringList have;
+  for (int i = 1; i < source_->count(); ++i) have << source_->itemData(i).toString();
+  if (have == wanted) return;
+  const QSignalBlocker quiet(source_);  // the filter itself does not change here
+  while (source_->count() > 1) source_->removeItem(1);
+  for (const QString& source : wanted) source_->addItem(source, source);
+  source_->setCurrentIndex(std::max(0, source_->findData(chosen)));
 }
 
 int HistoryTab::selected_row() const {

@@ -1,5 +1,6 @@
-// History: the searchable, sortable list of every recorded run (CLI and inspector);
-// selecting one shows its Result, Re-run loads it into the Run tab, Delete removes it.
+// History: the searchable, sortable list of every recorded run (CLI, inspector, MCP),
+// filterable by source; selecting one shows its Result, Re-run loads it into the Run tab,
+// Delete removes it.
 #pragma once
 
 #include <QWidget>
@@ -7,6 +8,7 @@
 
 #include "cordon/history.h"
 
+class QComboBox;
 class QLineEdit;
 class QTableView;
 class QPushButton;
@@ -31,6 +33,8 @@ class HistoryTab : public QWidget {
   [[nodiscard]] QTableView* table() const { return table_; }
   [[nodiscard]] ResultView* result_view() const { return result_; }
   [[nodiscard]] QLineEdit* search_box() const { return search_; }
+  // "All sources", then each source present in the history.
+  [[nodiscard]] QComboBox* source_box() const { return source_; }
   void select_row(int row);
   void rerun_selected();
   void delete_selected();
@@ -41,9 +45,12 @@ class HistoryTab : public QWidget {
  private:
   [[nodiscard]] int selected_row() const;
   void show_selected();
+  // Refills the source filter from the history, keeping the chosen source.
+  void update_sources();
 
   HistoryModel* model_;
   QLineEdit* search_;
+  QComboBox* source_;
   QTableView* table_;
   ResultView* result_;
   QPushButton* rerun_;
