@@ -15,7 +15,8 @@
 // at the copy with CORDON_TEST_PLUGIN_DIR, CORDON_TEST_CLI_BINARY, CORDON_PLUGIN_PATH and
 // CORDON_LIBEXEC_DIR).
 //
-// With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled) the plugin
+// With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled, and with
+// CORDON_NAMESPACE_PRESTART=python namespace_backend_test_prestarted) the plugin
 // builds sandboxes ahead of time, and the fixture waits before each run until one is
 // ready, so every run with the default limits goes through a pooled sandbox; the
 // NamespacePool tests below check the pool itself in every configuration.
@@ -128,6 +129,13 @@ class NamespaceTest : public ::testing::Test {
   RunResult run(const RunRequest& req, const CancelToken& cancel = {}) {
     // One ready sandbox is enough (a run of another thread may hold the other).
     if (auto* p = pool()) {
+      EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
+    }
+    // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
+    // python run takes a sandbox whose interpreter is already started.
+    if (auto* p = pool() != nullptr ? static_cast<ns::NamespaceBackend*>(backend_.get())->python_pool()
+                                    : nullptr;
+        p != nullptr && req.language == Language::kPython) {
       EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
     }
     RunResult r = backend_->run(req, cancel, nullptr);

@@ -1,6 +1,7 @@
 // The plugin entry point of the namespace backend.
 #include <cstdlib>
 #include <new>
+#include <string_view>
 
 #include "cordon/plugin_abi.h"
 #include "namespace_backend.h"
@@ -13,6 +14,10 @@ cordon::Backend* create_backend() {
   cordon::ns::NamespaceOptions options;
   if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
+  }
+  // CORDON_NAMESPACE_PRESTART=python: pooled sandboxes also hold python started ahead.
+  if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) {
+    options.prestart_python = std::string_view(pre) == "python";
   }
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }
