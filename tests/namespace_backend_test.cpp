@@ -133,8 +133,9 @@ class NamespaceTest : public ::testing::Test {
     }
     // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
     // python run takes a sandbox whose interpreter is already started.
-    if (auto* p = pool() != nullptr ? static_cast<ns::NamespaceBackend*>(backend_.get())->python_pool()
-                                    : nullptr;
+    if (auto* p = pool() != nullptr
+                      ? static_cast<ns::NamespaceBackend*>(backend_.get())->python_pool()
+                      : nullptr;
         p != nullptr && req.language == Language::kPython) {
       EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
     }

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "cordon/units.h"
 #include "kernel_features.h"
@@ -51,15 +53,10 @@ std::string describe(const RunResult& r) {
 
 class PrestartTest : public ::testing::TestWithParam<Case> {
  protected:
-  static void SetUpTestSuite() {
-    fresh_ = std::make_unique<ns::NamespaceBackend>(options(false));
-    prestarted_ = std::make_unique<ns::NamespaceBackend>(options(true));
-  }
-  static void TearDownTestSuite() {
-    prestarted_.reset();
-    fresh_.reset();
-  }
+  // Made once for every case (the parameterised and the plain tests are two suites).
   void SetUp() override {
+    if (!fresh_) fresh_ = std::make_unique<ns::NamespaceBackend>(options(false));
+    if (!prestarted_) prestarted_ = std::make_unique<ns::NamespaceBackend>(options(true));
     const Probe probe = fresh_->probe();
     if (!probe.available) CORDON_SKIP_OR_FAIL(probe.reason);
   }
@@ -104,21 +101,25 @@ const Case kCases[] = {
     {"main_dict_in_order", "print(list(globals().items()))"},
     {"argv_and_path", "import sys; print(sys.argv, sys.orig_argv, sys.path, sys.flags)"},
     {"no_file", "print('__file__' in globals(), '__cached__' in globals())"},
-    {"cwd_home_ids", "import os; print(os.getcwd(), os.getpid(), os.getppid(), os.getsid(0), "
-                     "os.getpgrp(), os.getuid(), os.umask(0o22), os.listdir('.'))"},
+    {"cwd_home_ids",
+     "import os; print(os.getcwd(), os.getpid(), os.getppid(), os.getsid(0), "
+     "os.getpgrp(), os.getuid(), os.umask(0o22), os.listdir('.'))"},
     {"environment", "import os; print(sorted(os.environ.items()))"},
     {"fds", "import os; print(sorted(os.listdir('/proc/self/fd')))"},
     {"modules", "import sys; print(sorted(sys.modules)); print(sorted(sys.path_importer_cache))"},
-    {"stdio", "import sys\nfor f in (sys.stdin, sys.stdout, sys.stderr):\n"
-              "    print(f.name, f.encoding, f.errors, f.line_buffering, f.write_through, "
-              "f.seekable(), f.isatty())"},
+    {"stdio",
+     "import sys\nfor f in (sys.stdin, sys.stdout, sys.stderr):\n"
+     "    print(f.name, f.encoding, f.errors, f.line_buffering, f.write_through, "
+     "f.seekable(), f.isatty())"},
     {"stdin_empty", "import sys; print(repr(sys.stdin.read()))"},
     {"stdin_data", "import sys; print(repr(sys.stdin.read()))", "some\ninput\n"},
-    {"rlimits", "import resource as r\nfor n in ('RLIMIT_AS', 'RLIMIT_NOFILE', 'RLIMIT_NPROC', "
-                "'RLIMIT_FSIZE', 'RLIMIT_CORE', 'RLIMIT_CPU'):\n"
-                "    print(n, r.getrlimit(getattr(r, n)))"},
-    {"signals", "import signal\nfor s in signal.valid_signals():\n"
-                "    print(s, signal.getsignal(s))\nprint(signal.pthread_sigmask(0, []))"},
+    {"rlimits",
+     "import resource as r\nfor n in ('RLIMIT_AS', 'RLIMIT_NOFILE', 'RLIMIT_NPROC', "
+     "'RLIMIT_FSIZE', 'RLIMIT_CORE', 'RLIMIT_CPU'):\n"
+     "    print(n, r.getrlimit(getattr(r, n)))"},
+    {"signals",
+     "import signal\nfor s in signal.valid_signals():\n"
+     "    print(s, signal.getsignal(s))\nprint(signal.pthread_sigmask(0, []))"},
     {"traceback",
      "def inner():\n    raise ValueError('boom')\ndef outer():\n    inner()\nouter()\n"},
     {"chained", "try:\n    1/0\nexcept Exception as e:\n    raise KeyError('k') from e\n"},
@@ -132,28 +133,32 @@ const Case kCases[] = {
     {"keyboard_interrupt", "raise KeyboardInterrupt"},
     {"sigsegv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"},
     {"sigterm", "import os, signal; print('x', flush=True); os.kill(os.getpid(), signal.SIGTERM)"},
-    {"excepthook", "import sys\nsys.excepthook = lambda t, v, tb: print('hook', t.__name__, "
-                   "tb.tb_frame.f_code.co_name, tb.tb_next, file=sys.stderr)\n1/0\n"},
-    {"atexit_sees_last", "import atexit, sys\natexit.register(lambda: print('atexit', "
-                         "sys.last_type, file=sys.stderr))\n1/0\n"},
+    {"excepthook",
+     "import sys\nsys.excepthook = lambda t, v, tb: print('hook', t.__name__, "
+     "tb.tb_frame.f_code.co_name, tb.tb_next, file=sys.stderr)\n1/0\n"},
+    {"atexit_sees_last",
+     "import atexit, sys\natexit.register(lambda: print('atexit', "
+     "sys.last_type, file=sys.stderr))\n1/0\n"},
     {"unflushed_output", "import sys; sys.stdout.write('no newline'); sys.stderr.write('err')"},
     {"closed_stdout", "import sys; sys.stdout.close(); print('x')"},
     {"warnings", "import warnings; warnings.warn('w'); warnings.warn('d', DeprecationWarning)"},
     {"annotations", "from __future__ import annotations\nx: int = 1\nprint(__annotations__)"},
     {"top_level_await", "async def f(): pass\nawait f()\n"},
-    {"threads", "import threading\nt = threading.Thread(target=lambda: print('thread'))\n"
-                "t.start(); t.join(); print(threading.main_thread().name, "
-                "threading.active_count())"},
-    {"subprocess", "import subprocess, sys\nprint(subprocess.run([sys.executable, '-c', "
-                   "'import os; print(sorted(os.environ))'], capture_output=True, "
-                   "text=True).stdout)"},
+    {"threads",
+     "import threading\nt = threading.Thread(target=lambda: print('thread'))\n"
+     "t.start(); t.join(); print(threading.main_thread().name, "
+     "threading.active_count())"},
+    {"subprocess",
+     "import subprocess, sys\nprint(subprocess.run([sys.executable, '-c', "
+     "'import os; print(sorted(os.environ))'], capture_output=True, "
+     "text=True).stdout)"},
     {"memory_limit", "x = b'\\x01' * (256 << 20); print('survived')"},
     {"timeout", "import time; print('before', flush=True); time.sleep(10)", nullptr,
      milliseconds(1000)},
 };
 
 INSTANTIATE_TEST_SUITE_P(Programs, PrestartTest, ::testing::ValuesIn(kCases),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 // Code too long for argv goes through a file: a sandbox built for the run, not a
 // prestarted interpreter (and nothing is wasted: the request never reaches that pool).
@@ -172,7 +177,7 @@ TEST_F(PrestartTest, RequestEnvironmentTakesTheNormalPath) {
   RunRequest req;
   req.language = Language::kPython;
   req.code = "import os, sys; print(os.environ['PYTHONHASHSEED'], hash('a'))";
-  req.env.emplace_back("PYTHONHASHSEED", "7");
+  req.env = {{"PYTHONHASHSEED", "7"}};
   const RunResult fresh = fresh_->run(req, {}, nullptr);
   const RunResult pre = run_prestarted(req, /*expect_prestarted=*/false);
   EXPECT_EQ(describe(fresh), describe(pre));
@@ -183,8 +188,8 @@ TEST_F(PrestartTest, InputFilesAreThereAndImportable) {
   RunRequest req;
   req.language = Language::kPython;
   req.code = "import helper; print(helper.X, open('data.txt').read())";
-  req.input_files.emplace_back("helper.py", "X = 42\n");
-  req.input_files.emplace_back("data.txt", "hello");
+  req.input_files.emplace("helper.py", "X = 42\n");
+  req.input_files.emplace("data.txt", "hello");
   const RunResult fresh = fresh_->run(req, {}, nullptr);
   const RunResult pre = run_prestarted(req, /*expect_prestarted=*/true);
   EXPECT_EQ(fresh.stdout_data, "42 hello\n") << describe(fresh);
@@ -201,8 +206,45 @@ TEST_F(PrestartTest, WallClockStartsAtTheHandOver) {
   ASSERT_EQ(pre.outcome, Outcome::kOk) << describe(pre);
   const RunResult fresh = fresh_->run(req, {}, nullptr);
   ASSERT_EQ(fresh.outcome, Outcome::kOk) << describe(fresh);
-  EXPECT_LE(pre.wall_ms, fresh.wall_ms) << "prestarted " << pre.wall_ms << " ms, fresh "
-                                        << fresh.wall_ms << " ms";
+  EXPECT_LE(pre.wall_ms, fresh.wall_ms)
+      << "prestarted " << pre.wall_ms << " ms, fresh " << fresh.wall_ms << " ms";
+}
+
+// The one difference a program can see without looking at /proc or clocks
+// (prestart_loader.h): the loader's frame is below the code's.
+TEST_F(PrestartTest, KnownDifferenceTheLoaderFrameIsBelow) {
+  RunRequest req;
+  req.language = Language::kPython;
+  req.code =
+      "import sys\ntry:\n    f = sys._getframe(1)\n    print(f.f_code.co_filename, "
+      "f.f_code.co_name, f.f_back)\nexcept ValueError as e:\n    print('none:', e)\n";
+  const RunResult fresh = fresh_->run(req, {}, nullptr);
+  const RunResult pre = run_prestarted(req, /*expect_prestarted=*/true);
+  EXPECT_EQ(fresh.stdout_data, "none: call stack is not deep enough\n") << describe(fresh);
+  EXPECT_EQ(pre.stdout_data, "<string> <module> None\n") << describe(pre);
+}
+
+// What the cases claim to reach, reached the same way by both (the comparison above
+// would also pass if both failed alike).
+TEST_F(PrestartTest, LimitsSignalsAndTimeoutAreReal) {
+  const auto both = [&](const char* code, milliseconds timeout) {
+    RunRequest req;
+    req.language = Language::kPython;
+    req.code = code;
+    req.timeout = timeout;
+    return std::pair{fresh_->run(req, {}, nullptr), run_prestarted(req, true)};
+  };
+  const auto [segv_f, segv_p] =
+      both("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", milliseconds(5000));
+  EXPECT_EQ(segv_f.signal, SIGSEGV);
+  EXPECT_EQ(segv_p.signal, SIGSEGV);
+  const auto [oom_f, oom_p] = both("x = b'\\x01' * (256 << 20)", milliseconds(5000));
+  EXPECT_EQ(oom_f.outcome, Outcome::kLimitExceeded) << describe(oom_f);
+  EXPECT_EQ(oom_p.outcome, Outcome::kLimitExceeded) << describe(oom_p);
+  const auto [slow_f, slow_p] = both("import time; time.sleep(10)", milliseconds(500));
+  EXPECT_TRUE(slow_f.timed_out);
+  EXPECT_TRUE(slow_p.timed_out);
+  EXPECT_GE(slow_p.wall_ms, 500);
 }
 
 // A sh run never meets a waiting python: it takes the plain pool (or builds its own).

@@ -457,9 +457,9 @@ bool starts_as(const SandboxPlan& run, const SandboxPlan& started) {
   // Python's start-up reads the user site directory (~/.local/lib/pythonX.Y/site-packages:
   // .pth files, usercustomize): input files there would have been seen by a fresh run.
   const std::string user_site = run.fs.home + "/.local/";
-  return run.executable == started.executable && run.argv.size() == 3 &&
-         started.argv.size() == 3 && run.argv[0] == started.argv[0] && run.argv[1] == "-c" &&
-         started.argv[1] == "-c" && run.env == started.env && run.cwd == started.cwd &&
+  return run.executable == started.executable && run.argv.size() == 3 && started.argv.size() == 3 &&
+         run.argv[0] == started.argv[0] && run.argv[1] == "-c" && started.argv[1] == "-c" &&
+         run.env == started.env && run.cwd == started.cwd &&
          std::ranges::equal(run.rlimits, started.rlimits, same_rlimit) &&
          std::ranges::none_of(run.files,
                               [&](const SandboxFile& f) { return f.path.starts_with(user_site); });

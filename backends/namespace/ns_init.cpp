@@ -74,7 +74,7 @@ void send_event(const InitEvent& ev) {
 // The order, parsed in place: pointers into `buf`.
 struct Order {
   OrderKind kind = OrderKind::kRun;
-  const char* buf = nullptr;  // the order's records, mapped from the memfd
+  const char* buf = nullptr;   // the order's records, mapped from the memfd
   const char* code = nullptr;  // kCode: for a prestarted interpreter
   std::uint32_t code_len = 0;
   const char* exe = nullptr;

@@ -40,7 +40,7 @@ struct CodeOrder {
   // Hand argv[2] (the code of `python3 -c code`) to the interpreter prestart() started,
   // instead of starting the plan's command; the plan's other fields are then ignored.
   bool prestarted = false;
-  int stdin_fd = -1;                  // -1: /dev/null
+  int stdin_fd = -1;  // -1: /dev/null
   int stdout_fd = -1;
   int stderr_fd = -1;
 };
