@@ -132,14 +132,24 @@ class NamespaceTest : public ::testing::Test {
       EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
     }
     // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
-    // python run takes a sandbox whose interpreter is already started.
-    if (auto* p = pool() != nullptr
-                      ? static_cast<ns::NamespaceBackend*>(backend_.get())->python_pool()
-                      : nullptr;
-        p != nullptr && req.language == Language::kPython) {
-      EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
+    // python run of the default shape (limits, environment, no stdin, code in argv) is
+    // handed to an interpreter started ahead: checked by the backend's counter.
+    auto* ns_backend = static_cast<ns::NamespaceBackend*>(backend_.get());
+    auto* python_pool = pool() != nullptr ? ns_backend->python_pool() : nullptr;
+    const bool prestartable = python_pool != nullptr && req.language == Language::kPython &&
+                              !req.stdin_data && req.env.empty() && !req.limits.memory_bytes &&
+                              !req.limits.max_processes && !req.limits.cpu_time &&
+                              !req.limits.scratch_bytes && req.code.size() < 64 * 1024 &&
+                              req.code.find('\0') == std::string::npos;
+    if (prestartable) {
+      EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
+          << python_pool->last_error();
     }
+    const std::uint64_t prestarted_before = python_pool ? ns_backend->prestarted_runs() : 0;
     RunResult r = backend_->run(req, cancel, nullptr);
+    if (prestartable) {
+      EXPECT_EQ(ns_backend->prestarted_runs(), prestarted_before + 1);
+    }
     EXPECT_EQ(r.backend.name, "namespace");
     return r;
   }
