@@ -19,8 +19,9 @@
 // A pooled sandbox may also hold its interpreter started ahead (NamespaceOptions::
 // prestart_python): its first order is then a kPrestart one, which the init starts at
 // once as in step 3 (the command line is the loader of prestart_loader.h, its stdio the
-// pipes the run will read), with the read end of a code pipe as its fd 3 (kPrestartCodeFd);
-// once the interpreter is exec'd the init sends kReady again and waits for the second
+// pipes the run will read), with the read end of a code pipe as its fd 3 (kPrestartCodeFd)
+// and the write end of a ready pipe as its fd 4 (kPrestartReadyFd); once the interpreter
+// has started up and says so on fd 4, the init sends kReady again and waits for the second
 // order, a kRunPrestarted one: it writes that order's files, writes the kCode record's
 // bytes into the code pipe and closes it, and goes on at step 4 with the interpreter as
 // the code's main process. If the interpreter dies while it waits, the init exits (the
@@ -33,8 +34,10 @@ namespace cordon::ns {
 
 inline constexpr int kInitReportFd = 3;
 inline constexpr int kInitControlFd = 4;
-// In a prestarted interpreter: where its loader reads the code (until EOF).
+// In a prestarted interpreter: where its loader reads the code (until EOF), and where it
+// writes one byte once its start-up is done and it waits for the code.
 inline constexpr int kPrestartCodeFd = 3;
+inline constexpr int kPrestartReadyFd = 4;
 
 struct InitReport {
   std::int32_t magic = 0;   // kInitReportMagic once filled in

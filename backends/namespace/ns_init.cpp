@@ -224,15 +224,17 @@ struct CodeFailure {
 // The code's process (a fork of init, so under the same filter): its own session, the
 // request's stdio, working directory and rlimits, only fds 0-2 (and for a prestarted
 // interpreter its code pipe as fd 3), then exec.
-[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd, int code_fd) {
+[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd, int code_fd,
+                            int ready_fd) {
   if (::setsid() < 0) code_fail(status_fd, CodeStage::kSession, errno);
   for (int i = 0; i < 3; ++i) {
     if (::dup2(order.stdio[i], i) < 0) code_fail(status_fd, CodeStage::kFds, errno);
   }
-  // Neither the status pipe nor the code pipe can be fd 3 here: the report pipe holds it in
-  // the init, so dup2 only replaces this process's copy of that.
-  const int keep_below = code_fd >= 0 ? cordon::ns::kPrestartCodeFd + 1 : 3;
-  if (code_fd >= 0 && ::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0) {
+  // None of the status, code and ready pipes can be fd 3 or 4 here: the report pipe and
+  // the control socket hold them in the init, so dup2 only replaces this process's copies.
+  const int keep_below = code_fd >= 0 ? cordon::ns::kPrestartReadyFd + 1 : 3;
+  if (code_fd >= 0 && (::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0 ||
+                       ::dup2(ready_fd, cordon::ns::kPrestartReadyFd) < 0)) {
     code_fail(status_fd, CodeStage::kFds, errno);
   }
   if (::chdir(order.cwd) != 0) code_fail(status_fd, CodeStage::kChdir, errno);
@@ -258,12 +260,12 @@ struct CodeFailure {
 
 // Forks the code's process and waits until it has exec'd (or failed to: reported, and we
 // exit). Our copies of the order's stdio go.
-pid_t start_code(const Order& order, std::uint32_t size, int code_fd) {
+pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int ready_fd = -1) {
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
   const pid_t pid = ::fork();
   if (pid < 0) fail(CodeStage::kStartCode, errno);
-  if (pid == 0) code_main(order, size, status_pipe[1], code_fd);
+  if (pid == 0) code_main(order, size, status_pipe[1], code_fd, ready_fd);
   ::close(status_pipe[1]);
   for (const int fd : order.stdio) ::close(fd);
   CodeFailure f{};
@@ -297,10 +299,23 @@ bool wait_for_run(int code_write) {
 // pid, or -1 when there will be no run.
 pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   int code_pipe[2];
-  if (::pipe2(code_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
-  const pid_t pid = start_code(prestart, size, code_pipe[0]);
+  int ready_pipe[2];
+  if (::pipe2(code_pipe, O_CLOEXEC) != 0 || ::pipe2(ready_pipe, O_CLOEXEC) != 0) {
+    fail(CodeStage::kStartCode, errno);
+  }
+  const pid_t pid = start_code(prestart, size, code_pipe[0], ready_pipe[1]);
   ::close(code_pipe[0]);
-  send_event(InitEvent{});  // kReady: the interpreter is exec'd and waits for its code
+  ::close(ready_pipe[1]);
+  // Ready once its start-up is done and the loader waits for the code (it writes one byte
+  // and closes its end); EOF first: it died on the way.
+  char byte = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(ready_pipe[0], &byte, 1);
+  } while (got < 0 && errno == EINTR);
+  ::close(ready_pipe[0]);
+  if (got != 1) fail(CodeStage::kStartCode, ECHILD);
+  send_event(InitEvent{});  // kReady: the interpreter waits for its code
   if (!wait_for_run(code_pipe[1])) return -1;
   Order run;
   std::uint32_t run_size = 0;
@@ -344,7 +359,7 @@ int main() {
 
   pid_t main_pid = -1;
   if (order.kind == OrderKind::kRun) {
-    main_pid = start_code(order, size, /*code_fd=*/-1);
+    main_pid = start_code(order, size);
   } else if (order.kind == OrderKind::kPrestart) {
     main_pid = run_prestarted(order, size);
     if (main_pid < 0) return 0;  // given up, or the interpreter died while it waited

@@ -4,12 +4,12 @@
 // have, so everything Python sets up at start-up (sys.path, sys.flags, os.environ, the
 // stdio objects, site) is what a fresh run gets.
 //
-// It reads the code from fd 3 until EOF (the init writes it there when the run's order
-// comes), closes fd 3, and runs it as `-c` code: decoded and compiled as pymain_run_command
-// does (UTF-8 with surrogateescape, coding cookie ignored, file name "<string>", no
-// inherited future flags), in __main__'s own dict, from which the loader's one name is
-// removed first (nothing else of the loader is left in it: same keys, same order). What
-// an exception does is left to CPython's own top level (excepthook, SystemExit's code,
+// It says it is ready on fd 4 and closes it, reads the code from fd 3 until EOF (the init
+// writes it there when the run's order comes), closes fd 3, and runs it as `-c` code: decoded and
+// compiled as pymain_run_command does (UTF-8 with surrogateescape, coding cookie ignored, file name
+// "<string>", no inherited future flags), in __main__'s own dict, from which the loader's one name
+// is removed first (nothing else of the loader is left in it: same keys, same order). What an
+// exception does is left to CPython's own top level (excepthook, SystemExit's code,
 // KeyboardInterrupt's SIGINT exit, atexit, flushing), after the loader's frame is cut
 // from the traceback: a bare `raise` does not put the frame back, so the printed
 // traceback is a fresh run's. A compile error (and the decode error pymain reports) gets
@@ -31,6 +31,8 @@ inline constexpr std::string_view kPythonLoader = R"PY(def _cordon_take():
     posix = sys.modules['posix']
     main = sys.modules['__main__'].__dict__
     del main['_cordon_take']
+    posix.write(4, b'r')
+    posix.close(4)
     chunks = []
     while True:
         chunk = posix.read(3, 65536)
