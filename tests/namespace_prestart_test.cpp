@@ -6,12 +6,20 @@
 // limit, timeout and OOM flags. Both backends have the same (lowered) default memory
 // ceiling, so that a memory-limit case fits the pool's shape.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "cordon/units.h"
 #include "kernel_features.h"
@@ -245,6 +253,58 @@ TEST_F(PrestartTest, LimitsSignalsAndTimeoutAreReal) {
   EXPECT_TRUE(slow_f.timed_out);
   EXPECT_TRUE(slow_p.timed_out);
   EXPECT_GE(slow_p.wall_ms, 500);
+}
+
+// Host pids of this process's live children named `comm`, or of their children (depth 2).
+std::vector<pid_t> descendants_named(const std::string& comm, int depth) {
+  std::vector<pid_t> parents{::getpid()};
+  std::vector<pid_t> found;
+  for (int level = 1; level <= depth; ++level) {
+    std::vector<pid_t> next;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(entry.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto open = stat.find('(');
+      const auto close = stat.rfind(')');
+      // A zombie (an exited init its pool has not reaped yet) is gone for this purpose.
+      if (open == std::string::npos || close == std::string::npos || stat[close + 2] == 'Z') {
+        continue;
+      }
+      const pid_t ppid = std::atoi(stat.c_str() + close + 4);  // ") S <ppid>"
+      if (std::ranges::find(parents, ppid) == parents.end()) continue;
+      const pid_t pid = std::stoi(name);
+      next.push_back(pid);
+      if (level == depth && stat.substr(open + 1, close - open - 1) == comm) found.push_back(pid);
+    }
+    parents = std::move(next);
+  }
+  return found;
+}
+
+// A prestarted python that died while it waited takes its sandbox with it (the init
+// exits): the run that would have taken it builds its own, and succeeds.
+TEST_F(PrestartTest, AnInterpreterKilledWhileItWaitedIsReplaced) {
+  auto* pool = prestarted_->python_pool();
+  ASSERT_NE(pool, nullptr);
+  ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+  const std::vector<pid_t> waiting = descendants_named("python3", 2);
+  ASSERT_EQ(waiting.size(), 1u);
+  ASSERT_EQ(::kill(waiting[0], SIGKILL), 0);
+  const auto until = Clock::now() + seconds(3);
+  while (descendants_named("cordon-ns-init", 1).size() > 1 && Clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_EQ(descendants_named("cordon-ns-init", 1).size(), 1u);  // the plain pool's
+  RunRequest req;
+  req.language = Language::kPython;
+  req.code = "print('ran')";
+  const std::uint64_t before = prestarted_->prestarted_runs();
+  const RunResult r = prestarted_->run(req, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << describe(r);
+  EXPECT_EQ(r.stdout_data, "ran\n");
+  EXPECT_EQ(prestarted_->prestarted_runs(), before);
 }
 
 // A sh run never meets a waiting python: it takes the plain pool (or builds its own).
