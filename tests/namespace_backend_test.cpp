@@ -15,7 +15,8 @@
 // at the copy with CORDON_TEST_PLUGIN_DIR, CORDON_TEST_CLI_BINARY, CORDON_PLUGIN_PATH and
 // CORDON_LIBEXEC_DIR).
 //
-// With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled) the plugin
+// With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled, and with
+// CORDON_NAMESPACE_PRESTART=python namespace_backend_test_prestarted) the plugin
 // builds sandboxes ahead of time, and the fixture waits before each run until one is
 // ready, so every run with the default limits goes through a pooled sandbox; the
 // NamespacePool tests below check the pool itself in every configuration.
@@ -130,7 +131,26 @@ class NamespaceTest : public ::testing::Test {
     if (auto* p = pool()) {
       EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
     }
+    // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
+    // python run of the default shape (limits, environment, no stdin, code in argv) is
+    // handed to an interpreter started ahead: checked by the backend's counter.
+    auto* ns_backend = static_cast<ns::NamespaceBackend*>(backend_.get());
+    auto* python_pool = pool() != nullptr ? ns_backend->python_pool() : nullptr;
+    const bool prestartable = python_pool != nullptr && req.language == Language::kPython &&
+                              !req.stdin_data && req.env.empty() && !req.limits.memory_bytes &&
+                              !req.limits.max_processes && !req.limits.cpu_time &&
+                              !req.limits.scratch_bytes && req.code.size() < 64 * 1024 &&
+                              req.code.find('\0') == std::string::npos;
+    if (prestartable) {
+      EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
+          << python_pool->last_error();
+    }
+    const std::uint64_t prestarted_before = python_pool ? ns_backend->prestarted_runs() : 0;
     RunResult r = backend_->run(req, cancel, nullptr);
+    // (A request refused before anything starts never reaches a pool.)
+    if (prestartable && !r.error.value_or("").starts_with("invalid request")) {
+      EXPECT_EQ(ns_backend->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
+    }
     EXPECT_EQ(r.backend.name, "namespace");
     return r;
   }

@@ -15,6 +15,17 @@
 //      process of the namespace, writes an InitReport to fd 3 and exits.
 // Because the sandbox waits at step 2 with nothing of the code in it, a sandbox can be
 // built ahead of its run (NamespaceOptions::pool_size): the run then pays only for step 3.
+//
+// A pooled sandbox may also hold its interpreter started ahead (NamespaceOptions::
+// prestart_python): its first order is then a kPrestart one, which the init starts at
+// once as in step 3 (the command line is the loader of prestart_loader.h, its stdio the
+// pipes the run will read), with the read end of a code pipe as its fd 3 (kPrestartCodeFd)
+// and the write end of a ready pipe as its fd 4 (kPrestartReadyFd); once the interpreter
+// has started up and says so on fd 4, the init sends kReady again and waits for the second
+// order, a kRunPrestarted one: it writes that order's files, writes the kCode record's
+// bytes into the code pipe and closes it, and goes on at step 4 with the interpreter as
+// the code's main process. If the interpreter dies while it waits, the init exits (the
+// sandbox is then gone, as if it had been killed). One run per sandbox all the same.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +34,10 @@ namespace cordon::ns {
 
 inline constexpr int kInitReportFd = 3;
 inline constexpr int kInitControlFd = 4;
+// In a prestarted interpreter: where its loader reads the code (until EOF), and where it
+// writes one byte once its start-up is done and it waits for the code.
+inline constexpr int kPrestartCodeFd = 3;
+inline constexpr int kPrestartReadyFd = 4;
 
 struct InitReport {
   std::int32_t magic = 0;   // kInitReportMagic once filled in
@@ -67,9 +82,15 @@ struct InitEvent {
 // the memfd, from offset 0.
 inline constexpr std::int32_t kOrderMagic = 0x6f726472;  // "ordr"
 inline constexpr int kOrderFdCount = 4;                  // memfd, stdin, stdout, stderr
+enum class OrderKind : std::uint32_t {
+  kRun = 0,        // start the code (exe, args, env, cwd, rlimits, files)
+  kPrestart,       // start the interpreter now, waiting on kPrestartCodeFd (no files)
+  kRunPrestarted,  // files and one kCode record, for the interpreter kPrestart started
+};
 struct OrderHeader {
   std::int32_t magic = kOrderMagic;
   std::uint32_t size = 0;
+  OrderKind kind = OrderKind::kRun;
 };
 
 // One record of the order: a header, then `len` bytes of data. Strings carry their NUL.
@@ -81,6 +102,7 @@ enum class OrderTag : std::uint32_t {
   kDir,      // aux: mode; data: path (created before the files that follow)
   kFile,     // aux: mode; data: path NUL contents
   kRlimit,   // aux: resource; data: two uint64 (soft, hard)
+  kCode,     // data: the code a prestarted interpreter runs (bytes, no NUL added)
 };
 struct OrderRecord {
   OrderTag tag = OrderTag::kExe;

@@ -13,9 +13,11 @@
 
 #include "cordon/limit_check.h"
 #include "cordon/policy/syscall_policy.h"
+#include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
 #include "prebuilt_seccomp.h"
+#include "prestart_loader.h"
 
 namespace cordon::ns {
 namespace {
@@ -151,6 +153,16 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
         // Killing the init (ChildProcess) comes before removing the limit groups and
         // freeing the uid slot: BuiltSandbox's members go in reverse order.
         [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
+    if (options_.prestart_python) {
+      python_shape_.language = Language::kPython;
+      python_shape_.code = std::string(kPythonLoader);
+      python_pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
+          options_.pool_size,
+          [this]() -> Result<BuiltSandbox> {
+            return build_prestarted(Clock::now() + kDefaultSetupBound);
+          },
+          [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
+    }
   }
 }
 
@@ -408,6 +420,51 @@ Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_
   return b;
 }
 
+Result<BuiltSandbox> NamespaceBackend::build_prestarted(Clock::time_point until) const {
+  std::optional<SandboxPlan> plan;
+  auto built = build(python_shape_, /*want_tmp_fd=*/true, until, &plan);
+  if (!built) return built;
+  // The run's own output pipes, made now: the interpreter sets up sys.stdout and
+  // sys.stderr at its start from what fds 1 and 2 are, so they must be what the run's
+  // are (pipes; stdin /dev/null, which is why runs with stdin data do not come here).
+  auto out = proc::make_pipe();
+  if (!out) return std::unexpected(out.error());
+  auto err = proc::make_pipe();
+  if (!err) return std::unexpected(err.error());
+  CodeOrder order;
+  order.plan = &*plan;
+  order.stdout_fd = out->write.get();
+  order.stderr_fd = err->write.get();
+  if (auto st = built->process.prestart(order, until); !st) return std::unexpected(st.error());
+  built->prestarted =
+      PrestartedInterpreter{std::move(*plan), std::move(out->read), std::move(err->read)};
+  return built;
+}
+
+bool NamespaceBackend::prestart_fits(const RunRequest& request) const {
+  // The cheap part of starts_as, so that a run that cannot use a prestarted interpreter
+  // does not waste one: a request's variables or CPU limit (an rlimit) change how the
+  // interpreter would have started.
+  return python_pool_ && request.language == Language::kPython && !request.stdin_data &&
+         request.env.empty() && !request.limits.cpu_time && pool_fits(request);
+}
+
+bool starts_as(const SandboxPlan& run, const SandboxPlan& started) {
+  const auto same_rlimit = [](const NamedRlimit& a, const NamedRlimit& b) {
+    return a.setting.resource == b.setting.resource && a.setting.soft == b.setting.soft &&
+           a.setting.hard == b.setting.hard;
+  };
+  // Python's start-up reads the user site directory (~/.local/lib/pythonX.Y/site-packages:
+  // .pth files, usercustomize): input files there would have been seen by a fresh run.
+  const std::string user_site = run.fs.home + "/.local/";
+  return run.executable == started.executable && run.argv.size() == 3 && started.argv.size() == 3 &&
+         run.argv[0] == started.argv[0] && run.argv[1] == "-c" && started.argv[1] == "-c" &&
+         run.env == started.env && run.cwd == started.cwd &&
+         std::ranges::equal(run.rlimits, started.rlimits, same_rlimit) &&
+         std::ranges::none_of(run.files,
+                              [&](const SandboxFile& f) { return f.path.starts_with(user_site); });
+}
+
 bool NamespaceBackend::pool_fits(const RunRequest& request) const {
   // The pooled sandboxes have the default ceilings and tmpfs size; other limits change
   // the limit groups or the /tmp mount, so such a run builds its own.
@@ -432,38 +489,49 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     return error("invalid request: " + st.error().describe());
   }
   if (!probe_.available) return error(probe_.reason);
-  // The pool refills around runs, not during them (WarmPool::Busy).
+  // The pools refill around runs, not during them (WarmPool::Busy).
   std::optional<WarmPool<BuiltSandbox>::Busy> busy;
+  std::optional<WarmPool<BuiltSandbox>::Busy> python_busy;
   if (pool_) busy.emplace(pool_.get());
+  if (python_pool_) python_busy.emplace(python_pool_.get());
 
-  // 2. Pipes; the parent ends stay CLOEXEC.
-  auto pipes = make_run_pipes(request);
-  if (!pipes) return error("pipe: " + pipes.error().describe());
-
-  // 3. A sandbox: a pooled one when one is ready and has this run's shape (the init
+  // 2. A sandbox: one holding a started python when the run starts exactly as it did
+  //    (starts_as), else a pooled one when one is ready and has this run's shape (the init
   //    writes the input files), else one built for this run (its set-up process writes
   //    them). A pooled sandbox that died while it waited is dropped for a new one.
   std::optional<BuiltSandbox> sandbox;
   std::optional<SandboxPlan> plan;
-  bool pooled = false;
-  if (pool_ && pool_fits(request)) {
-    if (auto taken = pool_->take()) {
-      auto planned = plan_for(request, taken->host, taken->coverage);
-      if (!planned) return error("plan: " + planned.error().describe());
-      // The code file (code too long for argv) goes outside /tmp, into the root the
-      // pooled sandbox already made read-only: only a sandbox built for the run can.
-      const std::string under = planned->cwd + "/";
-      if (std::ranges::all_of(planned->files,
-                              [&](const SandboxFile& f) { return f.path.starts_with(under); })) {
-        sandbox = std::move(*taken);
-        plan = std::move(*planned);
-        pooled = true;
-      } else {
-        pool_->retire(std::move(*taken));
-      }
+  WarmPool<BuiltSandbox>* taken_from = nullptr;
+  const auto files_under_cwd = [](const SandboxPlan& p) {
+    // The code file (code too long for argv) goes outside /tmp, into the root the
+    // pooled sandbox already made read-only: only a sandbox built for the run can.
+    const std::string under = p.cwd + "/";
+    return std::ranges::all_of(p.files,
+                               [&](const SandboxFile& f) { return f.path.starts_with(under); });
+  };
+  const auto take_from = [&](WarmPool<BuiltSandbox>* from) -> Status {
+    auto taken = from->take();
+    if (!taken) return {};
+    auto planned = plan_for(request, taken->host, taken->coverage);
+    if (!planned) return fail(planned.error().code, "plan: " + planned.error().describe());
+    if (files_under_cwd(*planned) &&
+        (!taken->prestarted || starts_as(*planned, taken->prestarted->plan))) {
+      sandbox = std::move(*taken);
+      plan = std::move(*planned);
+      taken_from = from;
+    } else {
+      from->retire(std::move(*taken));
     }
+    return {};
+  };
+  if (prestart_fits(request)) {
+    if (auto st = take_from(python_pool_.get()); !st) return error(st.error().describe());
+  }
+  if (!sandbox && pool_ && pool_fits(request)) {
+    if (auto st = take_from(pool_.get()); !st) return error(st.error().describe());
   }
   const Limits ceilings = with_default_ceilings(request.limits, options_);
+  std::optional<RunPipes> pipes;
   for (;;) {
     if (!sandbox) {
       auto built = build(request, !request.artifact_globs.empty(), setup_until, &plan);
@@ -472,22 +540,37 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     }
     if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
 
-    // 4. The code: the init starts it (already under no_new_privs and the filter); a
-    //    failure to start shows when the init ends (SandboxTree::describe_end).
+    // 3. Pipes (the parent ends stay CLOEXEC); a prestarted interpreter's are the ones it
+    //    was started with.
+    const bool prestarted = sandbox->prestarted.has_value();
+    if (prestarted) {
+      pipes = RunPipes{proc::Pipe{std::move(sandbox->prestarted->stdout_read), {}},
+                       proc::Pipe{std::move(sandbox->prestarted->stderr_read), {}}, std::nullopt};
+    } else {
+      auto made = make_run_pipes(request);
+      if (!made) return error("pipe: " + made.error().describe());
+      pipes = std::move(*made);
+    }
+
+    // 4. The code: the init starts it (already under no_new_privs and the filter), or
+    //    hands it to the interpreter it started; a failure to start shows when the init
+    //    ends (SandboxTree::describe_end).
     CodeOrder order;
     order.plan = &*plan;
-    order.write_files = pooled;
+    order.write_files = taken_from != nullptr;
+    order.prestarted = prestarted;
     order.stdin_fd = pipes->child_stdin();
     order.stdout_fd = pipes->child_stdout();
     order.stderr_fd = pipes->child_stderr();
     auto launched = sandbox->process.launch(order);
-    if (!launched && pooled && launched.error().code == ErrorCode::kUnavailable) {
-      pool_->retire(std::move(*sandbox));
+    if (!launched && taken_from != nullptr && launched.error().code == ErrorCode::kUnavailable) {
+      taken_from->retire(std::move(*sandbox));
       sandbox.reset();
-      pooled = false;
+      taken_from = nullptr;
       continue;
     }
     if (!launched) return error(launched.error().describe());
+    if (prestarted) prestarted_runs_.fetch_add(1);
     break;
   }
 
@@ -506,17 +589,18 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   //    /tmp; the limit groups removed. The uid slot is held until the end of this scope.
   UidSlot slot = std::move(sandbox->slot);
   SandboxTree tree(std::move(sandbox->limits), std::move(sandbox->process));
-  if (pooled) {
+  if (taken_from != nullptr) {
     // The pool's thread reaps the init (the namespaces' teardown) and removes the groups
     // right after the run; the run ends on the init's report that nothing of the code is
     // left. The uid slot stays held until the init is gone.
-    tree.retire_with([this, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
-      BuiltSandbox retired;
-      retired.slot = std::move(slot);
-      retired.limits = std::move(groups);
-      retired.process = std::move(used);
-      pool_->retire(std::move(retired));
-    });
+    tree.retire_with(
+        [taken_from, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
+          BuiltSandbox retired;
+          retired.slot = std::move(slot);
+          retired.limits = std::move(groups);
+          retired.process = std::move(used);
+          taken_from->retire(std::move(retired));
+        });
   }
   return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
 }

@@ -6,6 +6,8 @@
 // the sandbox. See docs/THREAT_MODEL.md for what holds and what does not.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,15 @@
 
 namespace cordon::ns {
 
+// The interpreter a pooled sandbox started ahead of its run (NamespaceOptions::
+// prestart_python): how it was started, and the read ends of the stdout and stderr it
+// was started with (the run's output pipes).
+struct PrestartedInterpreter {
+  SandboxPlan plan;  // its executable, argv (the loader), env, cwd and rlimits
+  UniqueFd stdout_read;
+  UniqueFd stderr_read;
+};
+
 // A sandbox built for a run's shape (limits, tmpfs size), its init waiting for the code,
 // with what it holds on the host: its uid slot and limit groups.
 struct BuiltSandbox {
@@ -32,8 +43,14 @@ struct BuiltSandbox {
   HostIdentity host;
   CgroupCoverage coverage;
   std::optional<proc::LimitGroup> limits;
+  std::optional<PrestartedInterpreter> prestarted;
   SandboxProcess process;
 };
+
+// Whether a run of `run` may use an interpreter started as `started` was: the same
+// interpreter, environment, cwd and rlimits, the code passed with -c, and no input file
+// the interpreter's start-up would have read (the user site directory under HOME).
+[[nodiscard]] bool starts_as(const SandboxPlan& run, const SandboxPlan& started);
 
 class NamespaceBackend final : public Backend {
  public:
@@ -56,14 +73,24 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] const NamespaceOptions& options() const { return options_; }
   // The warm pool (NamespaceOptions::pool_size), or null.
   [[nodiscard]] WarmPool<BuiltSandbox>* pool() { return pool_.get(); }
+  // The pool of sandboxes holding a started python (NamespaceOptions::prestart_python),
+  // or null.
+  [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return python_pool_.get(); }
+  // How many runs were handed to a prestarted interpreter.
+  [[nodiscard]] std::uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
 
  private:
   // Builds a sandbox of `shape`'s limits and files; its plan in *plan.
   [[nodiscard]] Result<BuiltSandbox> build(const RunRequest& shape, bool want_tmp_fd,
                                            std::chrono::steady_clock::time_point until,
                                            std::optional<SandboxPlan>* plan) const;
+  // A pooled sandbox with python started in it, waiting for its code.
+  [[nodiscard]] Result<BuiltSandbox> build_prestarted(
+      std::chrono::steady_clock::time_point until) const;
   // Whether a pooled sandbox (built for the default limits) has the shape `request` needs.
   [[nodiscard]] bool pool_fits(const RunRequest& request) const;
+  // Whether `request` may go to a prestarted python (the plan's check is starts_as).
+  [[nodiscard]] bool prestart_fits(const RunRequest& request) const;
   [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
                                              const CgroupCoverage& cgroups) const;
   [[nodiscard]] bool cgroup_available(int kind) const;
@@ -78,8 +105,12 @@ class NamespaceBackend final : public Backend {
   // Per proc::LimitKindCg: what a run's group will report as enforced (LimitGroup::planned).
   std::optional<proc::LimitApplied> limit_planned_[3];
   Probe probe_;
-  RunRequest pool_shape_;                         // the request a pooled sandbox is built for
-  std::unique_ptr<WarmPool<BuiltSandbox>> pool_;  // last: its thread uses everything above
+  RunRequest pool_shape_;    // the request a pooled sandbox is built for
+  RunRequest python_shape_;  // the same, for python with the loader as its code
+  std::atomic<std::uint64_t> prestarted_runs_{0};
+  // Last: their threads use everything above.
+  std::unique_ptr<WarmPool<BuiltSandbox>> pool_;
+  std::unique_ptr<WarmPool<BuiltSandbox>> python_pool_;
 };
 
 // Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, beside cordon-reaper, the build tree,

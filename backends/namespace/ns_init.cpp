@@ -20,6 +20,7 @@
 // before exec and survives it (no credential change): if the cordon thread that built the
 // sandbox dies, so does the sandbox.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -43,6 +44,7 @@ namespace {
 using cordon::ns::CodeStage;
 using cordon::ns::InitEvent;
 using cordon::ns::InitEventKind;
+using cordon::ns::OrderKind;
 using cordon::ns::OrderRecord;
 using cordon::ns::OrderTag;
 
@@ -71,7 +73,10 @@ void send_event(const InitEvent& ev) {
 
 // The order, parsed in place: pointers into `buf`.
 struct Order {
-  const char* buf = nullptr;  // the order's records, mapped from the memfd
+  OrderKind kind = OrderKind::kRun;
+  const char* buf = nullptr;   // the order's records, mapped from the memfd
+  const char* code = nullptr;  // kCode: for a prestarted interpreter
+  std::uint32_t code_len = 0;
   const char* exe = nullptr;
   const char* cwd = "/";
   char** argv = nullptr;
@@ -117,6 +122,7 @@ bool receive_order(Order& order, std::uint32_t* size) {
   order.buf = static_cast<const char*>(mapped);
   ::close(fds[0]);
   for (int i = 0; i < 3; ++i) order.stdio[i] = fds[i + 1];
+  order.kind = header.kind;
   *size = header.size;
   return true;
 }
@@ -189,11 +195,19 @@ void apply_order(Order& order, std::uint32_t size) {
       case OrderTag::kRlimit:
         if (r->len != 2 * sizeof(std::uint64_t)) fail(CodeStage::kOrder, EPROTO);
         break;
+      case OrderTag::kCode:
+        order.code = data;
+        order.code_len = r->len;
+        break;
       default:
         fail(CodeStage::kOrder, EPROTO);
     }
   }
-  if (order.exe == nullptr || args == 0) fail(CodeStage::kOrder, EPROTO);
+  // A kRunPrestarted order carries no command (the interpreter runs already), only code.
+  if (order.kind == OrderKind::kRunPrestarted ? order.code == nullptr
+                                              : order.exe == nullptr || args == 0) {
+    fail(CodeStage::kOrder, EPROTO);
+  }
 }
 
 struct CodeFailure {
@@ -208,11 +222,20 @@ struct CodeFailure {
 }
 
 // The code's process (a fork of init, so under the same filter): its own session, the
-// request's stdio, working directory and rlimits, only fds 0-2, then exec.
-[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd) {
+// request's stdio, working directory and rlimits, only fds 0-2 (and for a prestarted
+// interpreter its code pipe as fd 3), then exec.
+[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd, int code_fd,
+                            int ready_fd) {
   if (::setsid() < 0) code_fail(status_fd, CodeStage::kSession, errno);
   for (int i = 0; i < 3; ++i) {
     if (::dup2(order.stdio[i], i) < 0) code_fail(status_fd, CodeStage::kFds, errno);
+  }
+  // None of the status, code and ready pipes can be fd 3 or 4 here: the report pipe and
+  // the control socket hold them in the init, so dup2 only replaces this process's copies.
+  const int keep_below = code_fd >= 0 ? cordon::ns::kPrestartReadyFd + 1 : 3;
+  if (code_fd >= 0 && (::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0 ||
+                       ::dup2(ready_fd, cordon::ns::kPrestartReadyFd) < 0)) {
+    code_fail(status_fd, CodeStage::kFds, errno);
   }
   if (::chdir(order.cwd) != 0) code_fail(status_fd, CodeStage::kChdir, errno);
   std::uint32_t offset = 0;
@@ -227,12 +250,93 @@ struct CodeFailure {
   }
   ::umask(022);
   // Only 0, 1, 2 reach the code (the status pipe is CLOEXEC: it closes at exec).
-  if (::close_range(3, static_cast<unsigned>(status_fd) - 1, 0) != 0 ||
+  if (::close_range(keep_below, static_cast<unsigned>(status_fd) - 1, 0) != 0 ||
       ::close_range(static_cast<unsigned>(status_fd) + 1, ~0U, 0) != 0) {
     code_fail(status_fd, CodeStage::kFds, errno);
   }
   ::execve(order.exe, order.argv, order.envp);
   code_fail(status_fd, CodeStage::kExecCode, errno);
+}
+
+// Forks the code's process and waits until it has exec'd (or failed to: reported, and we
+// exit). Our copies of the order's stdio go.
+pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int ready_fd = -1) {
+  int status_pipe[2];
+  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
+  const pid_t pid = ::fork();
+  if (pid < 0) fail(CodeStage::kStartCode, errno);
+  if (pid == 0) code_main(order, size, status_pipe[1], code_fd, ready_fd);
+  ::close(status_pipe[1]);
+  for (const int fd : order.stdio) ::close(fd);
+  CodeFailure f{};
+  ssize_t n = 0;
+  do {
+    n = ::read(status_pipe[0], &f, sizeof(f));
+  } while (n < 0 && errno == EINTR);
+  ::close(status_pipe[0]);
+  // A failed start is reported on the control socket (cordon reads it once we are gone);
+  // a successful one is not: cordon already waits for the code's end.
+  if (n == static_cast<ssize_t>(sizeof(f))) fail(f.stage, f.error);
+  return pid;
+}
+
+// Until the run's order arrives (true) or cordon gives the sandbox up or the waiting
+// interpreter dies (false): a pipe's write end reports POLLERR once no reader is left.
+bool wait_for_run(int code_write) {
+  for (;;) {
+    struct pollfd pfd[2] = {{cordon::ns::kInitControlFd, POLLIN, 0}, {code_write, 0, 0}};
+    if (::poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if ((pfd[1].revents & (POLLERR | POLLHUP)) != 0) return false;
+    if ((pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) return true;
+  }
+}
+
+// A kPrestart order: start the interpreter now with its code pipe, say ready again, and
+// on the run's order write that order's files, then hand the code over. The interpreter's
+// pid, or -1 when there will be no run.
+pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
+  int code_pipe[2];
+  int ready_pipe[2];
+  if (::pipe2(code_pipe, O_CLOEXEC) != 0 || ::pipe2(ready_pipe, O_CLOEXEC) != 0) {
+    fail(CodeStage::kStartCode, errno);
+  }
+  const pid_t pid = start_code(prestart, size, code_pipe[0], ready_pipe[1]);
+  ::close(code_pipe[0]);
+  ::close(ready_pipe[1]);
+  // Ready once its start-up is done and the loader waits for the code (it writes one byte
+  // and closes its end); EOF first: it died on the way.
+  char byte = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(ready_pipe[0], &byte, 1);
+  } while (got < 0 && errno == EINTR);
+  ::close(ready_pipe[0]);
+  if (got != 1) fail(CodeStage::kStartCode, ECHILD);
+  send_event(InitEvent{});  // kReady: the interpreter waits for its code
+  if (!wait_for_run(code_pipe[1])) return -1;
+  Order run;
+  std::uint32_t run_size = 0;
+  if (!receive_order(run, &run_size)) return -1;
+  if (run.kind != OrderKind::kRunPrestarted) fail(CodeStage::kOrder, EPROTO);
+  apply_order(run, run_size);
+  for (const int fd : run.stdio) ::close(fd);
+  // Blocks while the code is larger than the pipe, until the loader has read it. EPIPE (the
+  // interpreter died meanwhile) is not ours to report: its wait status is the run's end.
+  // As PID 1 of the namespace we ignore the SIGPIPE of a default disposition.
+  const char* p = run.code;
+  std::size_t left = run.code_len;
+  while (left > 0) {
+    const ssize_t w = ::write(code_pipe[1], p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  ::close(code_pipe[1]);
+  return pid;
 }
 
 }  // namespace
@@ -253,22 +357,15 @@ int main() {
   if (!receive_order(order, &size)) return 0;
   apply_order(order, size);
 
-  int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
-  const pid_t main_pid = ::fork();
-  if (main_pid < 0) fail(CodeStage::kStartCode, errno);
-  if (main_pid == 0) code_main(order, size, status_pipe[1]);
-  ::close(status_pipe[1]);
-  for (const int fd : order.stdio) ::close(fd);
-  CodeFailure f{};
-  ssize_t n = 0;
-  do {
-    n = ::read(status_pipe[0], &f, sizeof(f));
-  } while (n < 0 && errno == EINTR);
-  ::close(status_pipe[0]);
-  // A failed start is reported on the control socket (cordon reads it once we are gone);
-  // a successful one is not: cordon already waits for the code's end.
-  if (n == static_cast<ssize_t>(sizeof(f))) fail(f.stage, f.error);
+  pid_t main_pid = -1;
+  if (order.kind == OrderKind::kRun) {
+    main_pid = start_code(order, size);
+  } else if (order.kind == OrderKind::kPrestart) {
+    main_pid = run_prestarted(order, size);
+    if (main_pid < 0) return 0;  // given up, or the interpreter died while it waited
+  } else {
+    fail(CodeStage::kOrder, EPROTO);
+  }
   ::close(cordon::ns::kInitControlFd);
 
   cordon::ns::InitReport report;

@@ -1,6 +1,7 @@
 // The plugin entry point of the namespace backend.
 #include <cstdlib>
 #include <new>
+#include <string_view>
 
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
@@ -17,6 +18,10 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
     options.pool_size = *given.pool_size;
   } else if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
+  }
+  // CORDON_NAMESPACE_PRESTART=python: pooled sandboxes also hold python started ahead.
+  if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) {
+    options.prestart_python = std::string_view(pre) == "python";
   }
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }

@@ -56,6 +56,12 @@ struct NamespaceOptions {
   // starting its code. 0: every run builds its own. For long-running processes; the
   // plugin takes the pool_size option, else reads CORDON_NAMESPACE_POOL_SIZE.
   std::size_t pool_size = 0;
+  // With a pool: a second pool of the same size whose sandboxes hold `python3 -c <loader>`
+  // already started and waiting for its code (prestart_loader.h), taken by python runs
+  // that start exactly as it did (default limits and environment, code passed with -c, no
+  // stdin); other runs take the plain pool. Off by default; the plugin reads
+  // CORDON_NAMESPACE_PRESTART=python.
+  bool prestart_python = false;
   // Tests only: called in cordon's process right before it releases the set-up process
   // (the "go" byte), with that process's pid, so a test can make it die there.
   void (*before_go_for_test)(pid_t setup_process) = nullptr;

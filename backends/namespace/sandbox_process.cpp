@@ -112,22 +112,32 @@ void add_string(std::string& out, OrderTag tag, const std::string& s, std::uint3
   add_record(out, tag, aux, std::string_view(s.c_str(), s.size() + 1));
 }
 
+void add_files(std::string& out, const SandboxPlan& plan) {
+  for (const SandboxFile& f : plan.files) {
+    if (f.directory) {
+      add_string(out, OrderTag::kDir, f.path, f.mode);
+    } else {
+      add_record(out, OrderTag::kFile, f.mode, f.path, f.data, /*nul_between=*/true);
+    }
+  }
+}
+
 std::string encode_order(const CodeOrder& order) {
   const SandboxPlan& plan = *order.plan;
   std::string out;
+  if (order.prestarted) {
+    // The interpreter runs already, with the prestart plan's command, environment, cwd and
+    // rlimits (the backend checked they are this run's): only the files and the code.
+    if (order.write_files) add_files(out, plan);
+    add_record(out, OrderTag::kCode, 0,
+               plan.argv.size() == 3 ? std::string_view(plan.argv[2]) : std::string_view());
+    return out;
+  }
   add_string(out, OrderTag::kExe, plan.executable);
   for (const auto& a : plan.argv) add_string(out, OrderTag::kArg, a);
   for (const auto& e : plan.env) add_string(out, OrderTag::kEnv, e);
   add_string(out, OrderTag::kCwd, plan.cwd);
-  if (order.write_files) {
-    for (const SandboxFile& f : plan.files) {
-      if (f.directory) {
-        add_string(out, OrderTag::kDir, f.path, f.mode);
-      } else {
-        add_record(out, OrderTag::kFile, f.mode, f.path, f.data, /*nul_between=*/true);
-      }
-    }
-  }
+  if (order.write_files) add_files(out, plan);
   for (const auto& r : plan.rlimits) {
     const std::uint64_t v[2] = {r.setting.soft, r.setting.hard};
     add_record(out, OrderTag::kRlimit, static_cast<std::uint32_t>(r.setting.resource),
@@ -233,6 +243,21 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   return sp;
 }
 
+Status SandboxProcess::prestart(const CodeOrder& order, Clock::time_point until) {
+  if (!control_ || launched_) {
+    return fail(ErrorCode::kInternal, "this sandbox was not built or was already launched");
+  }
+  if (auto st = send_order(OrderKind::kPrestart, order); !st) return st;
+  auto got = next_event(control_.get(), until);
+  if (!got) return std::unexpected(got.error());
+  if (got->eof) return fail(ErrorCode::kInternal, "prestart: the sandbox's init ended");
+  if (got->msg.kind == InitEventKind::kReady) return {};
+  const InitEvent& ev = got->msg;
+  return fail_errno(
+      std::string("prestart the interpreter: ") + to_string(static_cast<CodeStage>(ev.stage)),
+      ev.error);
+}
+
 Status SandboxProcess::launch(const CodeOrder& order) {
   if (!control_ || launched_) {
     return fail(ErrorCode::kInternal, "this sandbox was not built or was already launched");
@@ -241,6 +266,10 @@ Status SandboxProcess::launch(const CodeOrder& order) {
   if (order.write_files) {
     for (const SandboxFile& f : order.plan->files) file_paths_.push_back(f.path);
   }
+  return send_order(order.prestarted ? OrderKind::kRunPrestarted : OrderKind::kRun, order);
+}
+
+Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   UniqueFd dev_null;
   if (order.stdin_fd < 0 || order.stdout_fd < 0 || order.stderr_fd < 0) {
     dev_null.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
@@ -262,6 +291,7 @@ Status SandboxProcess::launch(const CodeOrder& order) {
 
   OrderHeader header;
   header.size = static_cast<std::uint32_t>(blob.size());
+  header.kind = kind;
   const int fds[kOrderFdCount] = {memfd.get(), or_null(order.stdin_fd), or_null(order.stdout_fd),
                                   or_null(order.stderr_fd)};
   if (const int err = send_with_fds(control_.get(), &header, sizeof(header), fds, kOrderFdCount);

@@ -37,7 +37,10 @@ struct SandboxStart {
 struct CodeOrder {
   const SandboxPlan* plan = nullptr;  // executable, argv, env, cwd, rlimits
   bool write_files = false;           // the plan's files, by the init (a sandbox built before them)
-  int stdin_fd = -1;                  // -1: /dev/null
+  // Hand argv[2] (the code of `python3 -c code`) to the interpreter prestart() started,
+  // instead of starting the plan's command; the plan's other fields are then ignored.
+  bool prestarted = false;
+  int stdin_fd = -1;  // -1: /dev/null
   int stdout_fd = -1;
   int stderr_fd = -1;
 };
@@ -57,6 +60,10 @@ class SandboxProcess {
   // gives up at `until`.
   [[nodiscard]] static Result<SandboxProcess> start(const SandboxStart& args,
                                                     Clock::time_point until);
+  // Has the init start `order`'s command now (the interpreter with the loader of
+  // prestart_loader.h; no files), its code to come with launch(); returns once it is
+  // exec'd, or fails with the stage and errno, or gives up at `until`. Before launch only.
+  [[nodiscard]] Status prestart(const CodeOrder& order, Clock::time_point until);
   // Hands the code to the init, without waiting for it to start (the wait for the code's
   // end covers that). A sandbox whose init is gone (killed while it waited) fails with
   // kUnavailable. Once only.
@@ -88,6 +95,8 @@ class SandboxProcess {
   [[nodiscard]] UniqueFd take_tmp_fd() { return std::move(tmp_); }
 
  private:
+  [[nodiscard]] Status send_order(OrderKind kind, const CodeOrder& order);
+
   proc::ChildProcess init_;  // destructor: SIGKILL and reap, on every error path
   UniqueFd control_;         // the init's control socket (init_protocol.h)
   bool launched_ = false;
