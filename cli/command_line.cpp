@@ -67,6 +67,10 @@ void add_backend_option_flags(CLI::App* cmd, BackendOptions& options) {
       ->type_name("REF");
   cmd->add_option("--runtime", options.runtime, "container: the OCI runtime (default runc)")
       ->type_name("NAME");
+  cmd->add_option("--prestart", options.prestart,
+                  "namespace: pooled sandboxes hold this interpreter started ahead "
+                  "(python or none)")
+      ->type_name("LANG");
 }
 
 // The options `cordon run` and `cordon plan` share: a plan is of the run they describe.

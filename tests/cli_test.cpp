@@ -283,6 +283,21 @@ TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
   EXPECT_EQ(ns.out, "pooled\n");
 }
 
+TEST(CliTest, NamespacePrestartTakesPythonOrNone) {
+  // With a pool and python started ahead, a python run is served as usual.
+  const Ran pre = cordon({"run", "-b", "namespace", "--pool-size", "1", "--prestart", "python",
+                          "-l", "python", "-c", "print(__name__)"});
+  EXPECT_EQ(pre.status, 0) << pre.err;
+  EXPECT_EQ(pre.out, "__main__\n");
+  const Ran none = cordon({"run", "-b", "namespace", "--prestart", "none", "-c", "echo cold"});
+  EXPECT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(none.out, "cold\n");
+  const Ran bad = cordon({"run", "-b", "namespace", "--prestart", "ruby", "-c", "true"});
+  EXPECT_EQ(bad.status, 125) << bad.err;
+  EXPECT_NE(bad.err.find("--prestart takes python or none (got 'ruby')"), std::string::npos)
+      << bad.err;
+}
+
 TEST(CliTest, ContainerRefusesAnUnknownRuntimeWithTheReason) {
   for (const char* command : {"run", "plan", "prompt"}) {
     SCOPED_TRACE(command);

@@ -142,6 +142,7 @@ TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
   options.pool_size = 0;
   options.image = "localhost/img";
   options.runtime = "runc";
+  options.prestart = "python";
   const CBackendOptions c(options);
   EXPECT_EQ(c.get()->struct_size, sizeof(cordon_backend_options));
   EXPECT_EQ(c.get()->pool_size, 0);
@@ -151,6 +152,7 @@ TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
   EXPECT_FALSE(back.engine);
   EXPECT_EQ(back.image, "localhost/img");
   EXPECT_EQ(back.runtime, "runc");
+  EXPECT_EQ(back.prestart, "python");
 
   // A caller that knew only the fields up to `engine`: the later ones are never read.
   cordon_backend_options shorter = *c.get();
@@ -159,9 +161,10 @@ TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
   EXPECT_EQ(partial.pool_size, std::optional<std::size_t>(0));
   EXPECT_FALSE(partial.image);
   EXPECT_FALSE(partial.runtime);
+  EXPECT_FALSE(partial.prestart);
   EXPECT_FALSE(any_option_set(backend_options_from_c(nullptr)));
   EXPECT_TRUE(any_option_set(options));
-  EXPECT_EQ(set_option_names(options), "--pool-size, --image, --runtime");
+  EXPECT_EQ(set_option_names(options), "--pool-size, --image, --runtime, --prestart");
 
   // The reason of a refusal is cut to the caller's buffer and always terminated.
   char small[8];

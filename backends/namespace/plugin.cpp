@@ -1,7 +1,8 @@
 // The plugin entry point of the namespace backend.
 #include <cstdlib>
 #include <new>
-#include <string_view>
+#include <optional>
+#include <string>
 
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
@@ -19,10 +20,17 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
   } else if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
   }
-  // CORDON_NAMESPACE_PRESTART=python: pooled sandboxes also hold python started ahead.
-  if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) {
-    options.prestart_python = std::string_view(pre) == "python";
+  // The prestart option, else CORDON_NAMESPACE_PRESTART: "python" makes pooled sandboxes
+  // also hold python started ahead; "none" (or unset) does not. Nothing else is offered.
+  std::optional<std::string> prestart = given.prestart;
+  if (!prestart) {
+    if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) prestart = pre;
   }
+  if (prestart && *prestart != "python" && *prestart != "none") {
+    return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                        "namespace: --prestart takes python or none (got '" + *prestart + "')");
+  }
+  options.prestart_python = prestart == "python";
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }
 

@@ -26,10 +26,12 @@ CBackendOptions::CBackendOptions(const BackendOptions& options) {
   c_.engine = options.engine ? options.engine->c_str() : nullptr;
   c_.image = options.image ? options.image->c_str() : nullptr;
   c_.runtime = options.runtime ? options.runtime->c_str() : nullptr;
+  c_.prestart = options.prestart ? options.prestart->c_str() : nullptr;
 }
 
 bool any_option_set(const BackendOptions& options) {
-  return options.pool_size || options.engine || options.image || options.runtime;
+  return options.pool_size || options.engine || options.image || options.runtime ||
+         options.prestart;
 }
 
 std::string set_option_names(const BackendOptions& options) {
@@ -43,6 +45,7 @@ std::string set_option_names(const BackendOptions& options) {
   add(options.engine.has_value(), "--engine");
   add(options.image.has_value(), "--image");
   add(options.runtime.has_value(), "--runtime");
+  add(options.prestart.has_value(), "--prestart");
   return out;
 }
 
@@ -56,6 +59,7 @@ BackendOptions backend_options_from_c(const cordon_backend_options* c) {
   if (covers(size, CORDON_FIELD_END(engine))) out.engine = text(c->engine);
   if (covers(size, CORDON_FIELD_END(image))) out.image = text(c->image);
   if (covers(size, CORDON_FIELD_END(runtime))) out.runtime = text(c->runtime);
+  if (covers(size, CORDON_FIELD_END(prestart))) out.prestart = text(c->prestart);
   return out;
 }
 

@@ -17,6 +17,10 @@ struct BackendOptions {
   std::optional<std::string> engine;   // container: "podman" hands runs to an engine
   std::optional<std::string> image;    // container engine mode: the image
   std::optional<std::string> runtime;  // container: the OCI runtime ("runc")
+  // namespace: the interpreter its pooled sandboxes start ahead ("python"), or "none".
+  // Pooled python calls then skip interpreter start-up (docs/ARCHITECTURE.md, "Python
+  // started ahead"). Needs a pool.
+  std::optional<std::string> prestart;
 };
 
 }  // namespace cordon

@@ -36,6 +36,7 @@ struct cordon_backend_options {
   const char* engine;
   const char* image;
   const char* runtime;
+  const char* prestart;  // ABI 2.1, added within the same minor before any release
 };
 
 struct cordon_plugin_descriptor {
