@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -314,16 +316,24 @@ int HttpServer::run(const CancelToken& stop) {
   // Stops the server when `stop` is cancelled; `done` wakes it when the server ended
   // for another reason.
   const UniqueFd done(::eventfd(0, EFD_CLOEXEC));
+  if (!done) {
+    std::cerr << "cordon mcp: eventfd: " << std::strerror(errno) << "\n";
+    return 1;
+  }
   std::thread watcher([this, &stop, &done] {
     std::array<pollfd, 2> fds{pollfd{stop.wait_fd(), POLLIN, 0}, pollfd{done.get(), POLLIN, 0}};
     while (::poll(fds.data(), fds.size(), -1) < 0 && errno == EINTR) {
     }
-    if (stop.cancelled()) {
-      // Calls first, so the streams waiting for them end and free their workers; then
-      // the listener, whose shutdown joins those workers.
-      sessions_.close();
-      server_.stop();
+    if (!stop.cancelled()) return;
+    // Calls first, so the streams waiting for them end and free their workers; then
+    // the listener, whose shutdown joins those workers.
+    sessions_.close();
+    // httplib's stop() does nothing before listen_after_bind() has started running:
+    // wait for that (or for the listener to have ended), then stop it once.
+    pollfd ended{done.get(), POLLIN, 0};
+    while (!server_.is_running() && ::poll(&ended, 1, /*timeout_ms=*/1) == 0) {
     }
+    if (server_.is_running()) server_.stop();
   });
   const bool listened = server_.listen_after_bind();
   const std::uint64_t one = 1;
