@@ -5,10 +5,9 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mcp/session.h"
 
@@ -75,12 +74,10 @@ struct Session::Impl {
                                   {"method", "notifications/progress"},
                                   {"params", {{"progressToken", id}, {"progress", 1}}}});
     std::unique_lock lock(mutex);
-    const bool stopped =
-        !sent || changed.wait_for(lock, std::chrono::milliseconds(ms),
-                                  [&] { return cancelled[id.dump()]; });
+    const bool stopped = !sent || changed.wait_for(lock, std::chrono::milliseconds(ms),
+                                                   [&] { return cancelled[id.dump()]; });
     lock.unlock();
-    if (stopped ||
-        !sink->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"slept", ms}}}})) {
+    if (stopped || !sink->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"slept", ms}}}})) {
       ++test::fake_mcp::stats().cancelled_calls;
     } else {
       ++test::fake_mcp::stats().finished_calls;
@@ -99,7 +96,8 @@ struct Session::Impl {
   }
 };
 
-Session::Session(Service& /*service*/, std::string /*transport*/) : impl_(std::make_unique<Impl>()) {}
+Session::Session(Service& /*service*/, std::string /*transport*/)
+    : impl_(std::make_unique<Impl>()) {}
 
 Session::~Session() { impl_->stop_all(); }
 

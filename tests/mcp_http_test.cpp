@@ -1,20 +1,19 @@
 // cordon mcp --http (cli/mcp/http_*.cpp) against a fake Session (mcp_fake_session.cpp):
 // the security checks, the session rules and the SSE/JSON answers of the MCP Streamable
 // HTTP transport, with httplib's client on loopback; and the pure parsers, as tables.
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <streambuf>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include "cordon/cancel.h"
 #include "mcp/http_auth.h"
@@ -169,7 +168,8 @@ TEST(McpHttpTest, ListensOnLoopbackAndPrintsTheUrl) {
 TEST(McpHttpTest, NoTokenOrAWrongOneIs401) {
   Server server(test_options());
   auto client = server.client();
-  auto none = client.Post("/mcp", headers({}, /*with_token=*/false), initialize(), "application/json");
+  auto none =
+      client.Post("/mcp", headers({}, /*with_token=*/false), initialize(), "application/json");
   ASSERT_TRUE(none);
   EXPECT_EQ(none->status, 401);
   EXPECT_EQ(none->get_header_value("WWW-Authenticate"), "Bearer");
@@ -200,8 +200,8 @@ TEST(McpHttpTest, AForeignOriginIs403AndTheServersOwnIsAccepted) {
   ASSERT_TRUE(allowed);
   EXPECT_EQ(allowed->status, 200);
   // A rebound DNS name reaching the loopback listener.
-  auto rebound = client.Post("/mcp", headers({{"Host", "evil.example:80"}}), initialize(),
-                             "application/json");
+  auto rebound =
+      client.Post("/mcp", headers({{"Host", "evil.example:80"}}), initialize(), "application/json");
   ASSERT_TRUE(rebound);
   EXPECT_EQ(rebound->status, 403);
 }
@@ -257,12 +257,14 @@ TEST(McpHttpTest, ProtocolVersionHeaderMustBeTheSessionsOwn) {
   Server server(test_options());
   auto client = server.client();
   const std::string id = open_session(client);
-  auto ok = client.Post("/mcp", headers({{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-06-18"}}),
-                        request(2, "ping"), "application/json");
+  auto ok =
+      client.Post("/mcp", headers({{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-06-18"}}),
+                  request(2, "ping"), "application/json");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
-  auto bad = client.Post("/mcp", headers({{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "1999-01-01"}}),
-                         request(3, "ping"), "application/json");
+  auto bad =
+      client.Post("/mcp", headers({{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "1999-01-01"}}),
+                  request(3, "ping"), "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
 }
@@ -271,9 +273,9 @@ TEST(McpHttpTest, NotificationsAre202AndGetIs405) {
   Server server(test_options());
   auto client = server.client();
   const std::string id = open_session(client);
-  auto note = client.Post("/mcp", headers({{"Mcp-Session-Id", id}}),
-                          R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-                          "application/json");
+  auto note =
+      client.Post("/mcp", headers({{"Mcp-Session-Id", id}}),
+                  R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "application/json");
   ASSERT_TRUE(note);
   EXPECT_EQ(note->status, 202);
   EXPECT_TRUE(note->body.empty());
@@ -283,7 +285,8 @@ TEST(McpHttpTest, NotificationsAre202AndGetIs405) {
   auto other = client.Post("/other", headers(), initialize(), "application/json");
   ASSERT_TRUE(other);
   EXPECT_EQ(other->status, 404);
-  auto form = client.Post("/mcp", headers({{"Mcp-Session-Id", id}}), request(2, "ping"), "text/plain");
+  auto form =
+      client.Post("/mcp", headers({{"Mcp-Session-Id", id}}), request(2, "ping"), "text/plain");
   ASSERT_TRUE(form);
   EXPECT_EQ(form->status, 415);
 }
@@ -293,8 +296,8 @@ TEST(McpHttpTest, ASlowCallStreamsItsProgressBeforeTheResponse) {
   auto client = server.client();
   const std::string id = open_session(client);
   const auto started = std::chrono::steady_clock::now();
-  auto res = client.Post("/mcp", headers({{"Mcp-Session-Id", id}}), request(7, "slow", {{"ms", 300}}),
-                         "application/json");
+  auto res = client.Post("/mcp", headers({{"Mcp-Session-Id", id}}),
+                         request(7, "slow", {{"ms", 300}}), "application/json");
   ASSERT_TRUE(res);
   EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);
   EXPECT_EQ(res->status, 200);
@@ -315,9 +318,11 @@ TEST(McpHttpTest, JsonOnlyClientsGetOneJsonResponse) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
-  EXPECT_EQ(json::parse(res->body), json::parse(R"({"jsonrpc":"2.0","id":8,"result":{"slept":200}})"));
+  EXPECT_EQ(json::parse(res->body),
+            json::parse(R"({"jsonrpc":"2.0","id":8,"result":{"slept":200}})"));
   // A batch (protocol versions before 2025-06-18) gets an array.
-  const std::string batch = "[" + request(9, "ping") + "," + request(10, "slow", {{"ms", 100}}) + "]";
+  const std::string batch =
+      "[" + request(9, "ping") + "," + request(10, "slow", {{"ms", 100}}) + "]";
   auto both = client.Post("/mcp", headers({{"Mcp-Session-Id", id}, {"Accept", "application/json"}}),
                           batch, "application/json");
   ASSERT_TRUE(both);
@@ -390,7 +395,8 @@ TEST(McpHttpTest, StoppingEndsOpenStreamsAndCancelsTheirCalls) {
 }
 
 TEST(McpHttpTest, AGeneratedTokenWorksAndIsNeverPrinted) {
-  const fs::path dir = fs::temp_directory_path() / ("cordon-mcp-http-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("cordon-mcp-http-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   HttpOptions options = test_options();
   options.token.reset();
@@ -412,7 +418,8 @@ TEST(McpHttpTest, AGeneratedTokenWorksAndIsNeverPrinted) {
 }
 
 TEST(McpHttpTokenTest, WrittenPrivateReplacedAtStartOrReusedWithTokenFile) {
-  const fs::path dir = fs::temp_directory_path() / ("cordon-mcp-token-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("cordon-mcp-token-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   HttpOptions options;
   options.token_path = dir / "cordon" / "mcp-token";
@@ -420,7 +427,7 @@ TEST(McpHttpTokenTest, WrittenPrivateReplacedAtStartOrReusedWithTokenFile) {
   auto first = resolve_token(options, wrote);
   ASSERT_TRUE(first) << first.error().describe();
   EXPECT_EQ(wrote, options.token_path);
-  struct stat st {};
+  struct stat st{};
   ASSERT_EQ(::stat(options.token_path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat(options.token_path.parent_path().c_str(), &st), 0);
@@ -459,8 +466,14 @@ TEST(McpHttpTokenTest, DefaultPathFollowsXdgStateHome) {
   ::setenv("XDG_STATE_HOME", "relative", 1);
   ::setenv("HOME", "/home/u", 1);
   EXPECT_EQ(default_token_path().value(), fs::path("/home/u/.local/state/cordon/mcp-token"));
-  if (old_state != nullptr) ::setenv("XDG_STATE_HOME", old_state, 1); else ::unsetenv("XDG_STATE_HOME");
-  if (old_home != nullptr) ::setenv("HOME", old_home, 1); else ::unsetenv("HOME");
+  if (old_state != nullptr)
+    ::setenv("XDG_STATE_HOME", old_state, 1);
+  else
+    ::unsetenv("XDG_STATE_HOME");
+  if (old_home != nullptr)
+    ::setenv("HOME", old_home, 1);
+  else
+    ::unsetenv("HOME");
 }
 
 // --- the pure parsers, as tables ---
@@ -472,16 +485,26 @@ TEST(McpHttpParseTest, ListenAddress) {
     int port;
   };
   const Case cases[] = {
-      {"127.0.0.1:8080", "127.0.0.1", 8080}, {"127.0.0.1:0", "127.0.0.1", 0},
-      {"[::1]:9000", "::1", 9000},           {"localhost:1", "localhost", 1},
-      {"0.0.0.0:65535", "0.0.0.0", 65535},   {"8080", "127.0.0.1", 8080},
-      {"[::]:80", "::", 80},                 {"127.0.0.1:65536", nullptr, 0},
-      {"127.0.0.1:", nullptr, 0},            {":8080", nullptr, 0},
-      {"::1:8080", nullptr, 0},              {"[::1]8080", nullptr, 0},
-      {"[::1", nullptr, 0},                  {"[nothost]:1", nullptr, 0},
-      {"example.com:80", nullptr, 0},        {"127.0.0.1:-1", nullptr, 0},
-      {"127.0.0.1:80x", nullptr, 0},         {"", nullptr, 0},
-      {"999.1.1.1:80", nullptr, 0},          {"127.0.0.1:+80", nullptr, 0},
+      {"127.0.0.1:8080", "127.0.0.1", 8080},
+      {"127.0.0.1:0", "127.0.0.1", 0},
+      {"[::1]:9000", "::1", 9000},
+      {"localhost:1", "localhost", 1},
+      {"0.0.0.0:65535", "0.0.0.0", 65535},
+      {"8080", "127.0.0.1", 8080},
+      {"[::]:80", "::", 80},
+      {"127.0.0.1:65536", nullptr, 0},
+      {"127.0.0.1:", nullptr, 0},
+      {":8080", nullptr, 0},
+      {"::1:8080", nullptr, 0},
+      {"[::1]8080", nullptr, 0},
+      {"[::1", nullptr, 0},
+      {"[nothost]:1", nullptr, 0},
+      {"example.com:80", nullptr, 0},
+      {"127.0.0.1:-1", nullptr, 0},
+      {"127.0.0.1:80x", nullptr, 0},
+      {"", nullptr, 0},
+      {"999.1.1.1:80", nullptr, 0},
+      {"127.0.0.1:+80", nullptr, 0},
   };
   for (const auto& c : cases) {
     const auto parsed = parse_listen_address(c.text);
@@ -510,10 +533,18 @@ TEST(McpHttpParseTest, BearerToken) {
     bool ok;
   };
   const Case cases[] = {
-      {"Bearer secret", true},  {"bearer secret", true},  {"BEARER  secret ", true},
-      {"Bearer secreT", false}, {"Bearer secret2", false}, {"Bearer secre", false},
-      {"Bearer", false},        {"Bearer ", false},        {"Basic secret", false},
-      {"secret", false},        {"", false},               {"Bearersecret", false},
+      {"Bearer secret", true},
+      {"bearer secret", true},
+      {"BEARER  secret ", true},
+      {"Bearer secreT", false},
+      {"Bearer secret2", false},
+      {"Bearer secre", false},
+      {"Bearer", false},
+      {"Bearer ", false},
+      {"Basic secret", false},
+      {"secret", false},
+      {"", false},
+      {"Bearersecret", false},
   };
   for (const auto& c : cases) EXPECT_EQ(bearer_token_matches(c.header, "secret"), c.ok) << c.header;
   EXPECT_FALSE(bearer_token_matches("Bearer ", ""));

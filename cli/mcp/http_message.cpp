@@ -49,7 +49,8 @@ AcceptedFormats accepted_formats(std::string_view accept) {
     const std::string_view range = accept.substr(0, comma);
     const std::size_t semi = range.find(';');
     const std::string type = lower_trimmed(range.substr(0, semi));
-    if (!zero_quality(semi == std::string_view::npos ? std::string_view() : range.substr(semi + 1))) {
+    if (!zero_quality(semi == std::string_view::npos ? std::string_view()
+                                                     : range.substr(semi + 1))) {
       if (type == "text/event-stream") formats.event_stream = true;
       if (type == "application/json" || type == "application/*" || type == "*/*") {
         formats.json = true;
@@ -83,8 +84,8 @@ PostBody inspect_post_body(std::string_view body) {
   } else {
     note(message);
     const auto method = message.is_object() ? message.find("method") : message.end();
-    out.initialize = message.is_object() && method != message.end() &&
-                     method->is_string() && *method == "initialize" && message.contains("id");
+    out.initialize = message.is_object() && method != message.end() && method->is_string() &&
+                     *method == "initialize" && message.contains("id");
   }
   return out;
 }

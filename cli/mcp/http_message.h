@@ -3,10 +3,9 @@
 // requests it holds (initialize? which ids?). Pure functions: table-tested and fuzzed.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace cordon::cli::mcp {
 
@@ -22,9 +21,9 @@ struct AcceptedFormats {
 [[nodiscard]] bool is_json_content_type(std::string_view content_type);
 
 struct PostBody {
-  bool json = false;        // the body parses as JSON
-  bool batch = false;       // a JSON array (a JSON-RPC batch)
-  bool initialize = false;  // a single initialize request
+  bool json = false;                        // the body parses as JSON
+  bool batch = false;                       // a JSON array (a JSON-RPC batch)
+  bool initialize = false;                  // a single initialize request
   std::vector<nlohmann::json> request_ids;  // ids of the requests in it
 };
 [[nodiscard]] PostBody inspect_post_body(std::string_view body);

@@ -31,9 +31,7 @@ void PostSink::expect(std::size_t responses) {
   changed_.notify_all();
 }
 
-bool PostSink::complete_locked() const {
-  return expected_ && answered_.size() >= *expected_;
-}
+bool PostSink::complete_locked() const { return expected_ && answered_.size() >= *expected_; }
 
 PostSink::Batch PostSink::take(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);

@@ -9,11 +9,10 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mcp/sink.h"
 

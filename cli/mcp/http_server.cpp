@@ -3,6 +3,7 @@
 // POST bodies go to the session of their Mcp-Session-Id, and the answer streams back as
 // SSE (or one JSON body) from a PostSink; DELETE ends a session; GET is 405 (no
 // server-initiated stream).
+#include <httplib.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 
@@ -15,8 +16,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <httplib.h>
 
 #include "cordon/unique_fd.h"
 #include "mcp/http_auth.h"
@@ -50,9 +49,9 @@ std::string url_host(std::string_view host) {
 // A no-op handler (not SIG_IGN, which exec would pass on to the sandboxed code) turns
 // that into EPIPE. Left alone when the caller already set a disposition.
 void catch_sigpipe_if_default() {
-  struct sigaction old {};
+  struct sigaction old{};
   if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
-    struct sigaction action {};
+    struct sigaction action{};
     action.sa_handler = [](int) {};
     sigemptyset(&action.sa_mask);
     ::sigaction(SIGPIPE, &action, nullptr);
@@ -283,24 +282,21 @@ int HttpServer::run(const CancelToken& stop) {
   server_.set_keep_alive_timeout(2);
   server_.set_pre_routing_handler(
       [this](const httplib::Request& req, httplib::Response& res) { return check(req, res); });
-  server_.Post(kEndpoint, [this](const httplib::Request& req, httplib::Response& res) {
-    post(req, res);
-  });
-  server_.Delete(kEndpoint, [this](const httplib::Request& req, httplib::Response& res) {
-    remove(req, res);
-  });
+  server_.Post(kEndpoint,
+               [this](const httplib::Request& req, httplib::Response& res) { post(req, res); });
+  server_.Delete(kEndpoint,
+                 [this](const httplib::Request& req, httplib::Response& res) { remove(req, res); });
   server_.Get(kEndpoint, [](const httplib::Request& /*req*/, httplib::Response& res) {
     res.set_header("Allow", "POST, DELETE");
     refuse(res, 405, "method not allowed: this server opens no stream of its own");
   });
 
-  const int port = options_.port == 0 ? server_.bind_to_any_port(options_.host)
-                                      : (server_.bind_to_port(options_.host, options_.port)
-                                             ? options_.port
-                                             : -1);
+  const int port = options_.port == 0
+                       ? server_.bind_to_any_port(options_.host)
+                       : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
   if (port <= 0) {
-    std::cerr << "cordon mcp: cannot listen on " << url_host(options_.host) << ":"
-              << options_.port << "\n";
+    std::cerr << "cordon mcp: cannot listen on " << url_host(options_.host) << ":" << options_.port
+              << "\n";
     return 1;
   }
   policy_ = std::make_unique<OriginPolicy>(options_.host, port, options_.allowed_origins);

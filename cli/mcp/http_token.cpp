@@ -62,9 +62,9 @@ Status write_private_file(const fs::path& path, const std::string& content) {
   if (!fd) return fail_errno("cannot create a file beside " + path.string());
   tmp_name = buffer.data();
   const std::string line = content + "\n";
-  const bool written = ::write(fd.get(), line.data(), line.size()) ==
-                           static_cast<ssize_t>(line.size()) &&
-                       ::fsync(fd.get()) == 0;
+  const bool written =
+      ::write(fd.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+      ::fsync(fd.get()) == 0;
   if (!written || ::rename(tmp_name.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_name.c_str());
