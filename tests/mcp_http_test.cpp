@@ -216,6 +216,25 @@ TEST(McpHttpTest, AnOversizedBodyIs413) {
   auto res = client.Post("/mcp", headers(), big.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);
+  // Chunked, without a Content-Length: httplib's own limit would not see it.
+  const std::string text = big.dump();
+  auto chunked = server.client().Post(
+      "/mcp", headers(),
+      [&text](std::size_t offset, httplib::DataSink& sink) {
+        if (offset < text.size()) {
+          sink.write(text.data() + offset, std::min<std::size_t>(100, text.size() - offset));
+        } else {
+          sink.done();
+        }
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413);
+  // The connection of a refused body is not reused for the next request.
+  auto after = client.Post("/mcp", headers(), initialize(), "application/json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
 }
 
 TEST(McpHttpTest, InitializeGivesASessionIdThatLaterRequestsNeed) {

@@ -33,8 +33,11 @@ constexpr const char* kSessionHeader = "Mcp-Session-Id";
 constexpr const char* kVersionHeader = "MCP-Protocol-Version";
 
 // A JSON-RPC error body for answers the HTTP layer gives itself (no session involved).
+// It closes the connection: a refused request's body may still be unread on it, and httplib
+// would take those bytes for the next request.
 void refuse(httplib::Response& res, int status, std::string_view message, int code = -32000) {
   res.status = status;
+  res.set_header("Connection", "close");
   const nlohmann::json body = {
       {"jsonrpc", "2.0"}, {"error", {{"code", code}, {"message", message}}}, {"id", nullptr}};
   res.set_content(body.dump(), "application/json");
@@ -119,7 +122,8 @@ class HttpServer {
 
  private:
   httplib::Server::HandlerResponse check(const httplib::Request& req, httplib::Response& res);
-  void post(const httplib::Request& req, httplib::Response& res);
+  void post(const httplib::Request& req, httplib::Response& res,
+            const httplib::ContentReader& content);
   void remove(const httplib::Request& req, httplib::Response& res);
   void respond(const std::shared_ptr<Stream>& stream, httplib::Response& res) const;
   [[nodiscard]] bool version_accepted(const HttpSession& session, std::string_view version) const;
@@ -162,7 +166,8 @@ bool HttpServer::version_accepted(const HttpSession& session, std::string_view v
          std::ranges::find(options_.protocol_versions, version) != options_.protocol_versions.end();
 }
 
-void HttpServer::post(const httplib::Request& req, httplib::Response& res) {
+void HttpServer::post(const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& content) {
   if (!is_json_content_type(req.get_header_value("Content-Type"))) {
     return refuse(res, 415, "unsupported media type: POST application/json");
   }
@@ -170,7 +175,22 @@ void HttpServer::post(const httplib::Request& req, httplib::Response& res) {
   if (!formats.json && !formats.event_stream) {
     return refuse(res, 406, "not acceptable: accept application/json or text/event-stream");
   }
-  PostBody body = inspect_post_body(req.body);
+  // Read here, not by httplib: its own limit covers only a Content-Length body, not a
+  // chunked one nor what a Content-Encoding inflates to.
+  std::string text;
+  bool too_big = false;
+  const bool read = content([&](const char* data, std::size_t size) {
+    too_big = text.size() + size > options_.max_body_bytes;
+    if (!too_big) text.append(data, size);
+    return !too_big;
+  });
+  if (too_big || res.status == 413) {
+    return refuse(res, 413,
+                  "payload too large: the body limit is " +
+                      std::to_string(options_.max_body_bytes) + " bytes");
+  }
+  if (!read) return refuse(res, 400, "bad request: the body could not be read");
+  PostBody body = inspect_post_body(text);
 
   std::shared_ptr<HttpSession> session;
   const bool creating = !req.has_header(kSessionHeader);
@@ -194,7 +214,7 @@ void HttpServer::post(const httplib::Request& req, httplib::Response& res) {
   stream->sink = std::make_shared<PostSink>();
   stream->request_ids = std::move(body.request_ids);
   stream->batch = body.batch;
-  const auto responses = session->handle(req.body, stream->sink);
+  const auto responses = session->handle(text, stream->sink);
   if (!responses) {
     stream->request_ids.clear();
     return refuse(res, 404, "session not found (terminated)", -32001);
@@ -283,7 +303,8 @@ int HttpServer::run(const CancelToken& stop) {
   server_.set_pre_routing_handler(
       [this](const httplib::Request& req, httplib::Response& res) { return check(req, res); });
   server_.Post(kEndpoint,
-               [this](const httplib::Request& req, httplib::Response& res) { post(req, res); });
+               [this](const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& content) { post(req, res, content); });
   server_.Delete(kEndpoint,
                  [this](const httplib::Request& req, httplib::Response& res) { remove(req, res); });
   server_.Get(kEndpoint, [](const httplib::Request& /*req*/, httplib::Response& res) {
