@@ -41,7 +41,7 @@ struct Session::Impl {
       }
       return 0;
     }
-    const json id = message["id"];
+    const json& id = message["id"];
     const auto reply = [&](json result) {
       sink->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
     };
@@ -96,6 +96,7 @@ struct Session::Impl {
   }
 };
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is session.h's
 Session::Session(Service& /*service*/, std::string /*transport*/)
     : impl_(std::make_unique<Impl>()) {}
 

@@ -61,6 +61,17 @@ void catch_sigpipe_if_default() {
   }
 }
 
+// SSE: each message one `message` event.
+std::string sse_events(const std::vector<std::string>& messages) {
+  std::string out;
+  for (const auto& message : messages) {
+    out += "event: message\ndata: ";
+    out += message;
+    out += "\n\n";
+  }
+  return out;
+}
+
 // One POST's response being written: the sink the session sends to, and what is needed
 // when the client goes away before the last response.
 struct Stream {
@@ -82,17 +93,8 @@ struct Stream {
     session->end_request();
   }
 
-  // SSE: each message one `message` event. JSON: the responses only (a notification has
-  // no place in a JSON answer), one object or, for a batch, an array.
-  [[nodiscard]] std::string render(const std::vector<std::string>& messages) const {
-    std::string out;
-    for (const auto& message : messages) {
-      out += "event: message\ndata: ";
-      out += message;
-      out += "\n\n";
-    }
-    return out;
-  }
+  // JSON: the responses only (a notification has no place in a JSON answer), one object
+  // or, for a batch, an array.
   void collect(const std::vector<std::string>& messages) {
     for (const auto& text : messages) {
       const auto message = nlohmann::json::parse(text, nullptr, false);
@@ -244,7 +246,7 @@ void HttpServer::respond(const std::shared_ptr<Stream>& stream, httplib::Respons
   if (stream->sink->complete()) {
     auto batch = stream->sink->take(std::chrono::milliseconds(0));
     if (stream->event_stream) {
-      res.set_content(stream->render(batch.messages), "text/event-stream");
+      res.set_content(sse_events(batch.messages), "text/event-stream");
     } else {
       stream->collect(batch.messages);
       res.set_content(stream->json_body(), "application/json");
@@ -261,7 +263,7 @@ void HttpServer::respond(const std::shared_ptr<Stream>& stream, httplib::Respons
         auto batch = stream->sink->take(interval);
         std::string text;
         if (stream->event_stream) {
-          text = stream->render(batch.messages);
+          text = sse_events(batch.messages);
         } else {
           stream->collect(batch.messages);
         }
