@@ -109,7 +109,10 @@ std::string render_audit_matrix(const std::vector<AuditReport>& reports) {
 int audit_command(const AuditCommandOptions& options) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return report_failure(catalogue.error().describe(), options.json);
-  const BackendCatalog catalog;
+  const BackendCatalog catalog({}, {}, options.backend_options);
+  if (Status refused = catalog.options_status(); !refused) {
+    return report_failure(refused.error().message, options.json);
+  }
   Result<std::vector<std::string>> names = backends_to_audit(catalog, options);
   if (!names) return report_failure(names.error().message, options.json);
 

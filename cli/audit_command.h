@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "audit/report.h"
+#include "cordon/backend_options.h"
 
 namespace cordon::cli {
 
@@ -16,6 +17,7 @@ struct AuditCommandOptions {
   bool json = false;
   std::string only;  // "ID,ID": these attempts only (the report is then not stored)
   bool no_store = false;
+  BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
 };
 
 [[nodiscard]] int audit_command(const AuditCommandOptions& options);

@@ -4,18 +4,23 @@
 
 namespace cordon::cli {
 
-BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only)
-    : search_path_(PluginRegistry::default_search_path()) {
+BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only,
+                               const BackendOptions& options)
+    : search_path_(PluginRegistry::default_search_path()), options_(options) {
   if (only.empty() || only == kAutoBackend) {
     registry_.discover(search_path_);
   } else {
     registry_.discover_named(search_path_, only);
   }
   for (const PluginInfo& info : registry_.plugins()) {
-    CatalogEntry entry{.plugin = info, .backend = {}, .probe = {}, .capabilities = {}};
+    CatalogEntry entry{
+        .plugin = info, .backend = {}, .probe = {}, .capabilities = {}, .options_refused = {}};
     if (!info.loaded) {
       entry.probe.reason = "failed to load: " + info.error;
-    } else if (Result<BackendPtr> created = registry_.create(info.name); !created) {
+    } else if (Result<BackendPtr> created = registry_.create(info.name, options_); !created) {
+      if (created.error().code == ErrorCode::kInvalidArgument) {
+        entry.options_refused = created.error().message;
+      }
       entry.probe.reason = "cannot be created: " + created.error().describe();
     } else {
       entry.backend = std::move(*created);
@@ -26,11 +31,20 @@ BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only)
   }
 }
 
+Status BackendCatalog::options_status() const {
+  for (const CatalogEntry& entry : entries_) {
+    if (!entry.options_refused.empty())
+      return fail(ErrorCode::kInvalidArgument, entry.options_refused);
+  }
+  return {};
+}
+
 Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
                                   std::string_view wanted, bool allow_unisolated) {
+  if (Status refused = catalog.options_status(); !refused) return std::unexpected(refused.error());
   Result<BackendChoice> choice = choose_backend(catalog.candidates(), wanted, allow_unisolated);
   if (!choice && catalog.entries().size() == 1) {
-    const BackendCatalog all(limits);
+    const BackendCatalog all(limits, {}, catalog.options());
     Result<BackendChoice> again = choose_backend(all.candidates(), wanted, allow_unisolated);
     if (!again) return again;
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_choice.h"
+#include "cordon/backend_options.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/request.h"
 
@@ -18,6 +19,9 @@ struct CatalogEntry {
   BackendPtr backend;  // null when the plugin failed to load or create() failed
   Probe probe;
   Capabilities capabilities;  // for the limits the catalog was built with
+  // Why the backend refused the catalog's BackendOptions (a value it has but cannot
+  // honour, e.g. an unknown --runtime); empty when it took them or was not created.
+  std::string options_refused;
 };
 
 class BackendCatalog {
@@ -26,8 +30,10 @@ class BackendCatalog {
   // `limits` (capabilities depend on the limits asked for). With `only` (a backend name,
   // not "auto"), just that backend's plugin is loaded and created when its file is found
   // by name: `cordon run -b NAME` pays for one plugin. Otherwise, and when that file is
-  // missing or broken, every plugin is (so errors can list the others).
-  explicit BackendCatalog(const Limits& limits = {}, std::string_view only = {});
+  // missing or broken, every plugin is (so errors can list the others). Each backend is
+  // created with `options` (--pool-size, --engine, --image, --runtime).
+  explicit BackendCatalog(const Limits& limits = {}, std::string_view only = {},
+                          const BackendOptions& options = {});
   BackendCatalog(const BackendCatalog&) = delete;
   BackendCatalog& operator=(const BackendCatalog&) = delete;
   ~BackendCatalog();
@@ -36,6 +42,10 @@ class BackendCatalog {
     return search_path_;
   }
   [[nodiscard]] const std::vector<CatalogEntry>& entries() const { return entries_; }
+  [[nodiscard]] const BackendOptions& options() const { return options_; }
+  // A usage error (kInvalidArgument) when a backend refused the options asked for: the
+  // user named a value that cannot be honoured here, so nothing runs with another one.
+  [[nodiscard]] Status options_status() const;
   [[nodiscard]] std::vector<BackendCandidate> candidates() const;
   // The backend named `name`, or null.
   [[nodiscard]] Backend* backend(const std::string& name) const;
@@ -44,12 +54,14 @@ class BackendCatalog {
   // Declared first so it is destroyed last: the backends' code lives in its plugins.
   PluginRegistry registry_;
   std::vector<std::filesystem::path> search_path_;
+  BackendOptions options_;
   std::vector<CatalogEntry> entries_;
 };
 
 // choose_backend() over `catalog`, built with `wanted` as its `only`: when it holds just
 // the named plugin and that one is refused, the refusal is worded from every plugin (it
 // names where else the code could run). What `cordon run` and `cordon plan` both choose by.
+// Options a backend refused fail the choice first (options_status()).
 [[nodiscard]] Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
                                                 std::string_view wanted, bool allow_unisolated);
 

@@ -43,6 +43,32 @@ std::string drop_glued_equals(std::string value) {
   return value;
 }
 
+// A backend's own settings (cordon/backend_options.h), for every command that creates
+// backends: run, plan, prompt, audit, mcp. Each wins over the plugin's environment
+// variable (CORDON_NAMESPACE_POOL_SIZE, CORDON_CONTAINER_POOL_SIZE, CORDON_CONTAINER_ENGINE,
+// CORDON_CONTAINER_IMAGE), which stays the fallback. A backend without the setting ignores
+// it; one that cannot honour the value refuses it, and the command fails with the reason.
+void add_backend_option_flags(CLI::App* cmd, BackendOptions& options) {
+  cmd->add_option("--pool-size", options.pool_size,
+                  "Sandboxes the backend builds ahead of time N (namespace, container; "
+                  "default 0 for one run)")
+      ->type_name("N")
+      ->check(
+          [](const std::string& value) -> std::string {
+            const bool digits =
+                !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? "" : "a whole number, 0 or more (got '" + value + "')";
+          },
+          "N");
+  cmd->add_option("--engine", options.engine,
+                  "container: run through this engine (podman or docker) with --image")
+      ->type_name("NAME");
+  cmd->add_option("--image", options.image, "container: the engine's image (with --engine)")
+      ->type_name("REF");
+  cmd->add_option("--runtime", options.runtime, "container: the OCI runtime (default runc)")
+      ->type_name("NAME");
+}
+
 // The options `cordon run` and `cordon plan` share: a plan is of the run they describe.
 // Repeatable options take one value per occurrence (allow_extra_args(false)): CLI11's
 // default for vectors would swallow the FILE positional that follows `--file x`.
@@ -91,6 +117,7 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_flag("--json", options.json, "Print one JSON object on stdout (the result or the plan)");
   run->add_flag("--allow-unisolated", options.allow_unisolated,
                 "Let auto pick a backend that does not isolate");
+  add_backend_option_flags(run, options.backend_options);
 }
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
@@ -101,6 +128,13 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
                 "Print the plan the run would apply (as 'cordon plan') and run nothing");
   run->add_flag("--no-history", options.no_history,
                 "Do not record the run in the history (also CORDON_NO_HISTORY=1)");
+  run->add_flag("--tool-call", options.tool_call,
+                "FILE or - (the default) holds a run_code call's JSON arguments as a model "
+                "wrote them: validate, run, print the MCP tool result (as 'cordon mcp')");
+  run->add_flag("--unverified", options.unverified,
+                "With --tool-call: render unproven claims marked (as 'cordon prompt')");
+  run->add_flag("--no-audit", options.no_audit,
+                "With --tool-call: never run an audit (as 'cordon prompt')");
   return run;
 }
 
@@ -147,6 +181,7 @@ CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   cmd->add_flag("--json", options.json, "Print the reports as one JSON object");
   cmd->add_option("--only", options.only, "Only these attempts (not stored)")->type_name("ID,...");
   cmd->add_flag("--no-store", options.no_store, "Do not store the report");
+  add_backend_option_flags(cmd, options.backend_options);
   return cmd;
 }
 
@@ -170,6 +205,7 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
       ->transform(drop_glued_equals);
   cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
+  add_backend_option_flags(cmd, options.backend_options);
   return cmd;
 }
 

@@ -22,7 +22,7 @@ int plan_command(const RunOptions& options) {
   // The same catalog and choice as `cordon run`: the plan shown is the one that would run,
   // and a named backend's plugin is the only one loaded (the container backend's
   // constructor alone prepares a root filesystem).
-  const BackendCatalog catalog(request->limits, options.backend);
+  const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
   const Result<BackendChoice> choice =
       choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
   if (!choice) return report_failure(choice.error().message, options.json);

@@ -117,7 +117,10 @@ int prompt_command(const PromptOptions& options) {
     if (t->count() > 0) timeout = *t;
   }
 
-  const BackendCatalog catalog(*limits);
+  const BackendCatalog catalog(*limits, {}, options.backend_options);
+  if (Status refused = catalog.options_status(); !refused) {
+    return report_failure(refused.error().message, kJson);
+  }
   Result<BackendChoice> choice =
       choose_backend(catalog.candidates(), options.backend, /*allow_unisolated=*/false);
   if (!choice) return report_failure(choice.error().message, kJson);

@@ -12,6 +12,7 @@
 #include "audit/report.h"
 #include "audit/tool_render.h"
 #include "cordon/backend.h"
+#include "cordon/backend_options.h"
 #include "cordon/error.h"
 #include "cordon/request.h"
 
@@ -25,8 +26,9 @@ struct PromptOptions {
   std::optional<int> version;            // the template version; latest when unset
   std::string id = "run_code";
   std::string format = "text";
-  bool unverified = false;  // render unproven claims marked "[unverified]"
-  bool no_audit = false;    // never run an audit: without a report, claims are unproven
+  bool unverified = false;         // render unproven claims marked "[unverified]"
+  bool no_audit = false;           // never run an audit: without a report, claims are unproven
+  BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
 };
 
 [[nodiscard]] int prompt_command(const PromptOptions& options);

@@ -195,6 +195,12 @@ Status apply_inputs(const RunOptions& options, std::uint64_t max_input_bytes, Ru
 
 }  // namespace
 
+Result<std::string> read_source(const std::string& source, int stdin_fd, std::uint64_t limit,
+                                const std::string& too_big) {
+  if (source == "-") return read_bounded(stdin_fd, limit, "stdin", too_big);
+  return read_file(source, limit, too_big);
+}
+
 std::optional<Language> language_from_path(std::string_view path) {
   const std::string extension = std::filesystem::path(path).extension().string();
   if (extension == ".py") return Language::kPython;

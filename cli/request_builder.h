@@ -2,6 +2,7 @@
 // stdin file. Every error is a usage error (exit 125) with a message naming the option.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,11 @@ namespace cordon::cli {
 // --stdin-file up to --max-input-size (kDefaultMaxInputBytes); a FILE, --file or
 // --stdin-file must be a regular file, stdin may be a pipe.
 [[nodiscard]] Result<RunRequest> build_request(const RunOptions& options, int stdin_fd = 0);
+
+// The bytes of FILE, or of stdin (fd `stdin_fd`) for "-", up to `limit` (more is
+// kInvalidArgument `too_big`); a FILE must be a regular file, stdin may be a pipe.
+[[nodiscard]] Result<std::string> read_source(const std::string& source, int stdin_fd,
+                                              std::uint64_t limit, const std::string& too_big);
 
 // The request's limits against what `backend` can honour (refuse_limits(), limit_check.h),
 // before anything starts; the error names the flag: "--memory: 1 B is below what the

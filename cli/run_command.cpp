@@ -17,6 +17,7 @@
 #include "plan_command.h"
 #include "request_builder.h"
 #include "signal_cancel.h"
+#include "tool_call_command.h"
 
 namespace cordon::cli {
 namespace {
@@ -28,6 +29,8 @@ void print_json(const RunResult& result) {
   std::fprintf(stdout, "%s\n", text.c_str());
   std::fflush(stdout);
 }
+
+}  // namespace
 
 // Runs with live pass-through (text mode) or silently (JSON mode), cancelling on signals.
 RunResult execute(Backend& backend, const RunRequest& request, bool json, int* cancel_signal) {
@@ -57,14 +60,13 @@ void record_in_history(const RunRequest& request, const RunResult& result,
   }
 }
 
-}  // namespace
-
 int run_command(const RunOptions& options) {
   if (options.dry_run) return plan_command(options);
+  if (options.tool_call) return tool_call_command(options);
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 
-  const BackendCatalog catalog(request->limits, options.backend);
+  const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
   const Result<BackendChoice> choice =
       choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
   if (!choice) return report_failure(choice.error().message, options.json);
@@ -81,7 +83,7 @@ int run_command(const RunOptions& options) {
   int status = exit_status(result, cancel_signal);
   if (result.outcome == Outcome::kSandboxError && !options.json) {
     // A sandbox error's status line also says where else the code could run.
-    const BackendCatalog all(request->limits);
+    const BackendCatalog all(request->limits, {}, options.backend_options);
     std::fprintf(stderr, "cordon: %s; available backends: %s\n", status_line(result).c_str(),
                  available_backend_list(all.candidates()).c_str());
   } else if (!options.json) {

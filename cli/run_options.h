@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_choice.h"
+#include "cordon/backend_options.h"
 
 namespace cordon::cli {
 
@@ -32,10 +33,16 @@ struct RunOptions {
   std::vector<std::string> collect;             // --collect GLOB
   std::vector<std::string> env;                 // --env NAME=VALUE
   std::optional<std::string> tool_description;  // --tool-description ID@VERSION
+  BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime (unset: none)
   bool json = false;
   bool allow_unisolated = false;
   bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running
   bool no_history = false;  // --no-history: do not record the run (cordon/history.h)
+  // --tool-call: FILE/- (source) holds a run_code call's arguments (tool_call_command.h);
+  // rendered under the audit gate of `cordon prompt`, with its --unverified / --no-audit.
+  bool tool_call = false;
+  bool unverified = false;
+  bool no_audit = false;
 };
 
 }  // namespace cordon::cli

@@ -5,15 +5,18 @@
 // --tool-call` (harnesses without MCP) validate and answer with this code.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cordon/error.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "run_options.h"
 
 namespace cordon::cli {
 
@@ -26,6 +29,9 @@ struct ToolCallDefaults {
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<ToolDescriptionRef> tool_description;
   std::uint64_t max_artifact_bytes = kDefaultArtifactBytes;
+  // Each inline input file, decoded, and all of them together: at most this (the default
+  // of `cordon run --max-input-size`).
+  std::uint64_t max_input_bytes = kDefaultMaxInputBytes;
 };
 
 // Checks `arguments` against `input_schema` (the subset of JSON Schema the templates use:

@@ -265,7 +265,55 @@ INSTANTIATE_TEST_SUITE_P(Values, CliBadValueTest,
                                            BadValue{{"--processes", "0"}, "--processes"},
                                            BadValue{{"-l", "cobol"}, "--language"},
                                            BadValue{{"--env", "NOEQUALS"}, "--env"},
-                                           BadValue{{"--file", "/no/such/file"}, "--file"}));
+                                           BadValue{{"--file", "/no/such/file"}, "--file"},
+                                           BadValue{{"--pool-size", "-1"}, "--pool-size"},
+                                           BadValue{{"--pool-size", "two"}, "--pool-size"}));
+
+// --- backend options (--pool-size, --engine, --image, --runtime) ---
+
+TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
+  // The subprocess backend has no pool, engine or runtime: it runs as without them.
+  const Ran sub = cordon({"run", "-b", "subprocess", "--pool-size", "2", "--engine", "podman",
+                          "--runtime", "anything", "-c", "echo hi"});
+  EXPECT_EQ(sub.status, 0) << sub.err;
+  EXPECT_EQ(sub.out, "hi\n");
+  // The namespace backend takes a pool: the run is served (from it or cold) as usual.
+  const Ran ns = cordon({"run", "-b", "namespace", "--pool-size", "1", "-c", "echo pooled"});
+  EXPECT_EQ(ns.status, 0) << ns.err;
+  EXPECT_EQ(ns.out, "pooled\n");
+}
+
+TEST(CliTest, ContainerRefusesAnUnknownRuntimeWithTheReason) {
+  for (const char* command : {"run", "plan", "prompt"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{command, "-b", "container", "--runtime", "nonsense"};
+    if (std::string_view(command) == "run") args.insert(args.end(), {"-c", "true"});
+    const Ran ran = cordon(args);
+    EXPECT_EQ(ran.status, 125) << ran.err;
+    EXPECT_NE(ran.err.find("--runtime nonsense: unknown OCI runtime 'nonsense' (runc, crun or "
+                           "runsc)"),
+              std::string::npos)
+        << ran.err;
+  }
+  // Through auto too: a runtime asked for and refused is not silently replaced by another
+  // backend.
+  const Ran autochosen = cordon({"run", "--json", "--runtime", "nonsense", "-c", "true"});
+  EXPECT_EQ(autochosen.status, 125);
+  EXPECT_NE(parse_one_object(autochosen.out).value("error", "").find("--runtime nonsense"),
+            std::string::npos)
+      << autochosen.out;
+}
+
+TEST(CliTest, ContainerEngineWithoutImageIsRefused) {
+  const Ran ran = cordon({"run", "-b", "container", "--engine", "podman", "-c", "true"});
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_TRUE(ran.err.find("--engine podman needs --image") != std::string::npos ||
+              ran.err.find("podman is not installed") != std::string::npos)
+      << ran.err;
+  const Ran image_only = cordon({"run", "-b", "container", "--image", "x", "-c", "true"});
+  EXPECT_EQ(image_only.status, 125) << image_only.err;
+  EXPECT_NE(image_only.err.find("--image is for engine mode"), std::string::npos) << image_only.err;
+}
 
 TEST(CliTest, AutoRefusesABackendThatDoesNotIsolate) {
   // Only the subprocess plugin on the search path, whatever else this build has.
@@ -916,6 +964,81 @@ TEST(CliTest, RunRecordsTheToolDescriptionItRanUnder) {
   EXPECT_EQ(
       cordon({"run", "-b", "subprocess", "--tool-description", "run_code", "-c", "true"}).status,
       125);
+}
+
+// `cordon run --tool-call`: a model's run_code arguments on stdin, validated against the
+// tool as `cordon prompt` renders it (same audit gate), run, answered with the MCP
+// CallToolResult on stdout.
+TEST(CliTest, ToolCallRunsAModelsArgumentsAndPrintsTheToolResult) {
+  if (const std::string why = namespace_unavailable_reason(); !why.empty()) {
+    if (::cordon_test::require_kernel_features()) FAIL() << "kernel feature missing: " << why;
+    GTEST_SKIP() << why;
+  }
+  const cordon::TempDir reports = make_temp();  // no stored report: claims stay unproven
+  const auto call = [&](const std::string& arguments, std::vector<std::string> extra = {}) {
+    RunSpec spec;
+    spec.args = {"run", "--tool-call", "-b",       "namespace", "--no-history",
+                 "-t",  "5s",          "--memory", "128M"};
+    spec.args.insert(spec.args.end(), extra.begin(), extra.end());
+    spec.stdin_data = arguments;
+    spec.extra_env = {"CORDON_AUDIT_DIR=" + reports.path().string()};
+    return run_cordon(spec);
+  };
+  const std::vector<std::string> unproven = {"--no-audit", "--unverified"};
+  Ran ran =
+      call(R"({"code": "cat in/data.txt; echo oops >&2; echo out > result.txt", "language": "sh",)"
+           R"( "timeout": null, "files": [{"name": "in/data.txt", "content_base64": "aGVsbG8K"}],)"
+           R"( "collect": ["result.txt"]})",
+           unproven);
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  nlohmann::json result = parse_one_object(ran.out);
+  EXPECT_EQ(result["isError"], false) << ran.out;
+  const std::string text = result["content"][0]["text"].get<std::string>();
+  EXPECT_TRUE(text.starts_with("ok: the code ran and exited 0")) << text;
+  EXPECT_NE(text.find("--- stdout ---\nhello\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("--- stderr ---\noops\n"), std::string::npos) << text;
+  ASSERT_EQ(result["content"].size(), 2u) << ran.out;
+  EXPECT_EQ(result["content"][1]["resource"]["uri"], "file:///result.txt");
+  EXPECT_EQ(result["content"][1]["resource"]["text"], "out\n");
+  EXPECT_EQ(result["structuredContent"]["outcome"], "ok");
+  EXPECT_EQ(result["structuredContent"]["tool_description"]["id"], "run_code");
+
+  // The arguments as OpenAI carries them: a JSON string holding the object.
+  ran = call(R"("{\"code\": \"exit 3\", \"language\": \"sh\", \"timeout\": 1, )"
+             R"(\"files\": null, \"collect\": null}")",
+             unproven);
+  EXPECT_EQ(ran.status, 3) << ran.err << ran.out;
+  result = parse_one_object(ran.out);
+  EXPECT_EQ(result["isError"], true);
+  EXPECT_EQ(result["structuredContent"]["exit_code"], 3);
+
+  // A bad call: the error result names the field, exit 125.
+  ran = call(R"({"code": "true", "language": "cobol", "timeout": null, "files": null,)"
+             R"( "collect": null})",
+             unproven);
+  EXPECT_EQ(ran.status, 125);
+  result = parse_one_object(ran.out);
+  EXPECT_EQ(result["isError"], true);
+  EXPECT_EQ(result["content"][0]["text"],
+            "language: must be one of python, bash or sh; got \"cobol\"");
+  ran = call(R"({"code": "true", "language": "sh", "timeout": 60, "files": null,)"
+             R"( "collect": null})",
+             unproven);
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.out.find("timeout: must be at most 5 seconds"), std::string::npos) << ran.out;
+  ran = call("not json", unproven);
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.out.find("not valid JSON"), std::string::npos) << ran.out;
+
+  // The audit gate of `cordon prompt`: without a report, no claim, so no call.
+  ran = call(R"({"code": "true", "language": "sh", "timeout": null, "files": null,)"
+             R"( "collect": null})",
+             {"--no-audit"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("no audit report"), std::string::npos) << ran.err;
+  EXPECT_EQ(ran.out, "");
+  // The code comes from the call, not from flags.
+  EXPECT_EQ(call("{}", {"--no-audit", "--unverified", "-c", "true"}).status, 125);
 }
 
 }  // namespace

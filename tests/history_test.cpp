@@ -335,6 +335,73 @@ TEST(HistoryStore, MigratesAVersion2File) {
   EXPECT_EQ(back->artifact_globs, record.artifact_globs);
 }
 
+// A file as the schema-3 build left it (migration 3's SQL verbatim over version 2's).
+void make_version3_file(const fs::path& path) {
+  make_version2_file(path);
+  exec_sql(path, R"sql(
+ALTER TABLE runs ADD COLUMN input_files_cbor BLOB;
+ALTER TABLE runs ADD COLUMN artifact_globs_json TEXT NOT NULL DEFAULT '[]';
+UPDATE runs SET artifact_globs_json = '["*.csv"]';
+UPDATE schema_version SET version = 3;
+)sql");
+}
+
+TEST(HistoryStore, MigratesAVersion3FileKeepingItsRows) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "v3.sqlite3";
+  make_version3_file(path);
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  const auto old = store->get(7);
+  ASSERT_TRUE(old) << old.error().describe();
+  EXPECT_EQ(old->source, "cli");
+  EXPECT_EQ(old->code, "echo old");
+  EXPECT_EQ(old->stdout_data, "old");
+  EXPECT_EQ(old->artifact_globs, std::vector<std::string>{"*.csv"});
+  EXPECT_EQ(old->client, "");  // the column version 4 added, empty
+  const auto rows = store->list({});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().client, "");
+
+  // A new row keeps its client, beside the old one.
+  RunRecord record = sample("print(1)", "namespace", Outcome::kOk, 10, 2000);
+  record.source = "mcp";
+  record.client = "claude-code 1.0";
+  ASSERT_TRUE(store->add(record));
+  Query mcp;
+  mcp.source = "mcp";
+  const auto mcp_rows = store->list(mcp);
+  ASSERT_TRUE(mcp_rows);
+  ASSERT_EQ(mcp_rows->size(), 1u);
+  EXPECT_EQ(mcp_rows->front().client, "claude-code 1.0");
+}
+
+TEST(HistoryStore, RoundTripOfAnMcpRunKeepsSourceAndClient) {
+  const TempDir dir = make_dir();
+  auto store = HistoryStore::open(dir.path() / "mcp.sqlite3");
+  ASSERT_TRUE(store) << store.error().describe();
+  RunRecord record = sample("print('hi')", "namespace", Outcome::kOk, 12, 1000);
+  record.source = "mcp";
+  record.client = "claude-code 1.0";
+  const Result<std::int64_t> id = store->add(record);
+  ASSERT_TRUE(id) << id.error().describe();
+  const auto back = store->get(*id);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->source, "mcp");
+  EXPECT_EQ(back->client, "claude-code 1.0");
+  const auto rows = store->list({});
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().source, "mcp");
+  EXPECT_EQ(rows->front().client, "claude-code 1.0");
+  // The client is searchable like the source.
+  Query query;
+  query.search = "CLAUDE-code";
+  EXPECT_EQ(store->count(query).value_or(-1), 1);
+}
+
 TEST(HistoryStore, RefusesANewerSchema) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "new.sqlite3";
@@ -522,6 +589,36 @@ TEST_F(HistoryQuery, SearchesCodeBackendOutcomeAndOutput) {
   query.search = "nothing like this";
   EXPECT_TRUE(order(query).empty());
   EXPECT_EQ(store_->count(query).value_or(-1), 0);
+}
+
+TEST_F(HistoryQuery, FiltersBySourceExactlyAndListsTheSources) {
+  EXPECT_EQ(store_->sources().value_or(std::vector<std::string>{}),
+            std::vector<std::string>{"test"});
+  RunRecord mcp = sample("echo needle from mcp", "namespace", Outcome::kOk, 5, 4000);
+  mcp.source = "mcp";
+  mcp.client = "cursor 0.4";
+  const std::int64_t mcp_id = *store_->add(mcp);
+  RunRecord cli = sample("echo needle from cli", "namespace", Outcome::kOk, 5, 5000);
+  cli.source = "cli";
+  const std::int64_t cli_id = *store_->add(cli);
+  EXPECT_EQ(store_->sources().value_or(std::vector<std::string>{}),
+            (std::vector<std::string>{"cli", "mcp", "test"}));
+
+  Query query;
+  query.source = "mcp";
+  EXPECT_EQ(order(query), std::vector{mcp_id});
+  EXPECT_EQ(store_->count(query).value_or(-1), 1);
+  query.source = "cli";
+  EXPECT_EQ(order(query), std::vector{cli_id});
+  query.source = "mc";  // exact, not a substring
+  EXPECT_TRUE(order(query).empty());
+  // With a search: both must hold.
+  query.source = "test";
+  query.search = "needle";
+  EXPECT_EQ(order(query), std::vector{ids_[2]});
+  EXPECT_EQ(store_->count(query).value_or(-1), 1);
+  query.source.clear();
+  EXPECT_EQ(order(query), (std::vector{cli_id, mcp_id, ids_[2]}));
 }
 
 TEST_F(HistoryQuery, PagesAndSummarises) {

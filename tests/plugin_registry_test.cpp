@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "cordon/plugin_options.h"
 #include "cordon/temp_dir.h"
 
 namespace cordon {
@@ -18,6 +20,7 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(CORDON_TEST_BUILD_DIR) / "test-plugins";
 const fs::path kShadow = kFixtures / "shadow";
+const fs::path kOldMinor = kFixtures / "old" / "cordon-backend-oldminor.so";
 
 fs::path fixture(const std::string& name) { return kFixtures / ("cordon-backend-" + name + ".so"); }
 
@@ -58,6 +61,117 @@ TEST(PluginRegistry, GoodPluginLoadsAndListingCreatesNothing) {
     const RunResult result = (*backend)->run(RunRequest{}, CancelToken{}, nullptr);
     EXPECT_TRUE(result.ok());
   }  // the backend goes back to the plugin before the registry dlcloses it
+}
+
+// A variable the good fixture exports, read without loading it a second time.
+template <typename T>
+T fixture_variable(const fs::path& path, const char* name, T missing) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return missing;
+  const auto* value = static_cast<const T*>(::dlsym(handle, name));
+  const T out = value ? *value : missing;
+  ::dlclose(handle);
+  return out;
+}
+
+TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  const fs::path file = fixture("fixture");
+  {
+    auto plain = registry.create("fixture");
+    ASSERT_TRUE(plain) << plain.error().describe();
+    // A 2.1 plugin is always created through create_with_options, unset fields unset.
+    EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_options_calls", -1), 1);
+    EXPECT_EQ(fixture_variable<long long>(file, "cordon_fixture_last_pool_size", -3), -1);
+  }
+  BackendOptions options;
+  options.pool_size = 3;
+  options.engine = "podman";
+  options.runtime = "fixture-runtime";
+  auto backend = registry.create("fixture", options);
+  ASSERT_TRUE(backend) << backend.error().describe();
+  EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_options_calls", -1), 2);
+  EXPECT_EQ(fixture_variable<long long>(file, "cordon_fixture_last_pool_size", -3), 3);
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  EXPECT_STREQ(static_cast<const char*>(::dlsym(handle, "cordon_fixture_last_engine")), "podman");
+  ::dlclose(handle);
+}
+
+TEST(PluginRegistry, AnOptionThePluginCannotHonourFailsCreationWithItsReason) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  BackendOptions options;
+  options.runtime = "nonsense";
+  auto backend = registry.create("fixture", options);
+  ASSERT_FALSE(backend);
+  EXPECT_EQ(backend.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(backend.error().message,
+            "backend 'fixture' cannot be created: --runtime nonsense: only fixture-runtime is "
+            "supported");
+}
+
+TEST(PluginRegistry, OlderMinorPluginLoadsAndIsCreatedWithoutOptions) {
+  PluginRegistry registry;
+  registry.load_file(kOldMinor);
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  const PluginInfo& info = registry.plugins().front();
+  ASSERT_TRUE(info.loaded) << info.error;
+  EXPECT_EQ(info.version, "0.9-old");
+  {
+    auto backend = registry.create("oldminor");
+    ASSERT_TRUE(backend) << backend.error().describe();
+    EXPECT_EQ(fixture_variable<int>(kOldMinor, "cordon_fixture_create_calls", -1), 1);
+  }
+  // It cannot take options: asking for one is an error that says so, not a silent drop.
+  BackendOptions options;
+  options.pool_size = 2;
+  options.image = "x";
+  auto refused = registry.create("oldminor", options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message,
+            "backend 'oldminor' (plugin ABI 2.0) takes no backend options (--pool-size, --image "
+            "given)");
+  EXPECT_EQ(fixture_variable<int>(kOldMinor, "cordon_fixture_create_calls", -1), 1);
+}
+
+TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
+  BackendOptions options;
+  options.pool_size = 0;
+  options.image = "localhost/img";
+  options.runtime = "runc";
+  const CBackendOptions c(options);
+  EXPECT_EQ(c.get()->struct_size, sizeof(cordon_backend_options));
+  EXPECT_EQ(c.get()->pool_size, 0);
+  EXPECT_EQ(c.get()->engine, nullptr);
+  const BackendOptions back = backend_options_from_c(c.get());
+  EXPECT_EQ(back.pool_size, std::optional<std::size_t>(0));
+  EXPECT_FALSE(back.engine);
+  EXPECT_EQ(back.image, "localhost/img");
+  EXPECT_EQ(back.runtime, "runc");
+
+  // A caller that knew only the fields up to `engine`: the later ones are never read.
+  cordon_backend_options shorter = *c.get();
+  shorter.struct_size = offsetof(cordon_backend_options, image);
+  const BackendOptions partial = backend_options_from_c(&shorter);
+  EXPECT_EQ(partial.pool_size, std::optional<std::size_t>(0));
+  EXPECT_FALSE(partial.image);
+  EXPECT_FALSE(partial.runtime);
+  EXPECT_FALSE(any_option_set(backend_options_from_c(nullptr)));
+  EXPECT_TRUE(any_option_set(options));
+  EXPECT_EQ(set_option_names(options), "--pool-size, --image, --runtime");
+
+  // The reason of a refusal is cut to the caller's buffer and always terminated.
+  char small[8];
+  std::memset(small, 'x', sizeof(small));
+  EXPECT_EQ(create_backend_from_c(c.get(), small, sizeof(small),
+                                  [](const BackendOptions&) -> Result<Backend*> {
+                                    return fail(ErrorCode::kInvalidArgument, "a long reason");
+                                  }),
+            nullptr);
+  EXPECT_STREQ(small, "a long ");
 }
 
 struct BadCase {

@@ -83,6 +83,18 @@ TEST(Base64, Rfc4648Vectors) {
   EXPECT_EQ(base64_encode(std::string("\xFB\xFF\x00", 3)), "+/8A");
 }
 
+TEST(Base64, DecodesWhatItEncodesAndRefusesTheRest) {
+  for (const std::string s : {"", "f", "fo", "foo", "foob", "fooba", "foobar"}) {
+    EXPECT_EQ(base64_decode(base64_encode(s)), s);
+  }
+  EXPECT_EQ(base64_decode("+/8A"), std::string("\xFB\xFF\x00", 3));
+  EXPECT_EQ(base64_decode("Zm8"), "fo");                 // padding is optional
+  EXPECT_EQ(base64_decode("Zm9v\nYmFy\r\n"), "foobar");  // wrapped lines
+  for (const char* bad : {"Z", "Zm9vY", "Zg=a", "Z===", "Zm9v*", "Zg=", "-_8A"}) {
+    EXPECT_FALSE(base64_decode(bad).has_value()) << bad;
+  }
+}
+
 TEST(Hex, LowerCase) {
   EXPECT_EQ(hex_encode(""), "");
   EXPECT_EQ(hex_encode(std::string("\x00\x01\xAB\xFF", 4)), "0001abff");

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +15,7 @@
 
 #include "audit/tool_formats.h"
 #include "audit/tool_render.h"
+#include "cordon/result_json.h"
 #include "cordon/sha256.h"
 #include "cordon/units.h"
 
@@ -299,4 +301,49 @@ TEST(ToolDescription, FormatsHaveEachEcosystemsShape) {
 }
 
 }  // namespace
+// The MCP rendering carries the Result JSON's schema and hints that are true for the
+// backend: openWorldHint false only where the network is closed, destructiveHint true
+// where the host's files are not protected.
+TEST(ToolDescription, TheMcpToolCarriesOutputSchemaAndTrueAnnotations) {
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto sandboxed = render_tool(*t, context(isolating(), &proven));
+  ASSERT_TRUE(sandboxed.has_value()) << sandboxed.error().describe();
+  const nlohmann::json closed = mcp_tool(*sandboxed);
+  EXPECT_EQ(closed["outputSchema"], cordon::result_json_schema());
+  EXPECT_EQ(closed["annotations"]["openWorldHint"], false);
+  EXPECT_EQ(closed["annotations"]["destructiveHint"], false);
+  EXPECT_EQ(closed["annotations"]["readOnlyHint"], false);
+  EXPECT_EQ(closed["annotations"]["idempotentHint"], false);
+  EXPECT_EQ(closed["annotations"]["title"], "Run code");
+  EXPECT_EQ(nlohmann::json::parse(*format_tool(*sandboxed, "mcp")), closed);
+
+  const auto plain = render_tool(*t, context(unisolated(), &proven));
+  ASSERT_TRUE(plain.has_value()) << plain.error().describe();
+  EXPECT_EQ(mcp_tool(*plain)["annotations"]["openWorldHint"], true);
+  EXPECT_EQ(mcp_tool(*plain)["annotations"]["destructiveHint"], true);
+  Capabilities partial = isolating();
+  partial.aspects[0] = cap(Aspect::kNetwork, Enforcement::kPartial);
+  RenderContext ctx = context(partial, &proven);
+  const auto restricted = render_tool(*t, ctx);
+  ASSERT_TRUE(restricted.has_value()) << restricted.error().describe();
+  EXPECT_EQ(mcp_tool(*restricted)["annotations"]["openWorldHint"], true);
+}
+
+// v3 offers inline input files and artifact patterns, nullable and required (strict mode).
+TEST(ToolDescription, V3OffersFilesAndCollect) {
+  const auto t = find_template("run_code", 3);
+  ASSERT_TRUE(t.has_value());
+  const nlohmann::json& schema = t->input_schema;
+  EXPECT_EQ(schema["properties"]["files"]["type"], nlohmann::json::array({"array", "null"}));
+  EXPECT_EQ(schema["properties"]["files"]["items"]["required"],
+            nlohmann::json::array({"name", "content_base64"}));
+  EXPECT_EQ(schema["properties"]["collect"]["type"], nlohmann::json::array({"array", "null"}));
+  for (const auto& [name, property] : schema["properties"].items()) {
+    EXPECT_NE(std::ranges::find(schema["required"], nlohmann::json(name)), schema["required"].end())
+        << name << ": OpenAI's strict mode needs every property required";
+  }
+}
+
 }  // namespace cordon::audit

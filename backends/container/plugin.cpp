@@ -1,26 +1,31 @@
 // The plugin entry point of the container backend.
-#include <cstdlib>
 #include <new>
 
 #include "container_backend.h"
+#include "container_settings.h"
 #include "cordon/plugin_abi.h"
+#include "cordon/plugin_options.h"
 
 namespace {
 
 // A long-running host of the plugin (a server, the inspector) asks for a warm pool with
-// CORDON_CONTAINER_POOL_SIZE; the one-shot CLI leaves it unset and runs cold.
+// the pool_size option (or CORDON_CONTAINER_POOL_SIZE); the one-shot CLI leaves it unset
+// and runs cold. Engine mode: the engine and image options (or CORDON_CONTAINER_ENGINE /
+// CORDON_CONTAINER_IMAGE). container_settings() says which values are refused.
+cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& given) {
+  auto options = cordon::oci::container_settings(given);
+  if (!options) return std::unexpected(options.error());
+  return new (std::nothrow) cordon::oci::ContainerBackend(std::move(*options));
+}
+
 cordon::Backend* create_backend() {
-  cordon::oci::ContainerOptions options;
-  if (const char* pool = std::getenv("CORDON_CONTAINER_POOL_SIZE"); pool != nullptr) {
-    options.pool_size = std::strtoul(pool, nullptr, 10);
-  }
-  // Engine mode instead of bundles: CORDON_CONTAINER_ENGINE=podman CORDON_CONTAINER_IMAGE=…
-  if (const char* engine = std::getenv("CORDON_CONTAINER_ENGINE"); engine != nullptr) {
-    options.engine = engine;
-    const char* image = std::getenv("CORDON_CONTAINER_IMAGE");
-    options.image = image != nullptr ? image : "";
-  }
-  return new (std::nothrow) cordon::oci::ContainerBackend(options);
+  auto made = make_backend({});
+  return made ? *made : nullptr;
+}
+
+cordon::Backend* create_with_options(const cordon_backend_options* options, char* error,
+                                     std::size_t error_size) {
+  return cordon::create_backend_from_c(options, error, error_size, &make_backend);
 }
 
 void destroy_backend(cordon::Backend* backend) { delete backend; }
@@ -33,6 +38,7 @@ const cordon_plugin_descriptor kDescriptor = {
     "0.1.0",
     &create_backend,
     &destroy_backend,
+    &create_with_options,
 };
 
 }  // namespace

@@ -3,18 +3,32 @@
 #include <new>
 
 #include "cordon/plugin_abi.h"
+#include "cordon/plugin_options.h"
 #include "namespace_backend.h"
 
 namespace {
 
 // A long-running host of the plugin (a server, the inspector) asks for sandboxes built
-// ahead of time with CORDON_NAMESPACE_POOL_SIZE; the one-shot CLI leaves it unset.
-cordon::Backend* create_backend() {
+// ahead of time with the pool_size option, else CORDON_NAMESPACE_POOL_SIZE; the one-shot
+// CLI leaves both unset. The backend has no engine, image or runtime: those are ignored.
+cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& given) {
   cordon::ns::NamespaceOptions options;
-  if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
+  if (given.pool_size) {
+    options.pool_size = *given.pool_size;
+  } else if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
   }
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
+}
+
+cordon::Backend* create_backend() {
+  auto made = make_backend({});
+  return made ? *made : nullptr;
+}
+
+cordon::Backend* create_with_options(const cordon_backend_options* options, char* error,
+                                     std::size_t error_size) {
+  return cordon::create_backend_from_c(options, error, error_size, &make_backend);
 }
 
 void destroy_backend(cordon::Backend* backend) { delete backend; }
@@ -27,6 +41,7 @@ const cordon_plugin_descriptor kDescriptor = {
     "0.1.0",
     &create_backend,
     &destroy_backend,
+    &create_with_options,
 };
 
 }  // namespace

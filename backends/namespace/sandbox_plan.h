@@ -54,7 +54,7 @@ struct NamespaceOptions {
   // Sandboxes built ahead of time (namespaces, root filesystem, limit groups, uid slot),
   // each waiting for one run's code: a run with the default limits then pays only for
   // starting its code. 0: every run builds its own. For long-running processes; the
-  // plugin reads CORDON_NAMESPACE_POOL_SIZE.
+  // plugin takes the pool_size option, else reads CORDON_NAMESPACE_POOL_SIZE.
   std::size_t pool_size = 0;
   // Tests only: called in cordon's process right before it releases the set-up process
   // (the "go" byte), with that process's pid, so a test can make it die there.

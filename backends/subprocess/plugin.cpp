@@ -15,6 +15,12 @@ cordon::Backend* create_backend() {
   return new (std::nothrow) cordon::subprocess::SubprocessBackend(options);
 }
 
+// No pool, engine, image or runtime here: every backend option is ignored.
+cordon::Backend* create_with_options(const cordon_backend_options* /*options*/, char* /*error*/,
+                                     std::size_t /*error_size*/) {
+  return create_backend();
+}
+
 void destroy_backend(cordon::Backend* backend) { delete backend; }
 
 const cordon_plugin_descriptor kDescriptor = {
@@ -25,6 +31,7 @@ const cordon_plugin_descriptor kDescriptor = {
     "0.1.0",
     &create_backend,
     &destroy_backend,
+    &create_with_options,
 };
 
 }  // namespace

@@ -2,9 +2,28 @@
 
 #include <algorithm>
 
+#include "cordon/result_json.h"
+
 namespace cordon::audit {
 
 using nlohmann::json;
+
+json mcp_tool(const RenderedTool& tool) {
+  // The hints MCP defines, each stated as it holds for this backend: the code can do
+  // anything inside the sandbox, so nothing is read-only or idempotent; it changes the
+  // host only where the host's files are not protected, and reaches the outside world
+  // unless the network is closed.
+  const json annotations{{"title", "Run code"},
+                         {"readOnlyHint", false},
+                         {"destructiveHint", !tool.host_files_protected},
+                         {"idempotentHint", false},
+                         {"openWorldHint", !tool.network_closed}};
+  return json{{"name", tool.name},
+              {"description", tool.description},
+              {"inputSchema", tool.input_schema},
+              {"outputSchema", result_json_schema()},
+              {"annotations", annotations}};
+}
 
 Result<std::string> format_tool(const RenderedTool& tool, std::string_view format) {
   json out;
@@ -31,8 +50,7 @@ Result<std::string> format_tool(const RenderedTool& tool, std::string_view forma
            {"description", tool.description},
            {"input_schema", tool.input_schema}};
   } else if (format == "mcp") {
-    out = {
-        {"name", tool.name}, {"description", tool.description}, {"inputSchema", tool.input_schema}};
+    out = mcp_tool(tool);
   } else {
     std::string known;
     for (const std::string_view f : kToolFormats)

@@ -4,10 +4,12 @@
 //                     parameters, strict: true}} (strict: every property required)
 //   openai-responses  Responses API: {type: function, name, description, parameters, strict}
 //   anthropic         {name, description, input_schema}
-//   mcp               MCP tools/list entry: {name, description, inputSchema}
+//   mcp               MCP tools/list entry: {name, description, inputSchema, outputSchema,
+//                     annotations}: mcp_tool(), what `cordon mcp` serves
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,12 @@ namespace cordon::audit {
 
 inline constexpr std::array<std::string_view, 5> kToolFormats = {
     "text", "openai", "openai-responses", "anthropic", "mcp"};
+
+// The tool as an MCP tools/list entry: name, description, inputSchema, outputSchema (the
+// Result JSON's schema, result_json_schema(): structuredContent satisfies it) and the
+// annotations that are true for it (openWorldHint false only where the network is closed).
+// `cordon prompt --format mcp` prints exactly this; `cordon mcp` serves it.
+[[nodiscard]] nlohmann::json mcp_tool(const RenderedTool& tool);
 
 // The tool in `format`; JSON formats are pretty-printed. Fails on an unknown format.
 [[nodiscard]] Result<std::string> format_tool(const RenderedTool& tool, std::string_view format);

@@ -286,12 +286,16 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
   for (const Language l : ctx.languages) language_enum.push_back(to_string(l));
   Result<json> schema = fill_schema(tool.input_schema, values, language_enum);
   if (!schema) return std::unexpected(schema.error());
-  return RenderedTool{.id = tool.id,
-                      .version = tool.version,
-                      .name = tool.name,
-                      .description = std::move(*description),
-                      .input_schema = std::move(*schema),
-                      .statements = std::move(*statements)};
+  return RenderedTool{
+      .id = tool.id,
+      .version = tool.version,
+      .name = tool.name,
+      .description = std::move(*description),
+      .input_schema = std::move(*schema),
+      .statements = std::move(*statements),
+      .network_closed = ctx.capabilities.level(Aspect::kNetwork) == Enforcement::kEnforced,
+      .host_files_protected =
+          ctx.capabilities.level(Aspect::kFilesystem) == Enforcement::kEnforced};
 }
 
 }  // namespace cordon::audit

@@ -59,6 +59,11 @@ struct RenderedTool {
   std::string description;
   nlohmann::json input_schema;
   std::vector<Statement> statements;  // the placeholders the template uses, filled
+  // What the backend's capabilities (for these limits) enforce, for the MCP tool's
+  // annotations: openWorldHint is false only where the network is closed, destructiveHint
+  // true where the code can change the host's files.
+  bool network_closed = false;
+  bool host_files_protected = false;
 };
 
 [[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool,

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdlib>
 #include <system_error>
 
 #include "cordon/plugin_abi.h"
+#include "cordon/plugin_options.h"
 
 namespace cordon {
 namespace {
@@ -53,14 +56,24 @@ std::string check_descriptor(const cordon_plugin_descriptor* d) {
   if (d->abi_minor > CORDON_PLUGIN_ABI_MINOR) {
     return "plugin ABI " + abi_text(d->abi_major, d->abi_minor) + " is newer than " + ours;
   }
-  if (d->struct_size < sizeof(cordon_plugin_descriptor)) {
+  // An older minor's descriptor is shorter: the fields it lacks are read as absent.
+  if (d->struct_size < CORDON_PLUGIN_DESCRIPTOR_MIN_SIZE) {
     return "descriptor is " + std::to_string(d->struct_size) + " bytes, expected at least " +
-           std::to_string(sizeof(cordon_plugin_descriptor));
+           std::to_string(CORDON_PLUGIN_DESCRIPTOR_MIN_SIZE);
   }
   if (d->name == nullptr || d->name[0] == '\0') return "descriptor has no backend name";
   if (d->version == nullptr) return "descriptor has no version";
   if (d->create == nullptr || d->destroy == nullptr) return "descriptor lacks create/destroy";
   return {};
+}
+
+// create_with_options when the plugin is 2.1 or newer and its descriptor is long enough
+// to hold it (null otherwise: a 2.0 descriptor ends before it).
+auto create_with_options_of(const cordon_plugin_descriptor* d) -> decltype(d->create_with_options) {
+  constexpr std::size_t kEnd = offsetof(cordon_plugin_descriptor, create_with_options) +
+                               sizeof(cordon_plugin_descriptor::create_with_options);
+  if (d->abi_minor < 1 || d->struct_size < kEnd) return nullptr;
+  return d->create_with_options;
 }
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -216,7 +229,8 @@ std::vector<std::string> PluginRegistry::loaded_names() const {
   return names;
 }
 
-Result<BackendPtr> PluginRegistry::create(std::string_view name) const {
+Result<BackendPtr> PluginRegistry::create(std::string_view name,
+                                          const BackendOptions& options) const {
   const auto it = std::ranges::find(loaded_, name, &Loaded::name);
   if (it == loaded_.end()) {
     const auto failed = std::ranges::find_if(
@@ -233,16 +247,37 @@ Result<BackendPtr> PluginRegistry::create(std::string_view name) const {
                 "no backend named '" + std::string(name) + "' (" + available + ")");
   }
   const cordon_plugin_descriptor* d = (*it)->descriptor;
+  const auto with_options = create_with_options_of(d);
+  if (with_options == nullptr && any_option_set(options)) {
+    // Creating it without them would silently drop what the caller asked for.
+    return fail(ErrorCode::kInvalidArgument, "backend '" + std::string(name) + "' (plugin ABI " +
+                                                 abi_text(d->abi_major, d->abi_minor) +
+                                                 ") takes no backend options (" +
+                                                 set_option_names(options) + " given)");
+  }
   Backend* backend = nullptr;
+  std::string refused;
   // A plugin is C++ built in-tree, but an exception must still not cross into a caller
   // that was promised a Result.
   try {
-    backend = d->create();
+    if (with_options != nullptr) {
+      const CBackendOptions c_options(options);
+      std::array<char, 1024> error{};
+      backend = with_options(c_options.get(), error.data(), error.size());
+      error.back() = '\0';  // a plugin that filled it all still ends here
+      refused = error.data();
+    } else {
+      backend = d->create();
+    }
   } catch (const std::exception& e) {
     return fail(ErrorCode::kPlugin,
                 "backend '" + std::string(name) + "' failed to start: " + e.what());
   } catch (...) {
     return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to start");
+  }
+  if (backend == nullptr && !refused.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "backend '" + std::string(name) + "' cannot be created: " + refused);
   }
   if (backend == nullptr) {
     return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to start");

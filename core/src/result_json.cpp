@@ -79,6 +79,87 @@ json to_json(const RunResult& result) {
   return out;
 }
 
+namespace {
+
+json typed(std::string_view type) { return json{{"type", type}}; }
+json nullable(std::string_view type) { return json{{"type", json::array({type, "null"})}}; }
+
+json object_of(json properties, json required) {
+  return json{
+      {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
+}
+
+}  // namespace
+
+json result_json_schema() {
+  json outcomes = json::array();
+  for (const Outcome o : {Outcome::kOk, Outcome::kFailed, Outcome::kSignaled, Outcome::kTimedOut,
+                          Outcome::kLimitExceeded, Outcome::kCancelled, Outcome::kSandboxError}) {
+    outcomes.push_back(to_string(o));
+  }
+  json limits = json::array();
+  for (const LimitKind l : {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
+                            LimitKind::kDisk, LimitKind::kCpu}) {
+    limits.push_back(to_string(l));
+  }
+  limits.push_back(nullptr);
+  json limit = nullable("string");
+  limit["enum"] = std::move(limits);
+  json outcome = typed("string");
+  outcome["enum"] = std::move(outcomes);
+  const json figure = nullable("integer");
+  json properties{
+      {"schema_version", typed("integer")},
+      {"outcome", std::move(outcome)},
+      {"limit", std::move(limit)},
+      {"ok", typed("boolean")},
+      {"stdout", typed("string")},
+      {"stderr", typed("string")},
+      {"stdout_lossy", typed("boolean")},
+      {"stderr_lossy", typed("boolean")},
+      {"stdout_truncated", typed("boolean")},
+      {"stderr_truncated", typed("boolean")},
+      {"exit_code", typed("integer")},
+      {"signal", typed("integer")},
+      {"timed_out", typed("boolean")},
+      {"oom_killed", typed("boolean")},
+      {"wall_ms", typed("integer")},
+      {"setup_ms", typed("integer")},
+      {"cpu_ms", figure},
+      {"max_rss_kb", figure},
+      {"memory_peak_kb", figure},
+      {"backend",
+       object_of({{"name", typed("string")}, {"version", typed("string")}}, {"name", "version"})},
+      {"policy",
+       object_of({{"name", typed("string")}, {"hash", typed("string")}}, {"name", "hash"})},
+      {"enforced",
+       {{"type", "array"},
+        {"items", object_of({{"aspect", typed("string")},
+                             {"mechanism", typed("string")},
+                             {"value", nullable("string")}},
+                            {"aspect", "mechanism"})}}},
+      {"artifacts",
+       {{"type", "array"},
+        {"items", object_of({{"path", typed("string")},
+                             {"size", typed("integer")},
+                             {"sha256", typed("string")},
+                             {"content_base64", typed("string")}},
+                            {"path", "size"})}}},
+      {"error", nullable("string")},
+      {"tool_description",
+       object_of({{"id", typed("string")}, {"version", typed("integer")}}, {"id", "version"})},
+  };
+  // Nullable objects: null, or an object of that shape.
+  for (const char* name : {"policy", "tool_description"}) {
+    properties[name]["type"] = json::array({"object", "null"});
+  }
+  return json{{"type", "object"},
+              {"properties", std::move(properties)},
+              {"required",
+               {"schema_version", "outcome", "ok", "stdout", "stderr", "exit_code", "signal",
+                "timed_out", "wall_ms", "backend"}}};
+}
+
 std::optional<std::int64_t> result_figure(const json& result, std::string_view field) {
   if (!result.is_object()) return std::nullopt;
   const auto found = result.find(field);

@@ -1,6 +1,7 @@
 #include "cordon/text.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace cordon {
 namespace {
@@ -101,6 +102,52 @@ std::string base64_encode(std::string_view bytes) {
     out += kAlphabet[v >> 12 & 63];
     out += kAlphabet[v >> 6 & 63];
     out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3 + 3);
+  std::uint32_t bits = 0;
+  int count = 0;    // sextets in `bits`
+  int padding = 0;  // '=' seen: only more '=' and whitespace may follow
+  for (const char c : text) {
+    int v = -1;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else if (c == '\n' || c == '\r' || c == ' ' || c == '\t')
+      continue;
+    else if (c == '=') {
+      ++padding;
+      continue;
+    } else {
+      return std::nullopt;
+    }
+    if (padding > 0) return std::nullopt;
+    bits = bits << 6 | static_cast<std::uint32_t>(v);
+    if (++count == 4) {
+      out += static_cast<char>(bits >> 16 & 0xff);
+      out += static_cast<char>(bits >> 8 & 0xff);
+      out += static_cast<char>(bits & 0xff);
+      bits = 0;
+      count = 0;
+    }
+  }
+  // A final group of 1 sextet holds no whole byte; padding, when given, fills the group.
+  if (count == 1 || padding > 2 || (padding > 0 && count + padding != 4)) return std::nullopt;
+  if (count == 2) out += static_cast<char>(bits >> 4 & 0xff);
+  if (count == 3) {
+    out += static_cast<char>(bits >> 10 & 0xff);
+    out += static_cast<char>(bits >> 2 & 0xff);
   }
   return out;
 }

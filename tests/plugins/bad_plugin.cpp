@@ -27,7 +27,8 @@ constexpr std::uint32_t kSize = offsetof(cordon_plugin_descriptor, create);
 constexpr std::uint32_t kSize = sizeof(cordon_plugin_descriptor);
 #endif
 
-const cordon_plugin_descriptor kDescriptor = {kMajor, kMinor, kSize, "bad", "0", &create, &destroy};
+const cordon_plugin_descriptor kDescriptor = {kMajor, kMinor,  kSize,    "bad",
+                                              "0",    &create, &destroy, nullptr};
 
 }  // namespace
 

@@ -30,7 +30,7 @@
 namespace cordon::history {
 
 // The schema this build writes; older files are migrated forward when opened.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Environment variables read by default_path() and by front ends.
 inline constexpr const char* kPathEnv = "CORDON_HISTORY_PATH";
@@ -50,6 +50,7 @@ struct RunRecord {
   std::chrono::system_clock::time_point finished;
   std::string source;  // who ran it: "cli", "inspector", "mcp", ...
   std::string client;  // for source "mcp": the client's name and version from initialize
+                       // (schema 4; empty for older rows)
 
   // What was asked for.
   std::string code;
@@ -88,6 +89,7 @@ struct RunSummary {
   std::int64_t id = 0;
   std::chrono::system_clock::time_point started;
   std::string source;
+  std::string client;  // for source "mcp"; empty otherwise
   std::string backend;
   Language language = Language::kSh;
   Outcome outcome = Outcome::kSandboxError;
@@ -100,9 +102,11 @@ struct RunSummary {
 enum class SortKey { kTime, kBackend, kOutcome, kDuration };
 
 struct Query {
-  // Case-insensitive substring of the code, backend, outcome, source or output; empty
-  // matches everything.
+  // Case-insensitive substring of the code, backend, outcome, source, client or output;
+  // empty matches everything.
   std::string search;
+  // Only runs of this source ("cli", "inspector", "mcp", ...), exactly; empty: any.
+  std::string source;
   SortKey sort = SortKey::kTime;
   bool descending = true;  // newest / longest / last name first
   std::int64_t limit = 100;
@@ -127,8 +131,10 @@ class HistoryStore {
   // Stores the record; returns its id.
   [[nodiscard]] Result<std::int64_t> add(const RunRecord& record);
   [[nodiscard]] Result<std::vector<RunSummary>> list(const Query& query) const;
-  // How many records match query.search (paging ignored).
+  // How many records match query.search and query.source (paging ignored).
   [[nodiscard]] Result<std::int64_t> count(const Query& query) const;
+  // The sources of the stored runs, each once, sorted: what a filter by source offers.
+  [[nodiscard]] Result<std::vector<std::string>> sources() const;
   // kNotFound when there is no such id.
   [[nodiscard]] Result<RunRecord> get(std::int64_t id) const;
   // kNotFound when there is no such id.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cordon/backend.h"
+#include "cordon/backend_options.h"
 #include "cordon/error.h"
 
 namespace cordon {
@@ -54,7 +55,12 @@ class PluginRegistry {
   [[nodiscard]] const std::vector<PluginInfo>& plugins() const;
   [[nodiscard]] std::vector<std::string> loaded_names() const;
 
-  [[nodiscard]] Result<BackendPtr> create(std::string_view name) const;
+  // Creates backend `name` with `options` (its own settings: pool size, engine, ...),
+  // through the plugin's create_with_options. A plugin older than ABI 2.1 has none: it is
+  // created with create() when no option is set and refused (kInvalidArgument) when one
+  // is. A value the backend cannot honour is refused with its reason (kInvalidArgument).
+  [[nodiscard]] Result<BackendPtr> create(std::string_view name,
+                                          const BackendOptions& options = {}) const;
 
  private:
   struct Loaded;

@@ -14,6 +14,11 @@
 namespace cordon {
 
 [[nodiscard]] nlohmann::json to_json(const RunResult& result);
+// A JSON Schema (draft 2020-12 subset) every to_json(RunResult) satisfies: the MCP tool's
+// outputSchema, which clients validate structuredContent against. Exact where it binds
+// (types, the outcome and limit names) and permissive elsewhere: only the fields every
+// result has are required, and more properties may come in later schema versions.
+[[nodiscard]] nlohmann::json result_json_schema();
 // A figure (cpu_ms, max_rss_kb, memory_peak_kb, ...) of a Result JSON of any schema
 // version, e.g. one stored in the history: std::nullopt when it was not measured. Schema 1
 // wrote 0 for a max_rss_kb it had not measured (a process that ran never has an empty

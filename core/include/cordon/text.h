@@ -1,6 +1,7 @@
 // Byte-string helpers: UTF-8 validation with replacement, base64, hex.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,10 @@ namespace cordon {
 [[nodiscard]] std::string to_valid_utf8(std::string_view bytes, bool* lossy = nullptr);
 
 [[nodiscard]] std::string base64_encode(std::string_view bytes);
+// Standard base64 (RFC 4648, '+' '/', padded or not); line breaks and spaces are skipped
+// (encoders wrap at 76 columns). std::nullopt on any other character, misplaced '=' or
+// a dangling final character.
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
 [[nodiscard]] std::string hex_encode(std::string_view bytes);
 
 }  // namespace cordon

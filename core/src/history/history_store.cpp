@@ -145,7 +145,7 @@ std::string first_line(std::string_view code) {
 constexpr const char* kRecordColumns =
     "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
     " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json,"
-    " input_files_cbor, artifact_globs_json";
+    " input_files_cbor, artifact_globs_json, client";
 
 // LIKE pattern for a substring, with the wildcards of the search text escaped.
 std::string like_pattern(std::string_view search) {
@@ -158,15 +158,17 @@ std::string like_pattern(std::string_view search) {
   return pattern;
 }
 
-// The WHERE clause of a search; binds parameter 1 when it has one.
+// The WHERE clause of a search and a source filter; bind_search() binds ?1, ?2 and ?5.
 constexpr std::string_view kSearchWhere =
     " WHERE (?1 = '' OR code LIKE ?2 ESCAPE '\\' OR backend LIKE ?2 ESCAPE '\\'"
-    " OR outcome LIKE ?2 ESCAPE '\\' OR source LIKE ?2 ESCAPE '\\'"
-    " OR CAST(stdout AS TEXT) LIKE ?2 ESCAPE '\\' OR CAST(stderr AS TEXT) LIKE ?2 ESCAPE '\\')";
+    " OR outcome LIKE ?2 ESCAPE '\\' OR source LIKE ?2 ESCAPE '\\' OR client LIKE ?2 ESCAPE '\\'"
+    " OR CAST(stdout AS TEXT) LIKE ?2 ESCAPE '\\' OR CAST(stderr AS TEXT) LIKE ?2 ESCAPE '\\')"
+    " AND (?5 = '' OR source = ?5)";
 
 void bind_search(Statement& statement, const Query& query) {
   statement.bind(1, std::string_view(query.search));
   statement.bind(2, std::string_view(like_pattern(query.search)));
+  statement.bind(5, std::string_view(query.source));
 }
 
 std::string_view order_column(SortKey key) {
@@ -280,7 +282,7 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
 Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   auto insert =
       Statement::prepare(impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
-                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert) return std::unexpected(insert.error());
   Statement& row = *insert;
   row.bind(1, to_ms(record.started));
@@ -316,6 +318,7 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   row.bind(18,
            std::string_view(
                json(record.artifact_globs).dump(-1, ' ', false, json::error_handler_t::replace)));
+  row.bind(19, std::string_view(record.client));
   if (auto done = row.run(); !done) {
     Error error = done.error();
     error.message = "record into history database " + impl_->path.string() + ": " + error.message;
@@ -327,7 +330,7 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
 Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
   std::string sql =
       "SELECT id, started_ms, source, backend, language, outcome, limit_kind, exit_code,"
-      " wall_ms, substr(code, 1, 400) FROM runs";
+      " wall_ms, substr(code, 1, 400), client FROM runs";
   sql += kSearchWhere;
   sql += " ORDER BY ";
   sql += order_column(query.sort);
@@ -356,6 +359,7 @@ Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
     summary.exit_code = static_cast<int>(row.column_int(7));
     summary.wall_ms = row.column_int(8);
     summary.first_line = first_line(row.column_text(9));
+    summary.client = row.column_text(10);
     rows.push_back(std::move(summary));
   }
   return rows;
@@ -400,7 +404,22 @@ Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   record.result = json::parse(row.column_text(16), nullptr, /*allow_exceptions=*/false);
   record.input_files = input_files_from(row.column_blob(17));
   record.artifact_globs = names_from(row.column_text(18));
+  record.client = row.column_text(19);
   return record;
+}
+
+Result<std::vector<std::string>> HistoryStore::sources() const {
+  auto select =
+      Statement::prepare(impl_->db.get(), "SELECT DISTINCT source FROM runs ORDER BY source");
+  if (!select) return std::unexpected(select.error());
+  std::vector<std::string> out;
+  while (true) {
+    const Result<bool> more = select->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    out.push_back(select->column_text(0));
+  }
+  return out;
 }
 
 Status HistoryStore::remove(std::int64_t id) {

@@ -48,6 +48,12 @@ CREATE INDEX runs_by_start ON runs(started_ms);
 ALTER TABLE runs ADD COLUMN input_files_cbor BLOB;
 ALTER TABLE runs ADD COLUMN artifact_globs_json TEXT NOT NULL DEFAULT '[]';
 )sql",
+    // 4: for runs of source "mcp", the client's name and version from initialize ('' for
+    // the others and for older rows); an index for the History's filter by source.
+    R"sql(
+ALTER TABLE runs ADD COLUMN client TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_source ON runs(source);
+)sql",
 };
 
 // 0 for a new file (no version table yet).

@@ -1,0 +1,75 @@
+#include "cordon/plugin_options.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace cordon {
+namespace {
+
+// Whether a struct of `size` bytes holds the member that ends at `end`.
+bool covers(std::size_t size, std::size_t end) { return size >= end; }
+
+#define CORDON_FIELD_END(field) \
+  (offsetof(cordon_backend_options, field) + sizeof(cordon_backend_options::field))
+
+std::optional<std::string> text(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+}  // namespace
+
+CBackendOptions::CBackendOptions(const BackendOptions& options) {
+  c_.struct_size = sizeof(cordon_backend_options);
+  c_.pool_size = options.pool_size ? static_cast<std::int64_t>(*options.pool_size) : -1;
+  c_.engine = options.engine ? options.engine->c_str() : nullptr;
+  c_.image = options.image ? options.image->c_str() : nullptr;
+  c_.runtime = options.runtime ? options.runtime->c_str() : nullptr;
+}
+
+bool any_option_set(const BackendOptions& options) {
+  return options.pool_size || options.engine || options.image || options.runtime;
+}
+
+std::string set_option_names(const BackendOptions& options) {
+  std::string out;
+  auto add = [&out](bool set, std::string_view name) {
+    if (!set) return;
+    if (!out.empty()) out += ", ";
+    out += name;
+  };
+  add(options.pool_size.has_value(), "--pool-size");
+  add(options.engine.has_value(), "--engine");
+  add(options.image.has_value(), "--image");
+  add(options.runtime.has_value(), "--runtime");
+  return out;
+}
+
+BackendOptions backend_options_from_c(const cordon_backend_options* c) {
+  BackendOptions out;
+  if (c == nullptr) return out;
+  const std::size_t size = c->struct_size;
+  if (covers(size, CORDON_FIELD_END(pool_size)) && c->pool_size >= 0) {
+    out.pool_size = static_cast<std::size_t>(c->pool_size);
+  }
+  if (covers(size, CORDON_FIELD_END(engine))) out.engine = text(c->engine);
+  if (covers(size, CORDON_FIELD_END(image))) out.image = text(c->image);
+  if (covers(size, CORDON_FIELD_END(runtime))) out.runtime = text(c->runtime);
+  return out;
+}
+
+Backend* create_backend_from_c(const cordon_backend_options* c, char* error, std::size_t error_size,
+                               MakeBackendFn make) {
+  Result<Backend*> made = make(backend_options_from_c(c));
+  if (made && *made != nullptr) return *made;
+  const std::string why = made ? std::string("out of memory") : made.error().describe();
+  if (error != nullptr && error_size > 0) {
+    const std::size_t n = std::min(why.size(), error_size - 1);
+    std::memcpy(error, why.data(), n);
+    error[n] = '\0';
+  }
+  return nullptr;
+}
+
+}  // namespace cordon
