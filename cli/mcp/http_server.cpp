@@ -179,12 +179,22 @@ void HttpServer::post(const httplib::Request& req, httplib::Response& res,
   }
   // Read here, not by httplib: its own limit covers only a Content-Length body, not a
   // chunked one nor what a Content-Encoding inflates to.
+  // Past the limit the rest is read and dropped (up to a bound), as httplib does for a
+  // Content-Length body: closing with unread bytes would send a reset that can reach the
+  // client before the 413 does.
   std::string text;
   bool too_big = false;
+  std::size_t dropped = 0;
+  const std::size_t drop_limit = 16 * options_.max_body_bytes;
   const bool read = content([&](const char* data, std::size_t size) {
-    too_big = text.size() + size > options_.max_body_bytes;
-    if (!too_big) text.append(data, size);
-    return !too_big;
+    too_big = too_big || text.size() + size > options_.max_body_bytes;
+    if (!too_big) {
+      text.append(data, size);
+    } else {
+      text.clear();
+      dropped += size;
+    }
+    return dropped <= drop_limit;
   });
   if (too_big || res.status == 413) {
     return refuse(res, 413,
