@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cordon/cancel.h"
+#include "cordon/error.h"
 
 namespace cordon::cli::mcp {
 
@@ -29,12 +32,31 @@ struct HttpOptions {
   // written, mode 0600, to `token_path` (default $XDG_STATE_HOME/cordon/mcp-token).
   std::optional<std::string> token;
   std::filesystem::path token_path;
+  // --token-file: reuse the token already in `token_path` (written there on first use);
+  // otherwise a fresh one replaces the file at every start.
+  bool reuse_token_file = false;
   // Origins accepted besides the server's own loopback ones (http://127.0.0.1:PORT,
   // http://localhost:PORT, http://[::1]:PORT); a request without Origin is accepted.
   std::vector<std::string> allowed_origins;
   std::chrono::seconds session_idle{30 * 60};
   std::size_t max_body_bytes = 4u << 20;
+  // POSTs that may wait on tools/calls at once (--max-concurrent + the call queue): each
+  // holds one HTTP worker thread while its SSE stream is open. 0: CPUs + 64.
+  std::size_t max_open_calls = 0;
+  // Protocol versions accepted in the MCP-Protocol-Version header besides the one the
+  // session negotiated (empty: only that one).
+  std::vector<std::string> protocol_versions;
+  // How often an idle response stream gets a keep-alive comment: the write that fails is
+  // how a vanished client is noticed (and its calls cancelled).
+  std::chrono::milliseconds keepalive_interval{1000};
 };
 int serve_http(Service& service, const HttpOptions& options, const CancelToken& stop);
+
+// `--http ADDR:PORT`: an IPv4 address, a bracketed IPv6 address or "localhost", then the
+// port (0: any free one); a bare PORT means 127.0.0.1. Returns the host (without
+// brackets) and the port.
+[[nodiscard]] Result<std::pair<std::string, int>> parse_listen_address(std::string_view text);
+// Whether binding `host` keeps the server reachable from this machine only.
+[[nodiscard]] bool is_loopback_host(std::string_view host);
 
 }  // namespace cordon::cli::mcp
