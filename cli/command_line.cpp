@@ -213,6 +213,74 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
   return cmd;
 }
 
+constexpr const char* kMcpFooter = R"(
+Serves the run_code tool to MCP clients (Model Context Protocol, JSON-RPC 2.0): over stdio
+(one message per line; stdout carries protocol only, diagnostics go to stderr) or, with
+--http ADDR:PORT, over Streamable HTTP at /mcp with a bearer token. tools/list gives exactly
+what 'cordon prompt --format mcp' prints for the same backend, limits and audit choice;
+-t is the default and the largest timeout a call may ask for. A backend that does not
+isolate is served only with --allow-unisolated.
+Defaults: --max-concurrent the number of CPUs; --max-queue 64 (past it a call gets a "busy"
+error result at once); --pool-size 2 (warm sandboxes, namespace and container);
+--max-body 4M (an HTTP body or a stdio line); --session-idle 30m.
+Every call is recorded in the history with source "mcp" and the client's name, after its
+response is sent (--no-history or CORDON_NO_HISTORY=1: none).
+Ends at the end of stdin or on SIGINT/SIGTERM, cancelling every call still running.)";
+
+CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
+  CLI::App* cmd = app.add_subcommand("mcp", "Serve the run_code tool over MCP (stdio or HTTP)");
+  cmd->footer(kMcpFooter);
+  RunOptions& run = options.service.run;
+  cmd->add_option("-b,--backend", run.backend, "Backend name, or auto (default)")
+      ->type_name("NAME|auto")
+      ->transform(drop_glued_equals);
+  cmd->add_option("-t,--timeout", run.timeout, "Default and largest timeout of a call DUR (5s)")
+      ->type_name("DUR")
+      ->transform(drop_glued_equals);
+  cmd->add_option("--memory", run.memory, "Memory limit SIZE")->type_name("SIZE");
+  cmd->add_option("--processes", run.processes, "Most processes at once N")->type_name("N");
+  cmd->add_option("--cpu", run.cpu, "CPU time limit DUR")->type_name("DUR");
+  cmd->add_option("--output-cap", run.output_cap, "Bytes kept per stream SIZE (default 1M)")
+      ->type_name("SIZE");
+  cmd->add_option("--env", run.env, "Set NAME=VALUE for every call's code (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--tool-description", run.tool_description,
+                  "Record this description in each result (default: the served tool's)")
+      ->type_name("ID@VERSION");
+  cmd->add_flag("--allow-unisolated", run.allow_unisolated,
+                "Serve a backend that does not isolate");
+  cmd->add_flag("--no-history", run.no_history, "Do not record calls in the history");
+  cmd->add_flag("--unverified", options.service.unverified,
+                "Render unproven claims, marked as such");
+  cmd->add_flag("--no-audit", options.service.no_audit,
+                "Never run an audit (claims stay unproven)");
+  cmd->add_option("--pool-size", options.pool_size, "Warm sandboxes kept ready N (default 2)")
+      ->type_name("N");
+  cmd->add_option("--max-concurrent", options.max_concurrent,
+                  "Calls running at once N (default: the number of CPUs)")
+      ->type_name("N");
+  cmd->add_option("--max-queue", options.max_queue, "Calls waiting at most N (default 64)")
+      ->type_name("N");
+  cmd->add_option("--http", options.http, "Serve Streamable HTTP on ADDR:PORT (port 0: any)")
+      ->type_name("ADDR:PORT");
+  cmd->add_option("--token-file", options.token_file,
+                  "Bearer token file: read if it exists, else the generated token is written")
+      ->type_name("PATH");
+  cmd->add_option("--token", options.token, "Bearer token for HTTP")->type_name("TOKEN");
+  cmd->add_option("--allowed-origin", options.allowed_origins,
+                  "Accept this Origin too (repeatable)")
+      ->type_name("ORIGIN")
+      ->allow_extra_args(false);
+  cmd->add_option("--session-idle", options.session_idle,
+                  "HTTP sessions expire after DUR idle (default 30m)")
+      ->type_name("DUR");
+  cmd->add_option("--max-body", options.max_body,
+                  "Largest HTTP body or stdio line SIZE (default 4M)")
+      ->type_name("SIZE");
+  return cmd;
+}
+
 // Whether the user asked for JSON, looked up before parsing so that a parse error can
 // still be reported as JSON.
 bool wants_json(int argc, char** argv) {
@@ -239,6 +307,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   CLI::App* backends = add_backends_command(app, line.backends);
   CLI::App* audit = add_audit_command(app, line.audit);
   CLI::App* prompt = add_prompt_command(app, line.prompt);
+  CLI::App* mcp = add_mcp_command(app, line.mcp);
 
   const bool json = wants_json(argc, argv);
   try {
@@ -256,6 +325,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (backends->parsed()) line.command = Command::kBackends;
   if (audit->parsed()) line.command = Command::kAudit;
   if (prompt->parsed()) line.command = Command::kPrompt;
+  if (mcp->parsed()) line.command = Command::kMcp;
   return line;
 }
 

@@ -4,6 +4,7 @@
 
 #include "audit_command.h"
 #include "backends_command.h"
+#include "mcp_command.h"
 #include "prompt_command.h"
 #include "run_options.h"
 
@@ -16,6 +17,7 @@ enum class Command {
   kBackends,
   kAudit,   // `cordon audit`: AuditCommandOptions
   kPrompt,  // `cordon prompt`: PromptOptions
+  kMcp,     // `cordon mcp`: McpOptions
 };
 
 struct CommandLine {
@@ -25,6 +27,7 @@ struct CommandLine {
   BackendsOptions backends;
   AuditCommandOptions audit;
   PromptOptions prompt;
+  McpOptions mcp;
 };
 
 // Parses argv. Prints --help/--version output and usage errors (as JSON with --json)

@@ -7,6 +7,7 @@
 #include "backends_command.h"
 #include "command_line.h"
 #include "exit_status.h"
+#include "mcp_command.h"
 #include "plan_command.h"
 #include "prompt_command.h"
 #include "run_command.h"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
         return cordon::cli::audit_command(line.audit);
       case cordon::cli::Command::kPrompt:
         return cordon::cli::prompt_command(line.prompt);
+      case cordon::cli::Command::kMcp:
+        return cordon::cli::mcp_command(line.mcp);
       case cordon::cli::Command::kExit:
         return line.exit_status;
     }

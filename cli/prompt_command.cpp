@@ -104,10 +104,30 @@ Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
   return ToolDescriptionRef{.id = id, .version = version};
 }
 
+Result<std::string> render_for_backend(Backend& backend, const std::string& backend_name,
+                                       Backend* control, const Limits& limits,
+                                       std::chrono::milliseconds timeout,
+                                       const PromptOptions& options) {
+  Result<audit::ToolTemplate> tool = audit::find_template(options.id, options.version);
+  if (!tool) return fail(tool.error().code, tool.error().describe());
+  Result<std::optional<audit::AuditReport>> report =
+      matching_report(backend, control, !options.no_audit);
+  if (!report) return fail(report.error().code, "audit: " + report.error().describe());
+  const PromptRender input{.tool = &*tool,
+                           .backend = &backend,
+                           .backend_name = backend_name,
+                           .limits = limits,
+                           .timeout = timeout,
+                           .report = *report ? &**report : nullptr,
+                           .unverified = options.unverified};
+  return render_prompt(input, options.format);
+}
+
 int prompt_command(const PromptOptions& options) {
   constexpr bool kJson = false;  // errors as text: stdout is the tool definition
-  Result<audit::ToolTemplate> tool = audit::find_template(options.id, options.version);
-  if (!tool) return report_failure(tool.error().describe(), kJson);
+  if (Result<audit::ToolTemplate> tool = audit::find_template(options.id, options.version); !tool) {
+    return report_failure(tool.error().describe(), kJson);
+  }
   Result<Limits> limits = limits_from(options);
   if (!limits) return report_failure(limits.error().message, kJson);
   std::chrono::milliseconds timeout = kDefaultTimeout;
@@ -128,18 +148,8 @@ int prompt_command(const PromptOptions& options) {
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kJson);
   Backend* control = catalog.backend("subprocess");
 
-  Result<std::optional<audit::AuditReport>> report =
-      matching_report(*backend, control, !options.no_audit);
-  if (!report) return report_failure("audit: " + report.error().describe(), kJson);
-
-  const PromptRender input{.tool = &*tool,
-                           .backend = backend,
-                           .backend_name = choice->name,
-                           .limits = *limits,
-                           .timeout = timeout,
-                           .report = *report ? &**report : nullptr,
-                           .unverified = options.unverified};
-  Result<std::string> text = render_prompt(input, options.format);
+  Result<std::string> text =
+      render_for_backend(*backend, choice->name, control, *limits, timeout, options);
   if (!text) return report_failure(text.error().message, kJson);
   std::fputs(text->c_str(), stdout);
   std::fflush(stdout);

@@ -63,6 +63,15 @@ struct PromptRender {
 // limits, the languages this host has).
 [[nodiscard]] audit::RenderContext render_context(const PromptRender& input);
 
+// What `cordon prompt` prints for `backend` (named `backend_name`) with these limits and
+// timeout, under its audit gate (options.no_audit, options.unverified), in options.format,
+// of template options.id@options.version. `cordon mcp` serves the same text as its tool.
+[[nodiscard]] Result<std::string> render_for_backend(Backend& backend,
+                                                     const std::string& backend_name,
+                                                     Backend* control, const Limits& limits,
+                                                     std::chrono::milliseconds timeout,
+                                                     const PromptOptions& options);
+
 // "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
 // records a description that does not exist.
 [[nodiscard]] Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text);

@@ -1,0 +1,130 @@
+#include "mcp/service.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "prompt_command.h"
+#include "request_builder.h"
+
+namespace cordon::cli::mcp {
+namespace {
+
+// TEMPORARY until BackendOptions reach the plugins: the namespace and container plugins
+// read their pool size from the environment. A --pool-size flag overrides the variable;
+// the default only fills it in when unset.
+void ask_for_pool(std::optional<std::size_t> pool_size) {
+  const std::string size = std::to_string(pool_size.value_or(kDefaultPoolSize));
+  const int overwrite = pool_size ? 1 : 0;
+  ::setenv("CORDON_NAMESPACE_POOL_SIZE", size.c_str(), overwrite);
+  ::setenv("CORDON_CONTAINER_POOL_SIZE", size.c_str(), overwrite);
+}
+
+std::size_t cpu_count() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+}  // namespace
+
+Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) {
+  // The operator's settings, parsed as `cordon run` parses them; the code comes per call.
+  RunOptions run = options.run;
+  run.code = "";
+  run.source.reset();
+  run.language.reset();
+  Result<RunRequest> fixed = build_request(run);
+  if (!fixed) return std::unexpected(fixed.error());
+
+  std::unique_ptr<Service> service(new Service());
+  ask_for_pool(options.pool_size);
+  service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend);
+  const Result<BackendChoice> choice =
+      choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated);
+  if (!choice) return fail(choice.error().code, choice.error().message);
+  service->backend_ = service->catalog_->backend(choice->name);
+  if (service->backend_ == nullptr) {
+    return fail(ErrorCode::kInternal, "backend vanished: " + choice->name);
+  }
+  service->backend_name_ = choice->name;
+  // A server runs code from whoever connects: a backend that does not isolate serves only
+  // when the operator says so, even when named with -b.
+  if (!service->backend_->capabilities(fixed->limits).isolates() && !run.allow_unisolated) {
+    return fail(ErrorCode::kUnavailable,
+                "the " + choice->name + " backend does not enforce " +
+                    missing_isolation(service->backend_->capabilities(fixed->limits)) +
+                    " isolation; pass --allow-unisolated to serve it anyway");
+  }
+  if (Status s = check_limits_for(*service->backend_, *fixed); !s) {
+    return std::unexpected(s.error());
+  }
+
+  const std::chrono::milliseconds max_timeout =
+      fixed->timeout.count() > 0 ? fixed->timeout : kDefaultTimeout;
+  PromptOptions prompt;
+  prompt.format = "mcp";
+  prompt.unverified = options.unverified;
+  prompt.no_audit = options.no_audit;
+  Result<std::string> text =
+      render_for_backend(*service->backend_, choice->name, service->catalog_->backend("subprocess"),
+                         fixed->limits, max_timeout, prompt);
+  if (!text) return std::unexpected(text.error());
+  service->tool_ = nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (!service->tool_.is_object() || !service->tool_.contains("inputSchema")) {
+    return fail(ErrorCode::kInternal, "the mcp rendering of the tool is not a tool object");
+  }
+
+  service->defaults_.max_timeout = max_timeout;
+  service->defaults_.limits = fixed->limits;
+  service->defaults_.env = fixed->env;
+  service->defaults_.tool_description = fixed->tool_description;
+  if (!service->defaults_.tool_description) {
+    // Every result records the description the model was shown: this tool's.
+    if (Result<audit::ToolTemplate> t = audit::find_template(prompt.id, prompt.version); t) {
+      service->defaults_.tool_description = ToolDescriptionRef{.id = t->id, .version = t->version};
+    }
+  }
+
+  if (!run.no_history && !history::disabled_by_env()) {
+    Result<std::filesystem::path> path = options.history_path
+                                             ? Result<std::filesystem::path>(*options.history_path)
+                                             : history::default_path();
+    if (path) {
+      service->history_ = std::make_unique<HistoryWriter>(*path);
+    } else {
+      std::fprintf(stderr, "cordon: warning: calls not recorded in history: %s\n",
+                   path.error().describe().c_str());
+    }
+  }
+  service->queue_ =
+      std::make_unique<CallQueue>(options.max_concurrent.value_or(cpu_count()), options.max_queue);
+  return service;
+}
+
+std::unique_ptr<Service> Service::for_backend(Backend& backend, std::string name,
+                                              nlohmann::json tool, ToolCallDefaults defaults,
+                                              std::size_t workers, std::size_t queue) {
+  std::unique_ptr<Service> service(new Service());
+  service->backend_ = &backend;
+  service->backend_name_ = std::move(name);
+  service->tool_ = std::move(tool);
+  service->defaults_ = std::move(defaults);
+  service->queue_ = std::make_unique<CallQueue>(workers, queue);
+  return service;
+}
+
+Service::~Service() {
+  queue_.reset();    // no call runs past here
+  history_.reset();  // stores what is queued
+}
+
+std::string Service::tool_name() const { return tool_.value("name", std::string("run_code")); }
+
+void Service::record(history::RunRecord record) {
+  if (history_) history_->add(std::move(record));
+}
+
+void Service::flush_history() {
+  if (history_) history_->flush();
+}
+
+}  // namespace cordon::cli::mcp

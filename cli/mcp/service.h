@@ -1,0 +1,86 @@
+// What every session of one `cordon mcp` shares: the backend (created once, with its warm
+// pool), the run_code tool as `cordon prompt --format mcp` renders it, the operator's
+// fixed settings for every call, the call queue and its workers, and the history writer.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "backend_catalog.h"
+#include "cordon/error.h"
+#include "cordon/history.h"
+#include "mcp/call_queue.h"
+#include "mcp/history_writer.h"
+#include "run_options.h"
+#include "tool_call.h"
+
+namespace cordon::cli::mcp {
+
+// The warm pool's size when --pool-size is not given (namespace and container).
+inline constexpr std::size_t kDefaultPoolSize = 2;
+// Calls waiting for a worker before new ones are refused (--max-queue).
+inline constexpr std::size_t kDefaultMaxQueue = 64;
+
+struct ServiceOptions {
+  // -b, -t (the largest timeout a call may ask for, and the default), --memory,
+  // --processes, --cpu, --output-cap, --env, --tool-description, --allow-unisolated,
+  // --no-history, as `cordon run` reads them.
+  RunOptions run;
+  bool unverified = false;                    // as `cordon prompt --unverified`
+  bool no_audit = false;                      // as `cordon prompt --no-audit`
+  std::optional<std::size_t> pool_size;       // unset: kDefaultPoolSize
+  std::optional<std::size_t> max_concurrent;  // unset: the number of CPUs
+  std::size_t max_queue = kDefaultMaxQueue;
+  // Where the history goes; unset: history::default_path().
+  std::optional<std::filesystem::path> history_path;
+};
+
+class Service {
+ public:
+  // Chooses and creates the backend (a backend that does not isolate only with
+  // --allow-unisolated), renders the tool, starts the workers and the history writer.
+  [[nodiscard]] static Result<std::unique_ptr<Service>> create(const ServiceOptions& options);
+  // A service over a backend the caller owns and keeps alive (fuzzing, tests of a
+  // transport): this tool and these defaults, no catalog, no history.
+  [[nodiscard]] static std::unique_ptr<Service> for_backend(Backend& backend, std::string name,
+                                                            nlohmann::json tool,
+                                                            ToolCallDefaults defaults,
+                                                            std::size_t workers, std::size_t queue);
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+  // Stops the workers (sessions have cancelled their calls by then), then stores every
+  // history record still queued.
+  ~Service();
+
+  // The MCP tools/list entry (name, description, inputSchema, outputSchema, annotations).
+  [[nodiscard]] const nlohmann::json& tool() const { return tool_; }
+  [[nodiscard]] std::string tool_name() const;
+  [[nodiscard]] const ToolCallDefaults& defaults() const { return defaults_; }
+  [[nodiscard]] Backend& backend() const { return *backend_; }
+  [[nodiscard]] const std::string& backend_name() const { return backend_name_; }
+  [[nodiscard]] CallQueue& queue() { return *queue_; }
+
+  // Hands a finished call's record to the history writer (nothing with --no-history).
+  void record(history::RunRecord record);
+  // Waits until every record handed over so far is stored.
+  void flush_history();
+
+ private:
+  Service() = default;
+
+  std::unique_ptr<BackendCatalog> catalog_;  // owns the backend and its plugin
+  Backend* backend_ = nullptr;
+  std::string backend_name_;
+  nlohmann::json tool_;
+  ToolCallDefaults defaults_;
+  std::unique_ptr<HistoryWriter> history_;  // null with --no-history
+  // Last: its workers use everything above, so they stop first.
+  std::unique_ptr<CallQueue> queue_;
+};
+
+}  // namespace cordon::cli::mcp

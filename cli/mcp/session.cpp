@@ -1,0 +1,268 @@
+#include "mcp/session.h"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "mcp/call_job.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/protocol.h"
+#include "mcp/service.h"
+#include "tool_call.h"
+
+namespace cordon::cli::mcp {
+namespace {
+
+using nlohmann::json;
+
+// Client names and versions come from the peer: bounded before they reach the history.
+constexpr std::size_t kMaxClientText = 200;
+
+std::string client_text(const json& params) {
+  const json info = params.value("clientInfo", json::object());
+  if (!info.is_object()) return {};
+  std::string text = info.value("name", std::string());
+  const std::string version = info.value("version", std::string());
+  if (!version.empty()) text += " " + version;
+  if (text.size() > kMaxClientText) text.resize(kMaxClientText);
+  return text;
+}
+
+// A string member of `params`, or empty when absent or of another type.
+std::string string_member(const json& params, const char* name) {
+  if (!params.is_object()) return {};
+  const auto it = params.find(name);
+  return it != params.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+struct Session::Impl final : CallOwner {
+  Impl(Service& s, std::string t) : service(s), transport(std::move(t)) {}
+
+  Service& service;
+  const std::string transport;
+  mutable std::mutex mutex;
+  std::condition_variable calls_done;
+  bool initialized = false;
+  std::string version;
+  std::string client;
+  std::map<std::string, std::shared_ptr<CallJob>> calls;  // queued or running, by id key
+
+  // Handles one message; returns how many responses it gets (0 or 1).
+  std::size_t handle(const jsonrpc::Message& message, const std::shared_ptr<Sink>& sink);
+  std::size_t handle_request(const jsonrpc::Request& request, const std::shared_ptr<Sink>& sink);
+  void handle_notification(const jsonrpc::Notification& notification);
+  json initialize(const json& params);
+  // tools/call: queued (the response comes from the worker), or answered here.
+  std::optional<json> call_tool(const jsonrpc::Request& request, const std::shared_ptr<Sink>& sink);
+  void withdraw(const std::string& key);
+  void withdraw_all();
+  void wait_all();
+
+  void call_finished(const std::string& key) override {
+    const std::lock_guard lock(mutex);
+    calls.erase(key);
+    if (calls.empty()) calls_done.notify_all();
+  }
+  void peer_gone() override { withdraw_all(); }
+};
+
+std::size_t Session::Impl::handle(const jsonrpc::Message& message,
+                                  const std::shared_ptr<Sink>& sink) {
+  if (const auto* request = std::get_if<jsonrpc::Request>(&message)) {
+    return handle_request(*request, sink);
+  }
+  if (const auto* notification = std::get_if<jsonrpc::Notification>(&message)) {
+    handle_notification(*notification);
+    return 0;
+  }
+  if (const auto* invalid = std::get_if<jsonrpc::Invalid>(&message)) {
+    if (!sink->send(invalid->error)) withdraw_all();
+    return 1;
+  }
+  return 0;  // a response from the client: this server asks nothing, so nothing waits
+}
+
+json Session::Impl::initialize(const json& params) {
+  const std::string agreed = negotiate_version(string_member(params, "protocolVersion"));
+  const std::lock_guard lock(mutex);
+  version = agreed;
+  client = client_text(params);
+  initialized = true;
+  return initialize_result(agreed, CORDON_VERSION);
+}
+
+std::size_t Session::Impl::handle_request(const jsonrpc::Request& request,
+                                          const std::shared_ptr<Sink>& sink) {
+  const json& params = request.params;
+  std::optional<json> reply;
+  bool ready = false;
+  std::string agreed;
+  {
+    const std::lock_guard lock(mutex);
+    ready = initialized;
+    agreed = version;
+  }
+  if (request.method == "initialize") {
+    if (!params.is_object() || !params.contains("protocolVersion") ||
+        !params["protocolVersion"].is_string()) {
+      reply = jsonrpc::error_response(request.id, jsonrpc::kInvalidParams,
+                                      "Invalid params: initialize needs params.protocolVersion "
+                                      "(a string)");
+    } else {
+      reply = jsonrpc::result_response(request.id, initialize(params));
+    }
+  } else if (request.method == "ping") {
+    reply = jsonrpc::result_response(request.id, json::object());
+  } else if (!ready) {
+    reply = jsonrpc::error_response(
+        request.id, jsonrpc::kInvalidRequest,
+        "Invalid Request: the session is not initialized; send initialize first");
+  } else if (request.method == "tools/list") {
+    reply = jsonrpc::result_response(
+        request.id, json{{"tools", json::array({tool_for_version(service.tool(), agreed)})}});
+  } else if (request.method == "tools/call") {
+    reply = call_tool(request, sink);
+  } else if (request.method == "logging/setLevel") {
+    reply = jsonrpc::result_response(request.id, json::object());  // nothing is logged
+  } else {
+    reply = jsonrpc::error_response(request.id, jsonrpc::kMethodNotFound,
+                                    "Method not found: " + request.method);
+  }
+  if (reply && !sink->send(*reply)) withdraw_all();
+  return 1;
+}
+
+std::optional<json> Session::Impl::call_tool(const jsonrpc::Request& request,
+                                             const std::shared_ptr<Sink>& sink) {
+  const json& params = request.params;
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    return jsonrpc::error_response(request.id, jsonrpc::kInvalidParams,
+                                   "Invalid params: tools/call needs params.name (a string)");
+  }
+  const std::string name = params["name"].get<std::string>();
+  if (name != service.tool_name()) {
+    return jsonrpc::error_response(
+        request.id, jsonrpc::kInvalidParams,
+        "Unknown tool: " + name + " (this server has " + service.tool_name() + ")");
+  }
+  const json arguments = params.value("arguments", json::object());
+  std::string agreed;
+  std::string who;
+  {
+    const std::lock_guard lock(mutex);
+    agreed = version;
+    who = client;
+  }
+  Result<RunRequest> run =
+      request_from_tool_call(arguments, service.tool().at("inputSchema"), service.defaults());
+  if (!run) return jsonrpc::result_response(request.id, tool_error_result(run.error().message));
+
+  CallSpec spec{.id = request.id,
+                .key = jsonrpc::id_key(request.id),
+                .sink = sink,
+                .progress_token = std::nullopt,
+                .request = std::move(*run),
+                .structured = has_structured_content(agreed),
+                .client = std::move(who)};
+  if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+    if (const auto token = meta->find("progressToken");
+        token != meta->end() && (token->is_string() || token->is_number_integer())) {
+      spec.progress_token = *token;
+    }
+  }
+  const std::string key = spec.key;
+  auto job = std::make_shared<CallJob>(service, *this, std::move(spec));
+  {
+    const std::lock_guard lock(mutex);
+    if (!calls.emplace(key, job).second) {
+      return jsonrpc::error_response(
+          request.id, jsonrpc::kInvalidRequest,
+          "Invalid Request: id " + request.id.dump() + " is already used by a call in flight");
+    }
+  }
+  if (!service.queue().push(job)) {
+    call_finished(key);
+    return jsonrpc::result_response(
+        request.id,
+        tool_error_result("the server is busy: " + std::to_string(service.queue().queued()) +
+                          " calls queued, the most it holds (" +
+                          std::to_string(service.queue().capacity()) +
+                          "); this call did not run; try again when earlier calls have ended"));
+  }
+  return std::nullopt;  // the worker answers
+}
+
+void Session::Impl::handle_notification(const jsonrpc::Notification& notification) {
+  if (notification.method == "notifications/cancelled") {
+    const json& params = notification.params;
+    if (params.is_object()) {
+      if (const auto id = params.find("requestId");
+          id != params.end() && (id->is_string() || id->is_number())) {
+        withdraw(jsonrpc::id_key(*id));
+      }
+    }
+  }
+  // notifications/initialized, progress, roots changes...: nothing to do.
+}
+
+void Session::Impl::withdraw(const std::string& key) {
+  std::shared_ptr<CallJob> job;
+  {
+    const std::lock_guard lock(mutex);
+    const auto it = calls.find(key);
+    if (it == calls.end()) return;  // already answered, or never known: the spec says ignore
+    job = it->second;
+  }
+  job->withdraw();
+  // Still queued: it never starts, so it ends here.
+  if (service.queue().withdraw(job.get())) call_finished(key);
+}
+
+void Session::Impl::withdraw_all() {
+  std::vector<std::string> keys;
+  {
+    const std::lock_guard lock(mutex);
+    for (const auto& [key, job] : calls) keys.push_back(key);
+  }
+  for (const std::string& key : keys) withdraw(key);
+}
+
+void Session::Impl::wait_all() {
+  std::unique_lock lock(mutex);
+  calls_done.wait(lock, [&] { return calls.empty(); });
+}
+
+Session::Session(Service& service, std::string transport)
+    : impl_(std::make_unique<Impl>(service, std::move(transport))) {}
+
+Session::~Session() { cancel_all(); }
+
+std::size_t Session::handle(std::string_view text, const std::shared_ptr<Sink>& sink) {
+  std::size_t responses = 0;
+  const bool batches = allows_batches(protocol_version());
+  for (const jsonrpc::Message& message : jsonrpc::parse(text, batches)) {
+    responses += impl_->handle(message, sink);
+  }
+  return responses;
+}
+
+bool Session::initialized() const {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->initialized;
+}
+
+std::string Session::protocol_version() const {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->version;
+}
+
+void Session::cancel_all() {
+  impl_->withdraw_all();
+  impl_->wait_all();
+}
+
+}  // namespace cordon::cli::mcp

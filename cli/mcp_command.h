@@ -1,0 +1,28 @@
+// `cordon mcp`: serves the run_code tool to MCP clients, over stdio (default) or Streamable
+// HTTP (--http ADDR:PORT), until the client goes away or a signal stops it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mcp/service.h"
+
+namespace cordon::cli {
+
+struct McpOptions {
+  mcp::ServiceOptions service;      // backend, limits, audit gate, pool, workers, queue, history
+  std::optional<std::string> http;  // --http ADDR:PORT
+  std::optional<std::string> token_file;  // --token-file PATH
+  std::optional<std::string> token;       // --token TOKEN
+  std::vector<std::string> allowed_origins;
+  std::optional<std::string> session_idle;    // DUR
+  std::optional<std::string> max_body;        // SIZE: an HTTP body, or a stdio line
+  std::optional<std::string> pool_size;       // N
+  std::optional<std::string> max_concurrent;  // N
+  std::optional<std::string> max_queue;       // N
+};
+
+[[nodiscard]] int mcp_command(const McpOptions& options);
+
+}  // namespace cordon::cli

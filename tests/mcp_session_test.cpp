@@ -1,0 +1,334 @@
+// A Session of `cordon mcp` over a real Service with the namespace backend: the protocol
+// per version, tools/list, calls that end every way, cancellation of queued and running
+// calls, the bounded queue, progress, concurrency and the history row.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cordon/history.h"
+#include "mcp/protocol.h"
+#include "mcp/service.h"
+#include "mcp/session.h"
+#include "mcp_test_support.h"
+#include "test_paths.h"
+
+namespace cordon::cli::mcp {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using testing::RecordingSink;
+
+constexpr milliseconds kCallWait{20000};
+
+std::filesystem::path history_file() {
+  return std::filesystem::temp_directory_path() /
+         ("cordon-mcp-session-test-" + std::to_string(::getpid()) + ".sqlite3");
+}
+
+ServiceOptions options_for(std::size_t workers, std::size_t queue) {
+  ::setenv("CORDON_PLUGIN_PATH", testing::plugin_dir(), 1);
+  ::setenv("CORDON_PLUGIN_PATH_ONLY", "1", 1);
+  ServiceOptions options;
+  options.run.backend = "namespace";
+  options.run.timeout = "10s";
+  options.run.memory = "128M";
+  options.no_audit = true;
+  options.max_concurrent = workers;
+  options.max_queue = queue;
+  options.history_path = history_file();
+  return options;
+}
+
+json request(int id, const std::string& method, json params = json::object()) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json call(int id, const std::string& code, const std::string& language = "sh",
+          json timeout = nullptr, std::optional<json> progress = std::nullopt) {
+  json params = {{"name", "run_code"},
+                 {"arguments", {{"code", code}, {"language", language}, {"timeout", timeout}}}};
+  if (progress) params["_meta"] = {{"progressToken", *progress}};
+  return request(id, "tools/call", std::move(params));
+}
+
+std::string text_of(const json& response) {
+  std::string text;
+  for (const json& item : response["result"]["content"]) {
+    if (item["type"] == "text") text += item["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::string marker(const std::string& name) {
+  return "cordon-mcp-test-" + name + "-" + std::to_string(::getpid());
+}
+
+class McpSession : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Result<std::unique_ptr<Service>> created = Service::create(options_for(8, 64));
+    ASSERT_TRUE(created) << created.error().describe();
+    service_ = std::move(*created);
+  }
+  static void TearDownTestSuite() {
+    service_.reset();
+    std::filesystem::remove(history_file());
+  }
+
+  // A session initialized at `version`.
+  std::unique_ptr<Session> open(const std::string& version = "2025-11-25") {
+    auto session = std::make_unique<Session>(*service_, "stdio");
+    const json init = request(0, "initialize",
+                              {{"protocolVersion", version},
+                               {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "session-test"}, {"version", "1.0"}}}});
+    EXPECT_EQ(session->handle(init.dump(), sink_), 1u);
+    EXPECT_EQ(session->handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", sink_),
+              0u);
+    return session;
+  }
+
+  json answer(Session& session, const json& message, milliseconds within = kCallWait) {
+    EXPECT_EQ(session.handle(message.dump(), sink_), 1u);
+    auto response = sink_->response(message["id"], within);
+    EXPECT_TRUE(response) << "no response to " << message.dump();
+    return response.value_or(json::object());
+  }
+
+  static std::unique_ptr<Service> service_;
+  std::shared_ptr<RecordingSink> sink_ = std::make_shared<RecordingSink>();
+};
+
+std::unique_ptr<Service> McpSession::service_;
+
+TEST_F(McpSession, InitializeToolsListAndACallAtEveryVersion) {
+  for (const std::string_view v : kProtocolVersions) {
+    const std::string version(v);
+    sink_ = std::make_shared<RecordingSink>();
+    auto session = open(version);
+    const auto init = sink_->response(0, milliseconds(100));
+    ASSERT_TRUE(init);
+    EXPECT_EQ((*init)["result"]["protocolVersion"], version);
+    EXPECT_EQ((*init)["result"]["serverInfo"]["name"], "cordon");
+    EXPECT_TRUE(session->initialized());
+    EXPECT_EQ(session->protocol_version(), version);
+
+    const json list = answer(*session, request(1, "tools/list"));
+    ASSERT_EQ(list["result"]["tools"].size(), 1u);
+    const json& tool = list["result"]["tools"][0];
+    EXPECT_EQ(tool["name"], "run_code");
+    EXPECT_EQ(tool["inputSchema"], service_->tool()["inputSchema"]);
+    EXPECT_EQ(tool.contains("outputSchema"), has_structured_content(version)) << version;
+
+    const json done = answer(*session, call(2, "echo hello"));
+    EXPECT_FALSE(done["result"].value("isError", false)) << done.dump();
+    EXPECT_NE(text_of(done).find("hello"), std::string::npos);
+    EXPECT_EQ(done["result"].contains("structuredContent"), has_structured_content(version));
+  }
+}
+
+TEST_F(McpSession, AnUnknownVersionGetsTheLatest) {
+  auto session = std::make_unique<Session>(*service_, "stdio");
+  const json r = answer(*session, request(1, "initialize", {{"protocolVersion", "1999-01-01"}}));
+  EXPECT_EQ(r["result"]["protocolVersion"], kProtocolVersions.front());
+}
+
+TEST_F(McpSession, RequestsBeforeInitializeAreRefusedButPingIsAnswered) {
+  Session session(*service_, "stdio");
+  EXPECT_EQ(answer(session, request(1, "tools/list"))["error"]["code"], -32600);
+  EXPECT_EQ(answer(session, request(2, "ping"))["result"], json::object());
+  EXPECT_FALSE(session.initialized());
+  EXPECT_EQ(answer(session, request(3, "initialize", json::object()))["error"]["code"], -32602);
+}
+
+TEST_F(McpSession, UnknownMethodAndToolAndMalformedInput) {
+  auto session = open();
+  EXPECT_EQ(answer(*session, request(1, "resources/list"))["error"]["code"], -32601);
+  const json unknown_tool =
+      answer(*session, request(2, "tools/call", {{"name", "nope"}, {"arguments", json::object()}}));
+  EXPECT_EQ(unknown_tool["error"]["code"], -32602);
+  EXPECT_EQ(answer(*session, request(3, "tools/call", json::object()))["error"]["code"], -32602);
+  EXPECT_EQ(session->handle("{not json", sink_), 1u);
+  EXPECT_EQ(sink_->response(nullptr, milliseconds(100)).value()["error"]["code"], -32700);
+  // A response from the client is not answered.
+  EXPECT_EQ(session->handle(R"({"jsonrpc":"2.0","id":9,"result":{}})", sink_), 0u);
+}
+
+TEST_F(McpSession, BatchesBeforeTheirRemovalOnly) {
+  auto old_session = open("2025-03-26");
+  const std::string batch = json::array({request(11, "ping"), request(12, "tools/list")}).dump();
+  EXPECT_EQ(old_session->handle(batch, sink_), 2u);
+  EXPECT_TRUE(sink_->response(11, milliseconds(100)));
+  EXPECT_TRUE(sink_->response(12, milliseconds(100)));
+
+  auto new_session = open("2025-06-18");
+  EXPECT_EQ(new_session->handle(json::array({request(13, "ping")}).dump(), sink_), 1u);
+  EXPECT_FALSE(sink_->response(13, milliseconds(100)));
+}
+
+TEST_F(McpSession, OkFailedTimedOut) {
+  auto session = open();
+  const json ok = answer(*session, call(1, "print(6*7)", "python"));
+  EXPECT_FALSE(ok["result"].value("isError", false));
+  EXPECT_EQ(ok["result"]["structuredContent"]["exit_code"], 0);
+
+  const json failed = answer(*session, call(2, "echo oops >&2; exit 3"));
+  EXPECT_TRUE(failed["result"]["isError"].get<bool>());
+  EXPECT_EQ(failed["result"]["structuredContent"]["outcome"], "failed");
+  EXPECT_NE(text_of(failed).find("oops"), std::string::npos);
+
+  const auto started = std::chrono::steady_clock::now();
+  const json slow = answer(*session, call(3, "sleep 30", "sh", 0.3));
+  EXPECT_TRUE(slow["result"]["isError"].get<bool>());
+  EXPECT_EQ(slow["result"]["structuredContent"]["outcome"], "timed_out");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(5000));
+}
+
+TEST_F(McpSession, BadArgumentsAreAnErrorResultNamingTheField) {
+  auto session = open();
+  const json r = answer(*session, call(1, "true", "cobol"));
+  EXPECT_TRUE(r["result"]["isError"].get<bool>());
+  EXPECT_NE(text_of(r).find("language"), std::string::npos) << text_of(r);
+}
+
+TEST_F(McpSession, CancellingARunningCallStopsItsProcessesAndSendsNothing) {
+  auto session = open();
+  const std::string mark = marker("running");
+  EXPECT_EQ(session->handle(call(1, "exec -a " + mark + " sleep 30", "bash", 9).dump(), sink_), 1u);
+  ASSERT_TRUE(
+      testing::eventually([&] { return testing::processes_with(mark) > 0; }, milliseconds(10000)));
+  EXPECT_EQ(session->handle(json{{"jsonrpc", "2.0"},
+                                 {"method", "notifications/cancelled"},
+                                 {"params", {{"requestId", 1}, {"reason", "test"}}}}
+                                .dump(),
+                            sink_),
+            0u);
+  EXPECT_TRUE(
+      testing::eventually([&] { return testing::processes_with(mark) == 0; }, milliseconds(5000)));
+  EXPECT_FALSE(sink_->response(1, milliseconds(500)));
+}
+
+TEST_F(McpSession, ClosingASessionStopsItsCalls) {
+  const std::string mark = marker("closed");
+  {
+    auto session = open();
+    (void)session->handle(call(1, "exec -a " + mark + " sleep 30", "bash", 9).dump(), sink_);
+    ASSERT_TRUE(testing::eventually([&] { return testing::processes_with(mark) > 0; },
+                                    milliseconds(10000)));
+  }  // ~Session cancels and waits
+  EXPECT_EQ(testing::processes_with(mark), 0);
+  EXPECT_FALSE(sink_->response(1, milliseconds(100)));
+}
+
+TEST_F(McpSession, ProgressAtLeastEvery500ms) {
+  auto session = open();
+  const json r = answer(*session, call(1, "echo a; sleep 1.6; echo b", "sh", nullptr, "tok"));
+  EXPECT_FALSE(r["result"].value("isError", false)) << r.dump();
+  std::vector<std::int64_t> progress;
+  for (const json& m : sink_->messages()) {
+    if (m.value("method", "") == "notifications/progress") {
+      EXPECT_EQ(m["params"]["progressToken"], "tok");
+      EXPECT_TRUE(m["params"]["message"].is_string());
+      progress.push_back(m["params"]["progress"].get<std::int64_t>());
+    }
+  }
+  ASSERT_GE(progress.size(), 3u);
+  for (std::size_t i = 1; i < progress.size(); ++i) {
+    EXPECT_GT(progress[i], progress[i - 1]);
+    EXPECT_LE(progress[i] - progress[i - 1], 500);  // progress is elapsed ms
+  }
+}
+
+TEST_F(McpSession, EightCallsAtOnce) {
+  auto session = open();
+  const auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(
+        session->handle(call(i + 1, "sleep 0.5; echo call " + std::to_string(i)).dump(), sink_),
+        1u);
+  }
+  for (int i = 0; i < 8; ++i) {
+    const auto r = sink_->response(i + 1, kCallWait);
+    ASSERT_TRUE(r);
+    EXPECT_NE(text_of(*r).find("call " + std::to_string(i)), std::string::npos);
+  }
+  // One after the other they would take 4 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(3500));
+}
+
+TEST_F(McpSession, EveryCallIsRecordedWithSourceAndClient) {
+  auto session = open();
+  const std::string mark = marker("history");
+  (void)answer(*session, call(1, "echo " + mark));
+  service_->flush_history();
+  Result<history::HistoryStore> store = history::HistoryStore::open(history_file());
+  ASSERT_TRUE(store) << store.error().describe();
+  history::Query query;
+  query.search = mark;
+  Result<std::vector<history::RunSummary>> rows = store->list(query);
+  ASSERT_TRUE(rows);
+  ASSERT_EQ(rows->size(), 1u);
+  Result<history::RunRecord> record = store->get(rows->front().id);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->source, "mcp");
+  EXPECT_EQ(record->client, "session-test 1.0");
+  EXPECT_EQ(record->backend, "namespace");
+}
+
+// One worker and room for one waiting call.
+class McpSmallQueue : public McpSession {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<Service>> created = Service::create(options_for(1, 1));
+    ASSERT_TRUE(created) << created.error().describe();
+    small_ = std::move(*created);
+  }
+  std::unique_ptr<Service> small_;
+};
+
+TEST_F(McpSmallQueue, CancellingAQueuedCallWithdrawsIt) {
+  Session session(*small_, "stdio");
+  (void)session.handle(request(0, "initialize", {{"protocolVersion", "2025-06-18"}}).dump(), sink_);
+  (void)session.handle(call(1, "sleep 1; echo first").dump(), sink_);
+  (void)session.handle(call(2, "echo second").dump(), sink_);
+  (void)session.handle(
+      json{
+          {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}}
+          .dump(),
+      sink_);
+  const auto first = sink_->response(1, kCallWait);
+  ASSERT_TRUE(first);
+  EXPECT_NE(text_of(*first).find("first"), std::string::npos);
+  EXPECT_FALSE(sink_->response(2, milliseconds(500)));
+}
+
+TEST_F(McpSmallQueue, AFullQueueIsABusyErrorNotASilentDrop) {
+  Session session(*small_, "stdio");
+  (void)session.handle(request(0, "initialize", {{"protocolVersion", "2025-06-18"}}).dump(), sink_);
+  (void)session.handle(call(1, "sleep 1").dump(), sink_);
+  // Let the worker take the first: then the second waits and the third finds no room.
+  ASSERT_TRUE(
+      testing::eventually([&] { return small_->queue().queued() == 0; }, milliseconds(5000)));
+  (void)session.handle(call(2, "echo queued").dump(), sink_);
+  const auto busy = [&] {
+    (void)session.handle(call(3, "echo refused").dump(), sink_);
+    return sink_->response(3, milliseconds(200));
+  }();
+  ASSERT_TRUE(busy);
+  EXPECT_TRUE((*busy)["result"]["isError"].get<bool>());
+  EXPECT_NE(text_of(*busy).find("busy"), std::string::npos) << text_of(*busy);
+  EXPECT_TRUE(sink_->response(1, kCallWait));
+  const auto queued = sink_->response(2, kCallWait);
+  ASSERT_TRUE(queued);
+  EXPECT_NE(text_of(*queued).find("queued"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cordon::cli::mcp
