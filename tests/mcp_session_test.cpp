@@ -40,6 +40,7 @@ ServiceOptions options_for(std::size_t workers, std::size_t queue) {
   options.run.timeout = "10s";
   options.run.memory = "128M";
   options.no_audit = true;
+  options.unverified = true;  // no audit report here: claims are rendered marked unproven
   options.max_concurrent = workers;
   options.max_queue = queue;
   options.history_path = history_file();
@@ -285,6 +286,8 @@ TEST_F(McpSession, EveryCallIsRecordedWithSourceAndClient) {
 // One worker and room for one waiting call.
 class McpSmallQueue : public McpSession {
  protected:
+  static void SetUpTestSuite() {}  // not the shared service: its own, per test
+  static void TearDownTestSuite() {}
   void SetUp() override {
     Result<std::unique_ptr<Service>> created = Service::create(options_for(1, 1));
     ASSERT_TRUE(created) << created.error().describe();

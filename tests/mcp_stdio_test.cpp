@@ -35,17 +35,9 @@ class Server {
     int out[2];
     EXPECT_EQ(::pipe2(in, O_CLOEXEC), 0);
     EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
-    std::vector<std::string> args = {testing::cli_binary(),
-                                     "mcp",
-                                     "-b",
-                                     "namespace",
-                                     "--no-audit",
-                                     "-t",
-                                     "10s",
-                                     "--memory",
-                                     "128M",
-                                     "--pool-size",
-                                     "0"};
+    std::vector<std::string> args = {testing::cli_binary(), "mcp", "-b",  "namespace", "--no-audit",
+                                     "--unverified",        "-t",  "10s", "--memory",  "128M",
+                                     "--pool-size",         "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
