@@ -20,7 +20,7 @@ json reply_id(const json& value) {
   return nullptr;
 }
 
-Message invalid(const json& value, std::string why) {
+Message invalid(const json& value, const std::string& why) {
   return Invalid{error_response(reply_id(value), kInvalidRequest, "Invalid Request: " + why)};
 }
 
@@ -30,7 +30,7 @@ Message classify(const json& value) {
   if (!value.is_object()) return invalid(value, "a message must be a JSON object");
   const auto version = value.find("jsonrpc");
   if (version == value.end() || *version != "2.0") {
-    return invalid(value, "\"jsonrpc\" must be \"2.0\"");
+    return invalid(value, R"("jsonrpc" must be "2.0")");
   }
   const auto method = value.find("method");
   const auto id = value.find("id");
@@ -39,7 +39,7 @@ Message classify(const json& value) {
     const bool has_result = value.contains("result");
     const bool has_error = value.contains("error");
     if (has_result == has_error || id == value.end()) {
-      return invalid(value, "neither a request (\"method\") nor a response (\"result\"/\"error\")");
+      return invalid(value, R"(neither a request ("method") nor a response ("result"/"error"))");
     }
     return Response{*id};
   }

@@ -115,7 +115,8 @@ std::size_t Session::Impl::handle_request(const jsonrpc::Request& request,
     } else {
       reply = jsonrpc::result_response(request.id, initialize(params));
     }
-  } else if (request.method == "ping") {
+  } else if (request.method == "ping" || (ready && request.method == "logging/setLevel")) {
+    // logging/setLevel is accepted and changes nothing: this server sends no log messages.
     reply = jsonrpc::result_response(request.id, json::object());
   } else if (!ready) {
     reply = jsonrpc::error_response(
@@ -126,8 +127,6 @@ std::size_t Session::Impl::handle_request(const jsonrpc::Request& request,
         request.id, json{{"tools", json::array({tool_for_version(service.tool(), agreed)})}});
   } else if (request.method == "tools/call") {
     reply = call_tool(request, sink);
-  } else if (request.method == "logging/setLevel") {
-    reply = jsonrpc::result_response(request.id, json::object());  // nothing is logged
   } else {
     reply = jsonrpc::error_response(request.id, jsonrpc::kMethodNotFound,
                                     "Method not found: " + request.method);
