@@ -255,8 +255,10 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
                 "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.service.no_audit,
                 "Never run an audit (claims stay unproven)");
-  cmd->add_option("--pool-size", options.pool_size, "Warm sandboxes kept ready N (default 2)")
-      ->type_name("N");
+  cmd->add_option("--max-input-size", run.max_input_size,
+                  "Largest inline input file of a call SIZE (default 16M)")
+      ->type_name("SIZE");
+  add_backend_option_flags(cmd, run.backend_options);
   cmd->add_option("--max-concurrent", options.max_concurrent,
                   "Calls running at once N (default: the number of CPUs)")
       ->type_name("N");

@@ -94,11 +94,6 @@ int mcp_command(const McpOptions& options) {
     }
     max_body = *size;
   }
-  if (options.pool_size) {
-    Result<std::size_t> n = parse_number(options.pool_size, "--pool-size", /*zero_ok=*/true);
-    if (!n) return report_failure(n.error().message, kJson);
-    service_options.pool_size = *n;
-  }
   if (options.max_concurrent) {
     Result<std::size_t> n = parse_number(options.max_concurrent, "--max-concurrent", false);
     if (!n) return report_failure(n.error().message, kJson);

@@ -18,7 +18,6 @@ struct McpOptions {
   std::vector<std::string> allowed_origins;
   std::optional<std::string> session_idle;    // DUR
   std::optional<std::string> max_body;        // SIZE: an HTTP body, or a stdio line
-  std::optional<std::string> pool_size;       // N
   std::optional<std::string> max_concurrent;  // N
   std::optional<std::string> max_queue;       // N
 };

@@ -6,21 +6,12 @@
 #include <string>
 #include <thread>
 
+#include "cordon/units.h"
 #include "prompt_command.h"
 #include "request_builder.h"
 
 namespace cordon::cli::mcp {
 namespace {
-
-// TEMPORARY until BackendOptions reach the plugins: the namespace and container plugins
-// read their pool size from the environment. A --pool-size flag overrides the variable;
-// the default only fills it in when unset.
-void ask_for_pool(std::optional<std::size_t> pool_size) {
-  const std::string size = std::to_string(pool_size.value_or(kDefaultPoolSize));
-  const int overwrite = pool_size ? 1 : 0;
-  ::setenv("CORDON_NAMESPACE_POOL_SIZE", size.c_str(), overwrite);
-  ::setenv("CORDON_CONTAINER_POOL_SIZE", size.c_str(), overwrite);
-}
 
 std::size_t cpu_count() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -36,8 +27,11 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   if (!fixed) return std::unexpected(fixed.error());
 
   std::unique_ptr<Service> service(new Service());
-  ask_for_pool(options.pool_size);
-  service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend);
+  // A long-lived server keeps sandboxes built ahead (namespace, container) unless told
+  // otherwise: a call then pays no sandbox construction.
+  BackendOptions backend_options = run.backend_options;
+  if (!backend_options.pool_size) backend_options.pool_size = kDefaultPoolSize;
+  service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend, backend_options);
   const Result<BackendChoice> choice =
       choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated);
   if (!choice) return fail(choice.error().code, choice.error().message);
@@ -76,6 +70,15 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   service->defaults_.max_timeout = max_timeout;
   service->defaults_.limits = fixed->limits;
   service->defaults_.env = fixed->env;
+  if (run.max_input_size) {
+    Result<std::uint64_t> most = parse_size(*run.max_input_size);
+    if (!most || *most == 0) {
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "--max-input-size: " + (most ? std::string("must be above 0") : most.error().message));
+    }
+    service->defaults_.max_input_bytes = *most;
+  }
   service->defaults_.tool_description = fixed->tool_description;
   if (!service->defaults_.tool_description) {
     // Every result records the description the model was shown: this tool's.

@@ -21,7 +21,8 @@
 
 namespace cordon::cli::mcp {
 
-// The warm pool's size when --pool-size is not given (namespace and container).
+// The warm pool's size when --pool-size is not given (namespace and container): a
+// long-lived server keeps sandboxes ready, unlike one `cordon run`.
 inline constexpr std::size_t kDefaultPoolSize = 2;
 // Calls waiting for a worker before new ones are refused (--max-queue).
 inline constexpr std::size_t kDefaultMaxQueue = 64;
@@ -29,11 +30,12 @@ inline constexpr std::size_t kDefaultMaxQueue = 64;
 struct ServiceOptions {
   // -b, -t (the largest timeout a call may ask for, and the default), --memory,
   // --processes, --cpu, --output-cap, --env, --tool-description, --allow-unisolated,
-  // --no-history, as `cordon run` reads them.
+  // --no-history, --max-input-size (inline files) and the backend's own options
+  // (--pool-size, default kDefaultPoolSize; --engine, --image, --runtime), as `cordon run`
+  // reads them.
   RunOptions run;
   bool unverified = false;                    // as `cordon prompt --unverified`
   bool no_audit = false;                      // as `cordon prompt --no-audit`
-  std::optional<std::size_t> pool_size;       // unset: kDefaultPoolSize
   std::optional<std::size_t> max_concurrent;  // unset: the number of CPUs
   std::size_t max_queue = kDefaultMaxQueue;
   // Where the history goes; unset: history::default_path().
