@@ -51,10 +51,18 @@ json request(int id, const std::string& method, json params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
+// The served tool's inputSchema properties (set by each fixture from its service).
+json g_properties = json::object();
+
 json call(int id, const std::string& code, const std::string& language = "sh",
           json timeout = nullptr, std::optional<json> progress = std::nullopt) {
-  json params = {{"name", "run_code"},
-                 {"arguments", {{"code", code}, {"language", language}, {"timeout", timeout}}}};
+  json arguments = {{"code", code}, {"language", language}, {"timeout", timeout}};
+  // Strict-mode schemas require every property: the optional ones are null, as a model
+  // fills them.
+  for (const char* optional : {"files", "collect"}) {
+    if (g_properties.contains(optional)) arguments[optional] = nullptr;
+  }
+  json params = {{"name", "run_code"}, {"arguments", std::move(arguments)}};
   if (progress) params["_meta"] = {{"progressToken", *progress}};
   return request(id, "tools/call", std::move(params));
 }
@@ -77,6 +85,7 @@ class McpSession : public ::testing::Test {
     Result<std::unique_ptr<Service>> created = Service::create(options_for(8, 64));
     ASSERT_TRUE(created) << created.error().describe();
     service_ = std::move(*created);
+    g_properties = service_->tool()["inputSchema"].value("properties", json::object());
   }
   static void TearDownTestSuite() {
     service_.reset();
@@ -292,6 +301,7 @@ class McpSmallQueue : public McpSession {
     Result<std::unique_ptr<Service>> created = Service::create(options_for(1, 1));
     ASSERT_TRUE(created) << created.error().describe();
     small_ = std::move(*created);
+    g_properties = small_->tool()["inputSchema"].value("properties", json::object());
   }
   std::unique_ptr<Service> small_;
 };
@@ -300,7 +310,11 @@ TEST_F(McpSmallQueue, CancellingAQueuedCallWithdrawsIt) {
   Session session(*small_, "stdio");
   (void)session.handle(request(0, "initialize", {{"protocolVersion", "2025-06-18"}}).dump(), sink_);
   (void)session.handle(call(1, "sleep 1; echo first").dump(), sink_);
+  // The worker takes the first; the second waits in the queue (room for one).
+  ASSERT_TRUE(
+      testing::eventually([&] { return small_->queue().queued() == 0; }, milliseconds(5000)));
   (void)session.handle(call(2, "echo second").dump(), sink_);
+  EXPECT_EQ(small_->queue().queued(), 1u);
   (void)session.handle(
       json{
           {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}}

@@ -173,11 +173,14 @@ TEST(McpStdio, EndOfInputMidCallCancelsItAndExits) {
   Server server({});
   initialize(server);
   const std::string mark = "cordon-mcp-stdio-eof-" + std::to_string(::getpid());
-  server.send(request(
-      1, "tools/call",
-      {{"name", "run_code"},
-       {"arguments",
-        {{"code", "exec -a " + mark + " sleep 30"}, {"language", "bash"}, {"timeout", 9}}}}));
+  server.send(request(1, "tools/call",
+                      {{"name", "run_code"},
+                       {"arguments",
+                        {{"code", "exec -a " + mark + " sleep 30"},
+                         {"language", "bash"},
+                         {"timeout", 9},
+                         {"files", nullptr},
+                         {"collect", nullptr}}}}));
   ASSERT_TRUE(
       testing::eventually([&] { return testing::processes_with(mark) > 0; }, milliseconds(10000)));
   server.close_stdin();
