@@ -189,17 +189,26 @@ CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   return cmd;
 }
 
+// The backend and limits a rendered tool states, for the commands that render one:
+// `cordon prompt` prints it, `cordon mcp` serves it.
+void add_tool_limit_flags(CLI::App* cmd, std::string& backend, std::optional<std::string>& timeout,
+                          const std::string& timeout_help, std::optional<std::string>& memory,
+                          std::optional<std::string>& processes) {
+  cmd->add_option("-b,--backend", backend, "Backend name, or auto (default)")
+      ->type_name("NAME|auto")
+      ->transform(drop_glued_equals);
+  cmd->add_option("-t,--timeout", timeout, timeout_help)
+      ->type_name("DUR")
+      ->transform(drop_glued_equals);
+  cmd->add_option("--memory", memory, "Memory limit SIZE")->type_name("SIZE");
+  cmd->add_option("--processes", processes, "Most processes at once N")->type_name("N");
+}
+
 CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
   CLI::App* cmd = app.add_subcommand("prompt", "Print the run_code tool description for a backend");
   cmd->footer(kPromptFooter);
-  cmd->add_option("-b,--backend", options.backend, "Backend name, or auto (default)")
-      ->type_name("NAME|auto")
-      ->transform(drop_glued_equals);
-  cmd->add_option("-t,--timeout", options.timeout, "Wall-clock limit DUR (default 5s)")
-      ->type_name("DUR")
-      ->transform(drop_glued_equals);
-  cmd->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");
-  cmd->add_option("--processes", options.processes, "Most processes at once N")->type_name("N");
+  add_tool_limit_flags(cmd, options.backend, options.timeout, "Wall-clock limit DUR (default 5s)",
+                       options.memory, options.processes);
   cmd->add_option("--version", options.version, "Template version (default: the latest)")
       ->type_name("N");
   cmd->add_option("--id", options.id, "Template id (default run_code)")->type_name("ID");
@@ -231,14 +240,8 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
   CLI::App* cmd = app.add_subcommand("mcp", "Serve the run_code tool over MCP (stdio or HTTP)");
   cmd->footer(kMcpFooter);
   RunOptions& run = options.service.run;
-  cmd->add_option("-b,--backend", run.backend, "Backend name, or auto (default)")
-      ->type_name("NAME|auto")
-      ->transform(drop_glued_equals);
-  cmd->add_option("-t,--timeout", run.timeout, "Default and largest timeout of a call DUR (5s)")
-      ->type_name("DUR")
-      ->transform(drop_glued_equals);
-  cmd->add_option("--memory", run.memory, "Memory limit SIZE")->type_name("SIZE");
-  cmd->add_option("--processes", run.processes, "Most processes at once N")->type_name("N");
+  add_tool_limit_flags(cmd, run.backend, run.timeout,
+                       "Default and largest timeout of a call DUR (5s)", run.memory, run.processes);
   cmd->add_option("--cpu", run.cpu, "CPU time limit DUR")->type_name("DUR");
   cmd->add_option("--output-cap", run.output_cap, "Bytes kept per stream SIZE (default 1M)")
       ->type_name("SIZE");
