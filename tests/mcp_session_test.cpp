@@ -27,10 +27,23 @@ using testing::RecordingSink;
 
 constexpr milliseconds kCallWait{20000};
 
-std::filesystem::path history_file() {
+// This process's history, in a directory of its own (SQLite adds -wal and -shm files
+// beside the database), removed when the process ends.
+std::filesystem::path history_dir() {
   return std::filesystem::temp_directory_path() /
-         ("cordon-mcp-session-test-" + std::to_string(::getpid()) + ".sqlite3");
+         ("cordon-mcp-session-test-" + std::to_string(::getpid()));
 }
+std::filesystem::path history_file() { return history_dir() / "history.sqlite3"; }
+struct RemoveHistoryDir {
+  RemoveHistoryDir(const RemoveHistoryDir&) = delete;
+  RemoveHistoryDir& operator=(const RemoveHistoryDir&) = delete;
+  RemoveHistoryDir() = default;
+  ~RemoveHistoryDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(history_dir(), ignored);
+  }
+};
+const RemoveHistoryDir kRemoveHistoryDir;
 
 ServiceOptions options_for(std::size_t workers, std::size_t queue) {
   ::setenv("CORDON_PLUGIN_PATH", testing::plugin_dir(), 1);
@@ -87,10 +100,7 @@ class McpSession : public ::testing::Test {
     service_ = std::move(*created);
     g_properties = service_->tool()["inputSchema"].value("properties", json::object());
   }
-  static void TearDownTestSuite() {
-    service_.reset();
-    std::filesystem::remove(history_file());
-  }
+  static void TearDownTestSuite() { service_.reset(); }
 
   // A session initialized at `version`.
   std::unique_ptr<Session> open(const std::string& version = "2025-11-25") {
@@ -277,6 +287,9 @@ TEST_F(McpSession, EveryCallIsRecordedWithSourceAndClient) {
   auto session = open();
   const std::string mark = marker("history");
   (void)answer(*session, call(1, "echo " + mark));
+  // The record is handed to the writer after the response is sent: it may still be on
+  // its way when the response arrives.
+  session.reset();  // waits for the call to end, hand-over included
   service_->flush_history();
   Result<history::HistoryStore> store = history::HistoryStore::open(history_file());
   ASSERT_TRUE(store) << store.error().describe();
