@@ -4,12 +4,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,8 +17,6 @@
 
 #include "mcp_test_support.h"
 #include "test_paths.h"
-
-extern char** environ;
 
 namespace cordon::cli::mcp {
 namespace {
@@ -40,6 +38,7 @@ class Server {
                                      "--pool-size",         "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
@@ -156,7 +155,7 @@ TEST(McpStdio, AHugeLineIsSkippedWithAParseError) {
   initialize(server);
   // 8 MiB on one line, far past the bound: read and dropped as it comes.
   const std::string chunk(1 << 20, 'x');
-  server.send(std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"pad\":\""));
+  server.send(std::string(R"({"jsonrpc":"2.0","id":1,"method":"ping","pad":")"));
   for (int i = 0; i < 8; ++i) server.send(chunk);
   server.send(std::string("\"}\n"));
   const auto error = server.next();
