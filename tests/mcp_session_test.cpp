@@ -360,5 +360,33 @@ TEST_F(McpSmallQueue, AFullQueueIsABusyErrorNotASilentDrop) {
   EXPECT_NE(text_of(*queued).find("queued"), std::string::npos);
 }
 
+// A server runs whatever its clients send: a backend that does not isolate is served only
+// when the operator says so, even when named, and its tool says what it does not stop.
+TEST(McpService, AnUnisolatedBackendOnlyWithAllowUnisolated) {
+  ServiceOptions options = options_for(1, 1);
+  options.run.backend = "subprocess";
+  options.run.memory.reset();
+  Result<std::unique_ptr<Service>> refused = Service::create(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("--allow-unisolated"), std::string::npos)
+      << refused.error().message;
+
+  options.run.allow_unisolated = true;
+  Result<std::unique_ptr<Service>> allowed = Service::create(options);
+  ASSERT_TRUE(allowed) << allowed.error().describe();
+  EXPECT_EQ((*allowed)->backend_name(), "subprocess");
+  const json tool = (*allowed)->tool();
+  EXPECT_EQ(tool["annotations"].value("openWorldHint", true), true) << tool.dump();
+  // Harmless code only through the subprocess backend.
+  auto sink = std::make_shared<RecordingSink>();
+  g_properties = tool["inputSchema"].value("properties", json::object());
+  Session session(**allowed, "stdio");
+  (void)session.handle(request(0, "initialize", {{"protocolVersion", "2025-06-18"}}).dump(), sink);
+  (void)session.handle(call(1, "echo unisolated").dump(), sink);
+  const auto r = sink->response(1, kCallWait);
+  ASSERT_TRUE(r);
+  EXPECT_NE(text_of(*r).find("unisolated"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cordon::cli::mcp
