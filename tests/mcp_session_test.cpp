@@ -233,6 +233,7 @@ TEST_F(McpSession, CancellingARunningCallStopsItsProcessesAndSendsNothing) {
   EXPECT_TRUE(
       testing::eventually([&] { return testing::processes_with(mark) == 0; }, milliseconds(5000)));
   EXPECT_FALSE(sink_->response(1, milliseconds(500)));
+  EXPECT_TRUE(sink_->told_no_response(1, milliseconds(100)));
 }
 
 TEST_F(McpSession, ClosingASessionStopsItsCalls) {
@@ -337,6 +338,8 @@ TEST_F(McpSmallQueue, CancellingAQueuedCallWithdrawsIt) {
   ASSERT_TRUE(first);
   EXPECT_NE(text_of(*first).find("first"), std::string::npos);
   EXPECT_FALSE(sink_->response(2, milliseconds(500)));
+  EXPECT_TRUE(sink_->told_no_response(2, milliseconds(100)));
+  EXPECT_FALSE(sink_->told_no_response(1, milliseconds(0)));
 }
 
 TEST_F(McpSmallQueue, AFullQueueIsABusyErrorNotASilentDrop) {

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -28,6 +29,23 @@ class RecordingSink final : public cli::mcp::Sink {
     }
     changed_.notify_all();
     return true;
+  }
+
+  void no_response(const nlohmann::json& id) override {
+    {
+      const std::lock_guard lock(mutex_);
+      no_response_.push_back(id);
+    }
+    changed_.notify_all();
+  }
+
+  // Whether the session said the request with this id gets no response, waiting up to
+  // `within`.
+  bool told_no_response(const nlohmann::json& id, std::chrono::milliseconds within) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, within, [&] {
+      return std::find(no_response_.begin(), no_response_.end(), id) != no_response_.end();
+    });
   }
 
   // The response with this id, waiting up to `within`.
@@ -56,6 +74,7 @@ class RecordingSink final : public cli::mcp::Sink {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<nlohmann::json> messages_;
+  std::vector<nlohmann::json> no_response_;
 };
 
 // Processes whose command line contains `marker`.

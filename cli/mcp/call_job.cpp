@@ -37,7 +37,12 @@ void CallJob::withdraw() {
   cancel_.cancel();
 }
 
-void CallJob::drop() { owner_.call_finished(spec_.key); }
+void CallJob::drop() { end_unrun(); }
+
+void CallJob::end_unrun() {
+  spec_.sink->no_response(spec_.id);
+  owner_.call_finished(spec_.key);
+}
 
 void CallJob::on_output(Stream /*stream*/, std::string_view chunk, bool /*kept*/) {
   output_bytes_.fetch_add(chunk.size(), std::memory_order_relaxed);
@@ -59,7 +64,7 @@ void CallJob::tick(std::chrono::steady_clock::time_point now, std::int64_t* last
 
 void CallJob::run() {
   if (withdrawn_ || cancel_.cancelled()) {
-    owner_.call_finished(spec_.key);
+    end_unrun();
     return;
   }
   // The ticker stops (and is joined) before the response goes out: no progress after it.
@@ -85,11 +90,11 @@ void CallJob::run() {
     ticker.request_stop();
     ticker.join();
   }
-  if (!withdrawn_) {
-    if (!spec_.sink->send(
-            jsonrpc::result_response(spec_.id, tool_result(result, spec_.structured)))) {
-      owner_.peer_gone();
-    }
+  if (withdrawn_) {
+    spec_.sink->no_response(spec_.id);
+  } else if (!spec_.sink->send(
+                 jsonrpc::result_response(spec_.id, tool_result(result, spec_.structured)))) {
+    owner_.peer_gone();
   }
   // After the response: the history is off the latency path (a writer thread stores it).
   history::RunRecord record = history::make_record(spec_.request, result, started, finished, "mcp");

@@ -50,6 +50,9 @@ class CallJob final : public Job, private RunObserver {
 
   void run() override;
   void drop() override;
+  // Ends a call that never ran (withdrawn from the queue, or dropped): the sink hears that
+  // no response comes, the owner forgets the call.
+  void end_unrun();
 
   // The request was cancelled (or its session is going away): the run is stopped, or never
   // starts, and no response is sent.

@@ -218,7 +218,7 @@ void Session::Impl::withdraw(const std::string& key) {
   }
   job->withdraw();
   // Still queued: it never starts, so it ends here.
-  if (service.queue().withdraw(job.get())) call_finished(key);
+  if (service.queue().withdraw(job.get())) job->end_unrun();
 }
 
 void Session::Impl::withdraw_all() {

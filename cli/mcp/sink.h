@@ -15,6 +15,11 @@ class Sink {
   // the worker that ran the call. Returns false once the peer is gone (closed pipe, dropped
   // connection): the session then cancels what it was doing for that peer.
   virtual bool send(const nlohmann::json& message) = 0;
+  // The request with this id will get no response after all, although Session::handle()
+  // counted one: the client cancelled it (the spec forbids answering) or the session is
+  // closing. A transport that waits for the counted responses stops waiting for this one.
+  // Called from any thread, at most once per request; the default does nothing.
+  virtual void no_response(const nlohmann::json& /*id*/) {}
 };
 
 }  // namespace cordon::cli::mcp
