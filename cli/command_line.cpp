@@ -270,7 +270,7 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
   cmd->add_option("--http", options.http, "Serve Streamable HTTP on ADDR:PORT (port 0: any)")
       ->type_name("ADDR:PORT");
   cmd->add_option("--token-file", options.token_file,
-                  "Bearer token file: read if it exists, else the generated token is written")
+                  "Bearer token file: its token, or one generated and written there (0600)")
       ->type_name("PATH");
   cmd->add_option("--token", options.token, "Bearer token for HTTP")->type_name("TOKEN");
   cmd->add_option("--allowed-origin", options.allowed_origins,

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
+#include <thread>
+#include <utility>
 
 #include "cli_error.h"
 #include "cordon/units.h"
@@ -30,46 +30,17 @@ Result<std::size_t> parse_number(const std::optional<std::string>& text, std::st
   return value;
 }
 
-// "127.0.0.1:8080", "[::1]:0", "localhost:9000" -> host, port.
-Status parse_listen(const std::string& text, mcp::HttpOptions& http) {
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return fail(ErrorCode::kInvalidArgument, "--http: '" + text + "' is not ADDR:PORT");
-  }
-  std::string host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const std::optional<std::string> port_text = text.substr(colon + 1);
-  Result<std::size_t> port = parse_number(port_text, "--http", /*zero_ok=*/true);
-  if (!port || *port > 65535) {
-    return fail(ErrorCode::kInvalidArgument, "--http: '" + text + "' has no port 0-65535");
-  }
-  http.host = std::move(host);
-  http.port = static_cast<int>(*port);
-  return {};
-}
-
 Result<mcp::HttpOptions> http_options(const McpOptions& options) {
   mcp::HttpOptions http;
-  if (Status s = parse_listen(*options.http, http); !s) return std::unexpected(s.error());
+  Result<std::pair<std::string, int>> listen = mcp::parse_listen_address(*options.http);
+  if (!listen) return std::unexpected(listen.error());  // it names --http
+  http.host = listen->first;
+  http.port = listen->second;
   if (options.token) http.token = *options.token;
   if (options.token_file) {
+    // The token already in the file, or one generated and written there on first use.
     http.token_path = *options.token_file;
-    // A token file that exists holds the token; one that does not is where the generated
-    // token is written.
-    if (!http.token) {
-      if (std::ifstream in(*options.token_file); in) {
-        std::string token;
-        std::getline(in, token);
-        while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-        if (token.empty()) {
-          return fail(ErrorCode::kInvalidArgument,
-                      "--token-file: " + *options.token_file + " holds no token");
-        }
-        http.token = std::move(token);
-      }
-    }
+    http.reuse_token_file = true;
   }
   http.allowed_origins = options.allowed_origins;
   if (options.session_idle) {
@@ -109,6 +80,10 @@ int mcp_command(const McpOptions& options) {
     Result<mcp::HttpOptions> parsed = http_options(options);
     if (!parsed) return report_failure(parsed.error().message, kJson);
     parsed->max_body_bytes = max_body;
+    // Every call that may run or wait holds an HTTP stream open.
+    parsed->max_open_calls =
+        service_options.max_concurrent.value_or(std::max(1u, std::thread::hardware_concurrency())) +
+        service_options.max_queue;
     http = std::move(*parsed);
   }
 
