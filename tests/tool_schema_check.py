@@ -34,7 +34,14 @@ SHAPES = {
                                 "description": DESC, "parameters": OBJECT_SCHEMA,
                                 "strict": {"const": True}}),
     "anthropic": closed({"name": NAME, "description": DESC, "input_schema": OBJECT_SCHEMA}),
-    "mcp": closed({"name": NAME, "description": DESC, "inputSchema": OBJECT_SCHEMA}),
+    # MCP's Tool (2025-06-18 on): the result's schema and the hints a client shows.
+    "mcp": closed({"name": NAME, "description": DESC, "inputSchema": OBJECT_SCHEMA,
+                   "outputSchema": OBJECT_SCHEMA,
+                   "annotations": closed({"title": {"type": "string", "minLength": 1},
+                                          "readOnlyHint": {"type": "boolean"},
+                                          "destructiveHint": {"type": "boolean"},
+                                          "idempotentHint": {"type": "boolean"},
+                                          "openWorldHint": {"type": "boolean"}})}),
 }
 SCHEMA_KEY = {"openai": lambda d: d["function"]["parameters"],
               "openai-responses": lambda d: d["parameters"],
@@ -48,14 +55,36 @@ def check_input_schema(schema, where):
     assert schema.get("additionalProperties") is False, f"{where}: additionalProperties"
     v = jsonschema.Draft202012Validator(schema)
     lang = props["language"]["enum"][0]
-    for good in ({"code": "print(1)", "language": lang, "timeout": None},
-                 {"code": "true", "language": lang, "timeout": 2.5}):
+    # Strict mode: the optional fields of later versions (v3: files, collect) are present
+    # and null when unused.
+    rest = {name: None for name in props if name not in ("code", "language", "timeout")}
+    goods = [{"code": "print(1)", "language": lang, "timeout": None, **rest},
+             {"code": "true", "language": lang, "timeout": 2.5, **rest}]
+    if "files" in props:
+        goods.append({"code": "cat in.txt", "language": lang, "timeout": None, **rest,
+                      "files": [{"name": "in.txt", "content_base64": "aGk="}]})
+    if "collect" in props:
+        goods.append({"code": "true", "language": lang, "timeout": None, **rest,
+                      "collect": ["*.png"]})
+    for good in goods:
         v.validate(good)
-    for bad in ({"code": "x", "language": lang},                      # timeout missing
-                {"code": "x", "language": "cobol", "timeout": None},  # unknown language
-                {"code": 1, "language": lang, "timeout": None},
-                {"code": "x", "language": lang, "timeout": None, "extra": 1}):
+    for bad in ({"code": "x", "language": lang, **rest},                      # timeout missing
+                {"code": "x", "language": "cobol", "timeout": None, **rest},  # unknown language
+                {"code": 1, "language": lang, "timeout": None, **rest},
+                {"code": "x", "language": lang, "timeout": None, "extra": 1, **rest}):
         assert not v.is_valid(bad), f"{where}: accepted {bad}"
+    if rest:
+        assert not v.is_valid({"code": "x", "language": lang, "timeout": None}), \
+            f"{where}: accepted a call without {sorted(rest)}"
+
+
+def check_output_schema(schema, where):
+    """A valid schema that takes a result as `cordon run --json` prints it, and no other."""
+    jsonschema.Draft202012Validator.check_schema(schema)
+    v = jsonschema.Draft202012Validator(schema)
+    assert "outcome" in schema["properties"], f"{where}: outputSchema without outcome"
+    assert not v.is_valid([]), f"{where}: outputSchema accepts a non-object"
+    assert not v.is_valid({}), f"{where}: outputSchema accepts an empty object"
 
 
 def check(fmt, text, where):
@@ -66,6 +95,8 @@ def check(fmt, text, where):
     doc = json.loads(text)
     jsonschema.validate(doc, SHAPES[fmt])
     check_input_schema(SCHEMA_KEY[fmt](doc), where)
+    if fmt == "mcp":
+        check_output_schema(doc["outputSchema"], where)
 
 
 def main():
