@@ -231,6 +231,7 @@ what 'cordon prompt --format mcp' prints for the same backend, limits and audit 
 isolate is served only with --allow-unisolated.
 Defaults: --max-concurrent the number of CPUs; --max-queue 64 (past it a call gets a "busy"
 error result at once); --pool-size 2 (warm sandboxes, namespace and container);
+--prestart python (namespace: a second pool whose sandboxes hold python already started);
 --max-body 4M (an HTTP body or a stdio line); --session-idle 30m.
 Every call is recorded in the history with source "mcp" and the client's name, after its
 response is sent (--no-history or CORDON_NO_HISTORY=1: none).

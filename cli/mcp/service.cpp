@@ -31,6 +31,11 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   // otherwise: a call then pays no sandbox construction.
   BackendOptions backend_options = run.backend_options;
   if (!backend_options.pool_size) backend_options.pool_size = kDefaultPoolSize;
+  // ... and, with a pool, python already started in some of them (namespace; others ignore
+  // it), so a python call pays no interpreter start-up either. Each still serves one call.
+  if (!backend_options.prestart && *backend_options.pool_size > 0) {
+    backend_options.prestart = "python";
+  }
   service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend, backend_options);
   const Result<BackendChoice> choice =
       choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated);
