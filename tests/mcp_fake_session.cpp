@@ -77,7 +77,11 @@ struct Session::Impl {
     const bool stopped = !sent || changed.wait_for(lock, std::chrono::milliseconds(ms),
                                                    [&] { return cancelled[id.dump()]; });
     lock.unlock();
-    if (stopped || !sink->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"slept", ms}}}})) {
+    if (stopped) {
+      // As the real session does: a cancelled request gets no response, and says so.
+      sink->no_response(id);
+      ++test::fake_mcp::stats().cancelled_calls;
+    } else if (!sink->send({{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"slept", ms}}}})) {
       ++test::fake_mcp::stats().cancelled_calls;
     } else {
       ++test::fake_mcp::stats().finished_calls;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <streambuf>
 #include <string>
@@ -331,6 +332,35 @@ TEST(McpHttpTest, ASlowCallStreamsItsProgressBeforeTheResponse) {
   EXPECT_EQ(messages[0]["method"], "notifications/progress");
   EXPECT_EQ(messages[1]["id"], 7);
   EXPECT_EQ(messages[1]["result"]["slept"], 300);
+}
+
+TEST(McpHttpTest, ACallCancelledByTheClientEndsItsStreamWithoutAResponse) {
+  Server server(test_options());
+  auto client = server.client();
+  const std::string id = open_session(client);
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<httplib::Result> call;
+  std::thread poster([&] {
+    auto own = server.client();
+    call.emplace(own.Post("/mcp", headers({{"Mcp-Session-Id", id}}),
+                          request(9, "slow", {{"ms", 20000}}), "application/json"));
+  });
+  // The client withdraws the request in a POST of its own (the SDK's AbortSignal).
+  std::this_thread::sleep_for(200ms);
+  const json cancel = {{"jsonrpc", "2.0"},
+                       {"method", "notifications/cancelled"},
+                       {"params", {{"requestId", 9}, {"reason", "aborted"}}}};
+  auto res =
+      client.Post("/mcp", headers({{"Mcp-Session-Id", id}}), cancel.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202);
+  poster.join();
+  ASSERT_TRUE(call && *call);
+  // The stream ended when the call was cancelled, not after the 20 s the call would take.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  const auto messages = sse_messages((*call)->body);
+  ASSERT_EQ(messages.size(), 1u) << (*call)->body;
+  EXPECT_EQ(messages[0]["method"], "notifications/progress");
 }
 
 TEST(McpHttpTest, JsonOnlyClientsGetOneJsonResponse) {

@@ -23,6 +23,14 @@ bool PostSink::send(const nlohmann::json& message) {
   return true;
 }
 
+void PostSink::no_response(const nlohmann::json& id) {
+  {
+    const std::lock_guard lock(mutex_);
+    answered_.push_back(id);
+  }
+  changed_.notify_all();
+}
+
 void PostSink::expect(std::size_t responses) {
   {
     const std::lock_guard lock(mutex_);

@@ -23,6 +23,9 @@ class PostSink final : public Sink {
   // Queues `message` (serialised); false once the stream is closed (the client is gone,
   // the session ended or the server stops).
   bool send(const nlohmann::json& message) override;
+  // A counted response that will not come (a call cancelled by the client, which the spec
+  // answers with nothing): the stream no longer waits for it.
+  void no_response(const nlohmann::json& id) override;
 
   // How many responses this POST gets: Session::handle's return value. Until it is set
   // the stream cannot be complete.
@@ -50,7 +53,7 @@ class PostSink final : public Sink {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::string> queue_;
-  std::vector<nlohmann::json> answered_;  // ids of the responses sent so far
+  std::vector<nlohmann::json> answered_;  // ids of the responses sent (or given up) so far
   std::optional<std::size_t> expected_;
   bool closed_ = false;
 };
