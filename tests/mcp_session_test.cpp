@@ -23,6 +23,7 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
+using testing::eventually;
 using testing::RecordingSink;
 
 constexpr milliseconds kCallWait{20000};
@@ -185,8 +186,30 @@ TEST_F(McpSession, BatchesBeforeTheirRemovalOnly) {
   auto old_session = open("2025-03-26");
   const std::string batch = json::array({request(11, "ping"), request(12, "tools/list")}).dump();
   EXPECT_EQ(old_session->handle(batch, sink_), 2u);
-  EXPECT_TRUE(sink_->response(11, milliseconds(100)));
-  EXPECT_TRUE(sink_->response(12, milliseconds(100)));
+  // One array holding both responses (JSON-RPC 2.0 batch), sent once both are in.
+  ASSERT_TRUE(eventually([&] { return !sink_->messages().empty(); }, milliseconds(2000)));
+  const json answer = sink_->messages().back();
+  ASSERT_TRUE(answer.is_array()) << answer.dump();
+  ASSERT_EQ(answer.size(), 2u) << answer.dump();
+  EXPECT_EQ(answer[0]["id"], 11);
+  EXPECT_EQ(answer[1]["id"], 12);
+  EXPECT_TRUE(answer[1]["result"].contains("tools"));
+  // A batch of one call comes back as an array too, after the run; an element that is no
+  // request gets its error inside the array; an empty batch gets one error object.
+  const std::size_t before = sink_->messages().size();
+  const json with_call = json::array({call(14, "echo batched"), 7});
+  EXPECT_EQ(old_session->handle(with_call.dump(), sink_), 2u);
+  ASSERT_TRUE(eventually([&] { return sink_->messages().size() > before; }, milliseconds(20000)));
+  const json called = sink_->messages().back();
+  ASSERT_TRUE(called.is_array()) << called.dump();
+  ASSERT_EQ(called.size(), 2u) << called.dump();
+  EXPECT_EQ(called[0]["error"]["code"], -32600);
+  EXPECT_EQ(called[1]["id"], 14);
+  EXPECT_EQ(old_session->handle("[]", sink_), 1u);
+  ASSERT_TRUE(
+      eventually([&] { return sink_->messages().size() > before + 1; }, milliseconds(2000)));
+  EXPECT_TRUE(sink_->messages().back().is_object());
+  EXPECT_EQ(sink_->messages().back()["error"]["code"], -32600);
 
   auto new_session = open("2025-06-18");
   EXPECT_EQ(new_session->handle(json::array({request(13, "ping")}).dump(), sink_), 1u);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "mcp/batch_sink.h"
 #include "mcp/call_job.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/protocol.h"
@@ -243,9 +244,22 @@ Session::~Session() { cancel_all(); }
 std::size_t Session::handle(std::string_view text, const std::shared_ptr<Sink>& sink) {
   std::size_t responses = 0;
   const bool batches = allows_batches(protocol_version());
-  for (const jsonrpc::Message& message : jsonrpc::parse(text, batches)) {
-    responses += impl_->handle(message, sink);
+  const std::vector<jsonrpc::Message> messages = jsonrpc::parse(text, batches);
+  // stdio answers a batch with one array (JSON-RPC 2.0). HTTP's sink already gathers a
+  // POST's responses into one JSON body, or streams them as SSE events, as the spec allows.
+  // An empty batch is answered with one error object, not an array.
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  const std::size_t second =
+      first == std::string_view::npos ? first : text.find_first_not_of(" \t\r\n", first + 1);
+  const bool batch = batches && impl_->transport == "stdio" && first != std::string_view::npos &&
+                     text[first] == '[' && second != std::string_view::npos && text[second] != ']';
+  if (!batch) {
+    for (const jsonrpc::Message& message : messages) responses += impl_->handle(message, sink);
+    return responses;
   }
+  auto gather = std::make_shared<BatchSink>(sink);
+  for (const jsonrpc::Message& message : messages) responses += impl_->handle(message, gather);
+  gather->expect(responses);
   return responses;
 }
 
