@@ -5,7 +5,7 @@
 
 A translation unit (TU) that clang-tidy passed is recorded in CACHE_FILE as
 `<key> <path>`. Its key is a sha256 over everything that decides clang-tidy's verdict:
-  - `clang-tidy-19 --version` and the .clang-tidy file;
+  - `clang-tidy-19 --version`, the .clang-tidy files and .clang-format (FormatStyle: file);
   - the TU's compile command(s) from compile_commands.json, with the source root and the
     build dir replaced by placeholders (a clean clone lives at another path);
   - the content of the TU and of every file of this repository it includes (from
@@ -119,8 +119,9 @@ def compute_keys(build, db, hashes):
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tidy_version = subprocess.run([TIDY, "--version"], capture_output=True, text=True,
                                   check=True).stdout
-    common = "\n".join([KEY_VERSION, tidy_version,
-                        ".clang-tidy " + hashes.get(os.path.join(src, ".clang-tidy"))])
+    common = "\n".join([KEY_VERSION, tidy_version] +
+                        [name + " " + hashes.get(os.path.join(src, name))
+                         for name in (".clang-tidy", ".clang-format")])
 
     by_file = {}
     for entry in db:
@@ -157,6 +158,12 @@ def compute_keys(build, db, hashes):
                 if absolute == src or absolute.startswith(src + "/"):
                     files.add(absolute)
         files.add(os.path.join(src, rel))
+        # clang-tidy also reads any .clang-tidy between the file and the root (none today).
+        directory = os.path.dirname(os.path.join(src, rel))
+        while directory.startswith(src + "/"):
+            if hashes.get(os.path.join(directory, ".clang-tidy")) != "missing":
+                files.add(os.path.join(directory, ".clang-tidy"))
+            directory = os.path.dirname(directory)
         lines = [common] + sorted(commands)
         lines += [normalise(f, src, build) + " " + hashes.get(f) for f in sorted(files)]
         keys[rel] = sha256_bytes("\n".join(lines).encode())
