@@ -17,8 +17,9 @@ version or a changed compile command, and hashing them would cost more than the 
 changed file. Bump KEY_VERSION when the key recipe changes.
 
 Only TUs whose key is not in the cache are linted (like run-clang-tidy-19: `clang-tidy-19
--p BUILD_DIR -quiet FILE`, JOBS at a time). Unless --no-write, the cache file is rewritten
-with one line per current TU that is clean: stale lines (deleted files, old keys) go away.
+-p BUILD_DIR -quiet FILE`, JOBS at a time, but with a verdict per TU). Unless --no-write, the
+cache file is rewritten with one line per current TU that is clean: stale lines (deleted
+files, old keys) go away.
 """
 
 import concurrent.futures
@@ -203,7 +204,10 @@ def write_cache(path, clean):
 def lint_one(build, src, rel):
     proc = subprocess.run([TIDY, "-p", build, "-quiet", os.path.join(src, rel)],
                           capture_output=True, text=True, check=False)
-    return rel, proc.returncode, proc.stdout + proc.stderr
+    # "N warnings generated." counts the suppressed ones (system headers, disabled checks).
+    output = [line for line in (proc.stdout + proc.stderr).splitlines()
+              if not re.fullmatch(r"\d+ warnings? (and \d+ errors? )?generated\.", line)]
+    return rel, proc.returncode, "\n".join(output)
 
 
 def main():
@@ -223,18 +227,23 @@ def main():
           + f"; {len(keys) - len(todo)} cached, {len(todo)} to lint ({jobs} jobs)",
           flush=True)
 
+    # The cache is rewritten after each clean TU, so an interrupted lint keeps its progress.
+    # Lines of TUs that no longer exist or whose key changed are dropped (unless cached).
+    clean = {rel: key for rel, key in keys.items() if (key, rel) in cached}
+    written = not no_write and write_cache(cache_path, clean)
     failed = set()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for rel, rc, output in pool.map(lambda r: lint_one(build, src, r), todo):
             if rc != 0:
                 failed.add(rel)
+            else:
+                clean[rel] = keys[rel]
+                written = (not no_write and write_cache(cache_path, clean)) or written
             if rc != 0 or output.strip():
                 print(f"--- clang-tidy-19 {rel} (exit {rc})\n{output.rstrip()}", flush=True)
 
-    if not no_write:
-        clean = {rel: key for rel, key in keys.items() if rel not in failed}
-        if write_cache(cache_path, clean):
-            print(f"lint: updated {os.path.relpath(cache_path, src)} (commit it with the code)")
+    if written:
+        print(f"lint: updated {os.path.relpath(cache_path, src)} (commit it with the code)")
     if failed:
         print(f"lint: clang-tidy-19 failed on {len(failed)} of {len(todo)} linted TUs: "
               + " ".join(sorted(failed)), file=sys.stderr)
