@@ -1,12 +1,12 @@
 #include "backend_catalog.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace cordon::cli {
 
-BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only,
-                               const BackendOptions& options)
-    : search_path_(PluginRegistry::default_search_path()), options_(options) {
+BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only, BackendOptions options)
+    : search_path_(PluginRegistry::default_search_path()), options_(std::move(options)) {
   if (only.empty() || only == kAutoBackend) {
     registry_.discover(search_path_);
   } else {

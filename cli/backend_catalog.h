@@ -33,7 +33,7 @@ class BackendCatalog {
   // missing or broken, every plugin is (so errors can list the others). Each backend is
   // created with `options` (--pool-size, --engine, --image, --runtime).
   explicit BackendCatalog(const Limits& limits = {}, std::string_view only = {},
-                          const BackendOptions& options = {});
+                          BackendOptions options = {});
   BackendCatalog(const BackendCatalog&) = delete;
   BackendCatalog& operator=(const BackendCatalog&) = delete;
   ~BackendCatalog();
