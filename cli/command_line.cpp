@@ -53,12 +53,11 @@ void add_backend_option_flags(CLI::App* cmd, BackendOptions& options) {
                   "Sandboxes the backend builds ahead of time N (namespace, container; "
                   "default 0 for run, plan, prompt and audit, 2 for mcp)")
       ->type_name("N")
-      ->check(
-          [](const std::string& value) -> std::string {
-            const bool digits =
-                !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-            return digits ? "" : "a whole number, 0 or more (got '" + value + "')";
-          });
+      ->check([](const std::string& value) -> std::string {
+        const bool digits =
+            !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "a whole number, 0 or more (got '" + value + "')";
+      });
   cmd->add_option("--engine", options.engine,
                   "container: run through this engine (podman or docker) with --image")
       ->type_name("NAME");
