@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   int missed = 0;
 
   {
-    cordon::bench::McpClient ns(
-        cordon, {"-b", "namespace", "--no-audit", "--pool-size", "2", "--max-concurrent", "4"});
+    cordon::bench::McpClient ns(cordon, {"-b", "namespace", "--no-audit", "--unverified",
+                                         "--pool-size", "2", "--max-concurrent", "4"});
     const auto bwrap_true = cordon::bench::bwrap_argv({"/bin/sh", "-c", "true"});
     missed += report(cordon::bench::compare(
         "mcp stdio: tools/call `true` (namespace, warm pool) vs one-shot bubblewrap",
@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
 
 #ifdef CORDON_BENCH_CONTAINER
   {
-    cordon::bench::McpClient oci(cordon, {"-b", "container", "--no-audit", "--pool-size", "2"});
+    cordon::bench::McpClient oci(
+        cordon, {"-b", "container", "--no-audit", "--unverified", "--pool-size", "2"});
     const auto init = cordon::oci::find_oci_init();
     auto tmp = cordon::TempDir::create("cordon-mcp-bench-",
                                        cordon::oci::default_oci_runtime_dir().parent_path());
