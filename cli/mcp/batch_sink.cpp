@@ -1,13 +1,6 @@
 #include "mcp/batch_sink.h"
 
 namespace cordon::cli::mcp {
-namespace {
-
-bool is_response(const nlohmann::json& message) {
-  return message.is_object() && message.contains("id") && !message.contains("method");
-}
-
-}  // namespace
 
 bool BatchSink::send(const nlohmann::json& message) {
   if (!is_response(message)) return inner_->send(message);

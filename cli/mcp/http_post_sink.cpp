@@ -5,11 +5,6 @@
 
 namespace cordon::cli::mcp {
 
-bool is_response(const nlohmann::json& message) {
-  return message.is_object() && message.contains("id") && !message.contains("method") &&
-         (message.contains("result") || message.contains("error"));
-}
-
 bool PostSink::send(const nlohmann::json& message) {
   // Serialised here, on the sender's thread, so the HTTP worker only copies bytes.
   std::string text = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

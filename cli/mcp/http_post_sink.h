@@ -58,7 +58,4 @@ class PostSink final : public Sink {
   bool closed_ = false;
 };
 
-// Whether a JSON-RPC message is a response (result or error with an id, no method).
-[[nodiscard]] bool is_response(const nlohmann::json& message);
-
 }  // namespace cordon::cli::mcp

@@ -8,6 +8,13 @@
 
 namespace cordon::cli::mcp {
 
+// Whether an outgoing JSON-RPC message is a response (result or error with an id, no
+// method) rather than a notification: what a transport counts against handle()'s total.
+[[nodiscard]] inline bool is_response(const nlohmann::json& message) {
+  return message.is_object() && message.contains("id") && !message.contains("method") &&
+         (message.contains("result") || message.contains("error"));
+}
+
 class Sink {
  public:
   virtual ~Sink() = default;
