@@ -13,6 +13,11 @@ packages=(
   qt6-base-dev xvfb xauth
   libcpp-httplib-dev
 )
+# --fuzz: also clang-19 and its libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh,
+# the full tier); CI runs the fuzz targets built by gcc without them.
+if [[ "${1:-}" == "--fuzz" ]]; then
+  packages+=(clang-19 libclang-rt-19-dev)
+fi
 # Node.js and npm run the MCP SDK test (tests/mcp_node). Debian's packages only where no node
 # is installed: a newer one from elsewhere (e.g. NodeSource's) stays.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -315,6 +315,20 @@ TEST(AuditReport, JsonRoundTripAndExitStatus) {
   EXPECT_EQ(audit_exit_status(v), 2);
 }
 
+// Found by audit_report_fuzz: an interpreter entry of another type ("language": 5) threw
+// out of interpreters_from_json(), which promises to skip what it cannot read, and so
+// made report_from_json() refuse the whole report.
+TEST(AuditReport, UnreadableInterpreterEntriesAreSkipped) {
+  nlohmann::json j = to_json(sample_report());
+  j["interpreters"] = nlohmann::json::parse(
+      R"([{"language": 5, "version": "x"}, {"language": "sh", "version": []}, "python",
+          {"language": "python", "version": "Python 3.11.2"}])");
+  const Result<AuditReport> back = report_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  ASSERT_EQ(back->interpreters.size(), 1u);
+  EXPECT_EQ(back->interpreters[0].version, "Python 3.11.2");
+}
+
 TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {
   const testing::ScratchDir dir;
   ::setenv("CORDON_AUDIT_DIR", dir.path.c_str(), 1);

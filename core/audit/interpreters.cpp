@@ -60,9 +60,17 @@ std::vector<InterpreterVersion> interpreters_from_json(const nlohmann::json& j) 
   std::vector<InterpreterVersion> out;
   if (!j.is_array()) return out;
   for (const nlohmann::json& entry : j) {
+    // json::value() throws when the member has another type: read only strings, so a
+    // stray number skips its entry instead of failing the whole report.
     if (!entry.is_object()) continue;
-    const Result<Language> language = parse_language(entry.value("language", ""));
-    const std::string version = entry.value("version", "");
+    const auto language_field = entry.find("language");
+    const auto version_field = entry.find("version");
+    if (language_field == entry.end() || !language_field->is_string() ||
+        version_field == entry.end() || !version_field->is_string()) {
+      continue;
+    }
+    const Result<Language> language = parse_language(language_field->get<std::string>());
+    const std::string version = version_field->get<std::string>();
     if (language && !version.empty()) out.push_back({*language, version});
   }
   return out;
