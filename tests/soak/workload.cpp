@@ -1,0 +1,117 @@
+#include "workload.h"
+
+#include <chrono>
+
+namespace cordon::soak {
+
+std::string_view to_string(Kind kind) {
+  switch (kind) {
+    case Kind::kOk:
+      return "ok";
+    case Kind::kOkPython:
+      return "ok-python";
+    case Kind::kFail:
+      return "fail";
+    case Kind::kTimeout:
+      return "timeout";
+    case Kind::kOom:
+      return "oom";
+    case Kind::kForkBomb:
+      return "fork-bomb";
+    case Kind::kFlood:
+      return "flood";
+    case Kind::kCancel:
+      return "cancel";
+  }
+  return "?";
+}
+
+RunRequest request_for(Kind kind) {
+  RunRequest r;
+  r.language = Language::kSh;
+  // Generous for the kinds that end by themselves: a loaded machine must not turn them
+  // into timeouts.
+  r.timeout = std::chrono::seconds(20);
+  switch (kind) {
+    case Kind::kOk:
+      r.code = "echo ok";
+      break;
+    case Kind::kOkPython:
+      r.language = Language::kPython;
+      r.code = "print('ok')";
+      break;
+    case Kind::kFail:
+      r.code = "echo failing >&2; exit 3";
+      break;
+    case Kind::kTimeout:
+      // A child of its own too, so the kill at the deadline has a tree to take down.
+      r.code = "sleep 30 & sleep 30";
+      r.timeout = std::chrono::milliseconds(200);
+      break;
+    case Kind::kOom:
+      r.language = Language::kPython;
+      r.code = "b = bytearray(1 << 30)\nprint('allocated')";
+      r.limits.memory_bytes = 64u << 20;
+      break;
+    case Kind::kForkBomb:
+      // Forks until the ceiling refuses one (dash: "Cannot fork", exit 2); the children
+      // still sleeping are the init's to kill.
+      r.code = "for i in $(seq 1000); do sleep 30 & done; wait";
+      r.limits.max_processes = 32;
+      break;
+    case Kind::kFlood:
+      r.code = "head -c 16777216 /dev/zero; echo done >&2";
+      r.limits.output_bytes = kFloodCap;
+      break;
+    case Kind::kCancel:
+      r.code = "sleep 30 & sleep 30";
+      break;
+  }
+  return r;
+}
+
+namespace {
+
+std::string describe(const RunResult& r) {
+  std::string s = std::string(to_string(r.outcome));
+  if (r.limit) s += "/" + std::string(to_string(*r.limit));
+  s += " exit " + std::to_string(r.exit_code);
+  if (r.error) s += " error: " + *r.error;
+  if (!r.stderr_data.empty()) s += " stderr: " + r.stderr_data.substr(0, 200);
+  return s;
+}
+
+std::optional<std::string> expect(bool holds, const std::string& want, const RunResult& r) {
+  if (holds) return std::nullopt;
+  return "want " + want + ", got " + describe(r);
+}
+
+}  // namespace
+
+std::optional<std::string> wrong_outcome(Kind kind, const RunResult& r) {
+  switch (kind) {
+    case Kind::kOk:
+    case Kind::kOkPython:
+      return expect(r.outcome == Outcome::kOk && r.stdout_data == "ok\n", "ok, stdout \"ok\"", r);
+    case Kind::kFail:
+      return expect(r.outcome == Outcome::kFailed && r.exit_code == 3, "failed, exit 3", r);
+    case Kind::kTimeout:
+      return expect(r.outcome == Outcome::kTimedOut, "timed_out", r);
+    case Kind::kOom:
+      return expect(r.outcome == Outcome::kLimitExceeded && r.limit == LimitKind::kMemory &&
+                        r.oom_killed && r.stdout_data.empty(),
+                    "limit_exceeded/memory, oom_killed", r);
+    case Kind::kForkBomb:
+      return expect(r.outcome == Outcome::kLimitExceeded && r.limit == LimitKind::kProcesses,
+                    "limit_exceeded/processes", r);
+    case Kind::kFlood:
+      return expect(r.outcome == Outcome::kOk && r.stdout_truncated &&
+                        r.stdout_data.size() == kFloodCap && r.stderr_data == "done\n",
+                    "ok, stdout truncated at the cap", r);
+    case Kind::kCancel:
+      return expect(r.outcome == Outcome::kCancelled, "cancelled", r);
+  }
+  return "unknown kind";
+}
+
+}  // namespace cordon::soak
