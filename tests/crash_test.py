@@ -242,7 +242,11 @@ class Mcp:
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                               "clientInfo": {"name": "crash-test", "version": "1"}}})
+        begin = time.monotonic()
         reply = self.line(30)
+        if time.monotonic() - begin > 3:
+            print("note: mcp %d took %.1f s to answer initialize"
+                  % (self.proc.pid, time.monotonic() - begin), flush=True)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply is not None
 
@@ -447,6 +451,230 @@ def command_writers(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- faults
+
+RESULT_CODE = "echo out; exit 3"  # a run whose result is checked: stdout "out", exit 3
+
+
+def run_cli(args, env, backend="namespace", code=RESULT_CODE, extra=()):
+    return subprocess.run([args.cordon, "run", "-b", backend, *extra, "-c", code], env=env,
+                          capture_output=True, timeout=180, check=False)
+
+
+def expect_result(what, done, rc=3, out=b"out\n"):
+    if done.returncode != rc or done.stdout != out:
+        fail("%s: the run's result was not delivered: exit %d, stdout %r, stderr %r"
+             % (what, done.returncode, done.stdout[-300:], done.stderr[-500:]))
+
+
+def expect_message(what, done, *words):
+    err = done.stderr.decode(errors="replace")
+    for w in words:
+        if w not in err:
+            fail("%s: stderr lacks %r: %r" % (what, w, err[-800:]))
+
+
+def stored_codes(db_path):
+    db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True, timeout=10)
+    try:
+        check = db.execute("PRAGMA integrity_check").fetchone()[0]
+        codes = [row[0] for row in db.execute("SELECT code FROM runs ORDER BY id")]
+    finally:
+        db.close()
+    return check, codes
+
+
+def expect_earlier_rows(what, db_path, earlier):
+    try:
+        check, codes = stored_codes(db_path)
+    except sqlite3.Error as e:
+        fail("%s: the history cannot be read afterwards: %s" % (what, e))
+        return
+    if check != "ok":
+        fail("%s: history integrity_check: %s" % (what, check))
+    for code in earlier:
+        if code not in codes:
+            fail("%s: the stored run %r was lost" % (what, code))
+
+
+def record_earlier(args, env, what):
+    earlier = ["echo earlier-1", "echo earlier-2"]
+    for code in earlier:
+        done = run_cli(args, env, code=code)
+        if done.returncode != 0 or b"not recorded" in done.stderr:
+            fail("%s: could not record the earlier runs: %r" % (what, done.stderr[-300:]))
+    return earlier
+
+
+def fill(path):
+    """Writes `path` until its file system has no block left."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def fault_locked(args, work):
+    """Another process holds the history's write lock for longer than cordon waits."""
+    env = base_env(args, work)
+    db_path = env["CORDON_HISTORY_PATH"]
+    earlier = record_earlier(args, env, "locked")
+    holder = sqlite3.connect(db_path, isolation_level=None, timeout=10)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = run_cli(args, env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    expect_result("locked", done)
+    expect_message("locked", done, "not recorded in history", db_path, "locked")
+    expect_earlier_rows("locked", db_path, earlier)
+    again = run_cli(args, env, code="echo after")
+    if b"not recorded" in again.stderr:
+        fail("locked: a run after the lock was released was not recorded")
+
+
+def fault_corrupt(args, work):
+    """The history file is garbage: cordon says so and never overwrites it."""
+    env = base_env(args, work)
+    db_path = env["CORDON_HISTORY_PATH"]
+    garbage = random.Random(13).randbytes(64 * 1024)
+    with open(db_path, "wb") as f:
+        f.write(garbage)
+    done = run_cli(args, env)
+    expect_result("corrupt", done)
+    expect_message("corrupt", done, "not recorded in history", db_path, "not a history database")
+    if read(db_path) != garbage:
+        fail("corrupt: the corrupt file was changed (it may be someone's data)")
+
+
+def fault_full_disk(args, work):
+    """The history's file system is full (a 1 MiB tmpfs in this private mount namespace)."""
+    disk = os.path.join(work, "disk")
+    os.makedirs(disk)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", disk], check=True)
+    env = base_env(args, work)
+    db_path = env["CORDON_HISTORY_PATH"] = os.path.join(disk, "history.sqlite3")
+    earlier = record_earlier(args, env, "full disk")
+    filler = os.path.join(disk, "filler")
+    fill(filler)
+    # A record bigger than what could still fit in a partial page.
+    done = run_cli(args, env, code="head -c 200000 /dev/zero | tr '\\0' x >/dev/null; " + RESULT_CODE)
+    expect_result("full disk", done)
+    expect_message("full disk", done, "not recorded in history", db_path, "full")
+    os.unlink(filler)
+    expect_earlier_rows("full disk", db_path, earlier)
+    again = run_cli(args, env, code="echo after")
+    if b"not recorded" in again.stderr:
+        fail("full disk: a run after space came back was not recorded: %r" % again.stderr[-300:])
+
+
+def fault_shm_full(args, work):
+    """/dev/shm is full (a 64 KiB tmpfs over it in this private mount namespace)."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", "/dev/shm"], check=True)
+    fill("/dev/shm/filler")
+    env = base_env(args, work)
+    # The real default: where run directories and the container runtime dir go.
+    env.pop("CORDON_RUN_DIR", None)
+    env.pop("CORDON_RUNTIME_DIR", None)
+    env.pop("TMPDIR", None)
+    for backend in ("namespace", "container"):
+        done = run_cli(args, env, backend=backend)
+        expect_result("/dev/shm full, %s" % backend, done)
+
+
+def fault_audit_unwritable(args, work):
+    """The audit report directory is on a read-only file system."""
+    audit = os.path.join(work, "audit")
+    os.makedirs(audit)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", audit], check=True)
+    env = base_env(args, work)
+    env["CORDON_AUDIT_DIR"] = audit
+    done = subprocess.run([args.cordon, "audit", "-b", "namespace"], env=env, capture_output=True,
+                          timeout=600, check=False)
+    if done.returncode != 0 or b"namespace" not in done.stdout:
+        fail("audit dir unwritable: the audit's result was not delivered: exit %d, %r"
+             % (done.returncode, done.stderr[-500:]))
+    expect_message("audit dir unwritable", done, "report not stored", audit)
+
+
+def fault_runtime_missing(args, work):
+    """The helper binary a long-lived cordon execs is deleted while it runs (a copy)."""
+    libexec = os.path.join(work, "libexec")
+    os.makedirs(libexec)
+    source = os.environ.get("CORDON_TEST_LIBEXEC_DIR") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.realpath(args.cordon))), "libexec")
+    for name in ("cordon-ns-init", "cordon-oci-init", "cordon-reaper"):
+        shutil.copy2(os.path.join(source, name), libexec)
+    env = base_env(args, work)
+    env["CORDON_LIBEXEC_DIR"] = libexec
+    for backend, helper in (("namespace", "cordon-ns-init"), ("container", "cordon-oci-init")):
+        what = "%s missing mid-life" % helper
+        mcp = Mcp(args, env, pool=1, backend=backend)
+        try:
+            if not mcp.initialize():
+                fail(what + ": no answer to initialize")
+                continue
+            replies = []
+            for i in range(4):
+                if i == 1:
+                    os.unlink(os.path.join(libexec, helper))
+                # Default limits (a pooled sandbox, then fresh ones) and other limits.
+                mcp.call(10 + i, "echo out-%d" % i, language="sh")
+                replies.append(mcp.line(60))
+            for i, reply in enumerate(replies):
+                text = json.dumps(reply)
+                if reply is None or reply.get("result", {}).get("isError", True) or "out-%d" % i not in text:
+                    fail("%s: call %d did not deliver its result: %s" % (what, i, text[:600]))
+            mcp.proc.stdin.close()
+            if mcp.proc.wait(60) != 0:
+                fail("%s: the server exited %d" % (what, mcp.proc.returncode))
+        finally:
+            if mcp.proc.poll() is None:
+                kill_and_reap(mcp.proc)
+        shutil.copy2(os.path.join(source, helper), libexec)
+
+
+FAULTS = {
+    "locked": (fault_locked, False),
+    "corrupt": (fault_corrupt, False),
+    "full-disk": (fault_full_disk, True),
+    "shm-full": (fault_shm_full, True),
+    "audit-unwritable": (fault_audit_unwritable, True),
+    "runtime-missing": (fault_runtime_missing, False),
+}
+
+
+def command_faults(args):
+    names = args.only.split(",") if args.only else list(FAULTS)
+    for name in names:
+        func, private_mounts = FAULTS[name]
+        work = tempfile.mkdtemp(prefix="crash-fault-")
+        begin = time.monotonic()
+        before = len(FAILURES)
+        if private_mounts and not args.in_namespace:
+            # Mounts go into a mount namespace of this child only: never the host's own.
+            done = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
+                                   os.path.realpath(__file__), "faults", "--cordon", args.cordon,
+                                   "--only", name, "--in-namespace", "--work", work],
+                                  capture_output=True, timeout=900, check=False)
+            sys.stdout.write(done.stdout.decode(errors="replace"))
+            if done.returncode != 0:
+                fail("fault %s (in a private mount namespace): exit %d %s"
+                     % (name, done.returncode, done.stderr.decode(errors="replace")[-500:]))
+        else:
+            func(args, args.work or work)
+        if not args.in_namespace:
+            print("fault %s: %s in %.1f s" % (name, "ok" if len(FAILURES) == before else "FAILED",
+                                              time.monotonic() - begin), flush=True)
+        if len(FAILURES) == before:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -458,10 +686,16 @@ def main():
     w = sub.add_parser("writers")
     w.add_argument("--cordon", required=True)
     w.add_argument("--per-writer", type=int, default=250)
+    f = sub.add_parser("faults")
+    f.add_argument("--cordon", required=True)
+    f.add_argument("--only", default="")
+    f.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)
+    f.add_argument("--work", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if getattr(args, "seed", 0) is None:
         args.seed = random.randrange(1 << 30)
-    {"kill": command_kill, "writers": command_writers}[args.command](args)
+    commands = {"kill": command_kill, "writers": command_writers, "faults": command_faults}
+    commands[args.command](args)
     for f in FAILURES:
         print("FAILED: " + f)
     return 1 if FAILURES else 0
