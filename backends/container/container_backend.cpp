@@ -159,7 +159,19 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   }
   if (why.empty()) {
     if (auto init = find_oci_init()) {
-      init_path_ = *init;
+      // Every container of this instance binds the instance's own copy: removing or
+      // replacing the installed helper while a long-lived cordon runs (an upgrade, a
+      // cleaned build tree) must not break its later runs, and a bind mount cannot be made
+      // from a deleted file. The copy goes with the instance (destructor, or the sweep of
+      // a dead instance's "<id>-" names).
+      const fs::path copy = instance_->bundles_dir() / (instance_->id() + "-init");
+      std::error_code ec;
+      fs::copy_file(*init, copy, fs::copy_options::overwrite_existing, ec);
+      if (!ec) {
+        init_path_ = copy;
+      } else {
+        why = "cannot copy the cordon-oci-init helper to " + copy.string() + ": " + ec.message();
+      }
     } else {
       why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
@@ -207,6 +219,7 @@ ContainerBackend::~ContainerBackend() {
   pool_.reset();
   if (!engine_dir_.empty()) (void)remove_tree(engine_dir_);
   if (!shared_rootfs_.empty()) (void)remove_tree(shared_rootfs_);
+  if (!init_path_.empty()) ::unlink(init_path_.c_str());  // the instance's copy
 }
 
 std::string ContainerBackend::set_up_engine() {

@@ -77,7 +77,7 @@ class ContainerBackend final : public Backend {
   std::string policy_name_;
   int policy_version_ = 0;
   std::string policy_hash_;
-  std::filesystem::path init_path_;
+  std::filesystem::path init_path_;  // the instance's own copy of cordon-oci-init
   std::vector<proc::CgroupHierarchy> hierarchies_;
   Probe probe_;
   std::optional<EngineSettings> engine_;  // engine mode

@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "container_cgroups.h"
 #include "cordon/temp_dir.h"
 
@@ -35,22 +39,41 @@ Status make_private_dir(const fs::path& dir) {
 Result<Instance> Instance::acquire(const fs::path& runtime_dir) {
   Instance inst;
   inst.dir_ = runtime_dir;
-  inst.id_ = std::to_string(::getpid()) + "-" + std::to_string(g_instances.fetch_add(1));
-  const fs::path lock = runtime_dir / "locks" / (inst.id_ + ".lock");
-  // The last instance to go removes the (then empty) directories; one going away while
-  // this one starts can remove them between our mkdir and open: try again.
-  for (int attempt = 0; attempt < 3 && !inst.lock_; ++attempt) {
+  // Each attempt takes a fresh id: a name already there is a dead namesake's (our pid,
+  // recycled: pid_max can be 32768) and stays for the sweep, and a lock file a sweeper
+  // took from us before our flock may have had bundles of that id removed with it.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    inst.id_ = std::to_string(::getpid()) + "-" + std::to_string(g_instances.fetch_add(1));
+    const fs::path lock = runtime_dir / "locks" / (inst.id_ + ".lock");
+    // The last instance to go removes the (then empty) directories; one going away while
+    // this one starts can remove them between our mkdir and open (ENOENT): try again.
     for (const fs::path& d :
          {runtime_dir, runtime_dir / "locks", runtime_dir / "bundles", runtime_dir / "state"}) {
       if (auto st = make_private_dir(d); !st) return std::unexpected(st.error());
     }
-    inst.lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!inst.lock_ && errno != ENOENT) break;
+    UniqueFd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd) {
+      if (errno == EEXIST || errno == ENOENT) continue;
+      return fail_errno("open " + lock.string());
+    }
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) continue;  // a sweeper holds it for the moment
+      return fail_errno("flock " + lock.string());
+    }
+    // Between our open and our flock the file was free: a sweeper may have locked it,
+    // taken us for dead and unlinked it. Then the path no longer names what we hold.
+    struct stat held{};
+    struct stat named{};
+    if (::fstat(fd.get(), &held) != 0) return fail_errno("fstat " + lock.string());
+    if (::stat(lock.c_str(), &named) != 0 || named.st_ino != held.st_ino ||
+        named.st_dev != held.st_dev) {
+      continue;
+    }
+    inst.lock_ = std::move(fd);
+    return inst;
   }
-  if (!inst.lock_) return fail_errno("open " + lock.string());
-  if (::flock(inst.lock_.get(), LOCK_EX | LOCK_NB) != 0)
-    return fail_errno("flock " + lock.string());
-  return inst;
+  return fail(ErrorCode::kUnavailable,
+              "no instance lock could be taken under " + (runtime_dir / "locks").string());
 }
 
 Instance::Instance(Instance&& o) noexcept
@@ -98,26 +121,76 @@ Status remove_container_leftovers(const fs::path& bundles_dir, const std::string
   return result;
 }
 
+namespace {
+
+// "<pid>-<k>" of a bundle "<pid>-<k>-<rest>", or "" when the name is not of that form.
+std::string instance_of(const std::string& bundle) {
+  const auto first = bundle.find('-');
+  if (first == std::string::npos || first == 0) return {};
+  const auto second = bundle.find('-', first + 1);
+  if (second == std::string::npos || second == first + 1) return {};
+  const std::string id = bundle.substr(0, second);
+  if (id.find_first_not_of("0123456789-") != std::string::npos) return {};
+  return id;
+}
+
+// Removes every bundle of `instance`; true when nothing of it is left.
+bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
+                    const RuntimeCli& runtime, const std::vector<proc::CgroupHierarchy>& hierarchies,
+                    Clock::time_point until, int& swept) {
+  bool clean = true;
+  std::error_code ec;
+  std::vector<std::string> names;  // listed first: removing while listing may skip entries
+  for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
+    std::string name = b.path().filename();
+    if (name.starts_with(instance + "-")) names.push_back(std::move(name));
+  }
+  if (ec) return false;
+  for (const std::string& name : names) {
+    (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies, until);
+    if (fs::exists(runtime_dir / "bundles" / name, ec)) clean = false;
+    ++swept;
+  }
+  return clean;
+}
+
+}  // namespace
+
 Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& runtime,
                                  const std::vector<proc::CgroupHierarchy>& hierarchies,
                                  const std::function<void(const std::string&)>& on_dead) {
   int swept = 0;
   std::error_code ec;
   const auto until = Clock::now() + std::chrono::seconds(10);
+  std::set<std::string> with_lock;
   for (const auto& e : fs::directory_iterator(runtime_dir / "locks", ec)) {
     const std::string file = e.path().filename();
     if (!file.ends_with(".lock")) continue;
     const std::string instance = file.substr(0, file.size() - 5);
+    with_lock.insert(instance);
     UniqueFd fd(::open(e.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // alive (or gone)
     if (on_dead) on_dead(instance);
-    for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
-      const std::string name = b.path().filename();
-      if (!name.starts_with(instance + "-")) continue;
-      (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies, until);
-      ++swept;
+    // The lock file goes last, and only when everything of the instance went: until then
+    // the next start sees a dead instance and tries again.
+    if (sweep_instance(runtime_dir, instance, runtime, hierarchies, until, swept)) {
+      ::unlink(e.path().c_str());
     }
-    ::unlink(e.path().c_str());
+  }
+  // Bundles of an instance without a lock file: none of a live instance (it makes its
+  // lock before any bundle and removes its bundles before its lock), so they are what a
+  // killed cordon left when its lock was already gone. Sweep those too.
+  std::set<std::string> orphans;
+  for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
+    const std::string instance = instance_of(b.path().filename());
+    if (!instance.empty() && !with_lock.contains(instance) &&
+        !fs::exists(runtime_dir / "locks" / (instance + ".lock"), ec)) {
+      orphans.insert(instance);
+    }
+  }
+  for (const std::string& instance : orphans) {
+    if (on_dead) on_dead(instance);
+    (void)sweep_instance(runtime_dir, instance, runtime, hierarchies, until, swept);
   }
   return swept;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -29,9 +30,19 @@ fs::path default_parent() {
   return "/tmp";
 }
 
-bool is_writable_tmpfs(const char* path) {
+// A tmpfs with less room than this is passed over for /tmp: a full /dev/shm (another
+// program's shared memory) must not fail every run. A run's directories hold little
+// (a container's root skeleton, code files, small inputs); sized scratch is its own mount.
+constexpr std::uint64_t kMinFreeBytes = 16ULL << 20;
+constexpr std::uint64_t kMinFreeInodes = 1024;
+
+bool is_writable_tmpfs_with_room(const char* path) {
   struct statfs st{};
-  return ::statfs(path, &st) == 0 && st.f_type == TMPFS_MAGIC && ::access(path, W_OK | X_OK) == 0;
+  if (::statfs(path, &st) != 0 || st.f_type != TMPFS_MAGIC) return false;
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_bsize;
+  // f_files is 0 on a tmpfs without an inode limit (nr_inodes=0).
+  const bool inodes = st.f_files == 0 || st.f_ffree >= kMinFreeInodes;
+  return free_bytes >= kMinFreeBytes && inodes && ::access(path, W_OK | X_OK) == 0;
 }
 
 // Keeps the first error of a removal and carries on: removing as much as possible is
@@ -212,7 +223,7 @@ fs::path default_run_parent() {
   if (const char* tmpdir = std::getenv("TMPDIR"); tmpdir != nullptr && tmpdir[0] == '/') {
     return tmpdir;
   }
-  if (is_writable_tmpfs("/dev/shm")) return "/dev/shm";
+  if (is_writable_tmpfs_with_room("/dev/shm")) return "/dev/shm";
   return "/tmp";
 }
 

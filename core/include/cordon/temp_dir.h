@@ -32,7 +32,8 @@ class TempDir {
 };
 
 // Where run directories go: $CORDON_RUN_DIR, else $TMPDIR, else /dev/shm when it is a
-// writable tmpfs, else /tmp. A tmpfs is preferred because a run's directories are made
+// writable tmpfs with room (16 MiB and 1024 inodes free: a full /dev/shm is passed
+// over, not a reason to fail), else /tmp. A tmpfs is preferred because a run's directories are made
 // and removed on every call: on an ext4 /tmp that costs ~0.5 ms of a ~1 ms run, on tmpfs
 // ~0.05 ms. The price is that files the code writes there use memory, not disk.
 [[nodiscard]] std::filesystem::path default_run_parent();
