@@ -224,9 +224,12 @@ std::string Report::markdown(const Config& config) const {
     out += "- LEAK: " + l.column + " grew from " + std::to_string(l.first) + " to " +
            std::to_string(l.last) + "\n";
   }
-  out += passed() ? "\nFlat: every count equal from the first sample to the last, RSS within " +
-                        std::to_string(config.rss_tolerance_kb) +
-                        " kB of its reference sample; every outcome as expected.\n"
+  const std::string rss =
+      kRssJudged
+          ? "RSS within " + std::to_string(config.rss_tolerance_kb) + " kB of its reference sample"
+          : "RSS not judged (a sanitizer's quarantine holds freed memory)";
+  out += passed() ? "\nFlat: every count equal from the first sample to the last, " + rss +
+                        "; every outcome as expected.\n"
                   : "\nFAILED.\n";
   return out;
 }
