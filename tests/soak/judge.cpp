@@ -24,7 +24,7 @@ std::vector<Leak> leaks(const std::vector<Sample>& samples, std::int64_t rss_tol
     if (after > before) out.push_back({name, before, after});
   }
   const Sample& ref = samples[rss_reference(samples.size())];
-  if (last.rss_kb > ref.rss_kb + rss_tolerance_kb)
+  if (kRssJudged && last.rss_kb > ref.rss_kb + rss_tolerance_kb)
     out.push_back({"rss_kb", ref.rss_kb, last.rss_kb});
   return out;
 }

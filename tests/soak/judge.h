@@ -14,6 +14,20 @@ namespace cordon::soak {
 // the way through the runs, and may exceed that sample by this much at the end.
 inline constexpr std::int64_t kRssToleranceKb = 4096;
 
+// Under AddressSanitizer freed memory stays in its quarantine (up to 256 MiB) and RSS
+// grows with it: RSS is then shown but not judged.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kRssJudged = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kRssJudged = false;
+#else
+inline constexpr bool kRssJudged = true;
+#endif
+#else
+inline constexpr bool kRssJudged = true;
+#endif
+
 struct Leak {
   std::string column;
   std::int64_t first = 0;

@@ -5,11 +5,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string_view>
+
+#include "proc_test_support.h"
 
 namespace cordon::soak {
 namespace {
@@ -17,14 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // "" when unreadable: a process may exit between listing /proc and reading its files.
-std::string slurp(const fs::path& path) {
-  try {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  } catch (const std::exception&) {
-    return {};
-  }
-}
+std::string slurp(const fs::path& path) { return testing::read_file(path).value_or(""); }
 
 std::int64_t count_entries(const fs::path& dir) {
   std::int64_t n = 0;
@@ -81,15 +75,6 @@ std::int64_t real_uid(pid_t pid) {
     if (line.starts_with("Uid:")) return std::atoll(line.c_str() + 4);
   }
   return -1;
-}
-
-std::int64_t rss_kb() {
-  std::istringstream in(slurp("/proc/self/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.starts_with("VmRSS:")) return std::atoll(line.c_str() + 6);
-  }
-  return 0;
 }
 
 // The processes: descendants (zombies too), and the live sandbox processes with their uids.
@@ -282,7 +267,7 @@ Sample take_sample() {
   for (const auto& [name, point] : hierarchies(mountinfo)) {
     s.counts.emplace_back("cg:" + name, cgroup_dirs_in(point, 0));
   }
-  s.rss_kb = rss_kb();
+  s.rss_kb = testing::status_kb("VmRSS:");
   return s;
 }
 

@@ -13,7 +13,7 @@
 namespace cordon::soak {
 namespace {
 
-// CI size: 12 of each kind but ok (cycles of 12 runs), a sample every 48.
+// CI size: 18 cycles of the 16-run mix (workload.h), a sample every 3 cycles.
 Config ci_config(const std::string& backend) {
   Config c;
   c.backend = backend;

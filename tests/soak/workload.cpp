@@ -14,6 +14,12 @@ std::string_view to_string(Kind kind) {
       return "fail";
     case Kind::kTimeout:
       return "timeout";
+    case Kind::kTimeoutPython:
+      return "timeout-python";
+    case Kind::kCancelEarly:
+      return "cancel-early";
+    case Kind::kFiles:
+      return "files";
     case Kind::kOom:
       return "oom";
     case Kind::kForkBomb:
@@ -47,6 +53,23 @@ RunRequest request_for(Kind kind) {
       // A child of its own too, so the kill at the deadline has a tree to take down.
       r.code = "sleep 30 & sleep 30";
       r.timeout = std::chrono::milliseconds(200);
+      break;
+    case Kind::kTimeoutPython:
+      // Default limits: served by a pooled sandbox whose python was started ahead.
+      r.language = Language::kPython;
+      r.code = "import time\ntime.sleep(30)";
+      r.timeout = std::chrono::milliseconds(200);
+      break;
+    case Kind::kCancelEarly:
+      // Cancelled before run() is called (the token is cancelled already).
+      r.code = "echo never";
+      break;
+    case Kind::kFiles:
+      // Stdin, an input file in, an artifact out: the workspace's paths.
+      r.code = "mkdir -p out; cat in.txt - > out/copy.txt; echo wrote";
+      r.stdin_data = "from stdin\n";
+      r.input_files = {{"in.txt", "from a file\n"}};
+      r.artifact_globs = {"out/*.txt"};
       break;
     case Kind::kOom:
       r.language = Language::kPython;
@@ -96,6 +119,7 @@ std::optional<std::string> wrong_outcome(Kind kind, const RunResult& r) {
     case Kind::kFail:
       return expect(r.outcome == Outcome::kFailed && r.exit_code == 3, "failed, exit 3", r);
     case Kind::kTimeout:
+    case Kind::kTimeoutPython:
       return expect(r.outcome == Outcome::kTimedOut, "timed_out", r);
     case Kind::kOom:
       return expect(r.outcome == Outcome::kLimitExceeded && r.limit == LimitKind::kMemory &&
@@ -109,7 +133,13 @@ std::optional<std::string> wrong_outcome(Kind kind, const RunResult& r) {
                         r.stdout_data.size() == kFloodCap && r.stderr_data == "done\n",
                     "ok, stdout truncated at the cap", r);
     case Kind::kCancel:
-      return expect(r.outcome == Outcome::kCancelled, "cancelled", r);
+    case Kind::kCancelEarly:
+      return expect(r.outcome == Outcome::kCancelled && r.stdout_data.empty(), "cancelled", r);
+    case Kind::kFiles:
+      return expect(r.outcome == Outcome::kOk && r.stdout_data == "wrote\n" &&
+                        r.artifacts.size() == 1 && r.artifacts[0].path == "out/copy.txt" &&
+                        r.artifacts[0].content == "from a file\nfrom stdin\n",
+                    "ok, the artifact out/copy.txt with both inputs", r);
   }
   return "unknown kind";
 }

@@ -17,17 +17,33 @@
 
 namespace cordon::soak {
 
-enum class Kind { kOk, kOkPython, kFail, kTimeout, kOom, kForkBomb, kFlood, kCancel };
+enum class Kind {
+  kOk,
+  kOkPython,
+  kFail,
+  kTimeout,
+  kTimeoutPython,
+  kOom,
+  kForkBomb,
+  kFlood,
+  kCancel,
+  kCancelEarly,
+  kFiles,
+};
 
-inline constexpr std::array kAllKinds = {Kind::kOk,  Kind::kOkPython, Kind::kFail,  Kind::kTimeout,
-                                         Kind::kOom, Kind::kForkBomb, Kind::kFlood, Kind::kCancel};
+inline constexpr std::array kAllKinds = {Kind::kOk,          Kind::kOkPython,      Kind::kFail,
+                                         Kind::kTimeout,     Kind::kTimeoutPython, Kind::kOom,
+                                         Kind::kForkBomb,    Kind::kFlood,         Kind::kCancel,
+                                         Kind::kCancelEarly, Kind::kFiles};
 
-// The order runs cycle through (run i is kCycle[i % size]): ok runs are half of it, as in
-// real use most calls succeed (sh, and python, which a long-lived host may serve from
+// The order runs cycle through (run i is kCycle[i % size]): ok runs are 6 of 16, as in
+// real use most calls succeed (sh, and python, which a long-lived host serves from
 // interpreters started ahead), and each other kind comes once per cycle.
-inline constexpr std::array kCycle = {Kind::kOk, Kind::kFail,  Kind::kOk,       Kind::kTimeout,
-                                      Kind::kOk, Kind::kOom,   Kind::kOkPython, Kind::kForkBomb,
-                                      Kind::kOk, Kind::kFlood, Kind::kOk,       Kind::kCancel};
+inline constexpr std::array kCycle = {
+    Kind::kOk,    Kind::kFail,          Kind::kOkPython, Kind::kTimeout,
+    Kind::kOk,    Kind::kOom,           Kind::kOkPython, Kind::kForkBomb,
+    Kind::kOk,    Kind::kFlood,         Kind::kOk,       Kind::kCancel,
+    Kind::kFiles, Kind::kTimeoutPython, Kind::kOk,       Kind::kCancelEarly};
 
 [[nodiscard]] constexpr Kind kind_of_run(std::size_t index) {
   return kCycle[index % kCycle.size()];
