@@ -599,7 +599,7 @@ def fault_audit_unwritable(args, work):
     if done.returncode != 0 or b"namespace" not in done.stdout:
         fail("audit dir unwritable: the audit's result was not delivered: exit %d, %r"
              % (done.returncode, done.stderr[-500:]))
-    expect_message("audit dir unwritable", done, "report not stored", audit)
+    expect_message("audit dir unwritable", done, "report not stored", audit, "Read-only file system")
 
 
 def fault_runtime_missing(args, work):

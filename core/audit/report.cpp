@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -206,16 +207,28 @@ Status store_report(const AuditReport& report) {
   const fs::path path = report_path(report.binding);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  if (ec) return fail(ErrorCode::kSystem, "cannot create " + path.parent_path().string());
-  // Written aside and renamed: a reader never sees half a report.
+  if (ec) return fail_errno("cannot create " + path.parent_path().string(), ec.value());
+  // Written aside and renamed: a reader never sees half a report. Whatever fails, the
+  // partial file goes (a full or read-only disk must not collect them), and the message
+  // says why (errno), not only where.
   const fs::path tmp = path.string() + ".tmp";
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::trunc);
-    out << to_json(report).dump(2) << "\n";
-    if (!out) return fail(ErrorCode::kSystem, "cannot write " + tmp.string());
+    if (out) out << to_json(report).dump(2) << "\n";
+    if (out) out.close();
+    if (!out) {
+      const int err = errno != 0 ? errno : EIO;
+      fs::remove(tmp, ec);
+      return fail_errno("cannot write " + tmp.string(), err);
+    }
   }
   fs::rename(tmp, path, ec);
-  if (ec) return fail(ErrorCode::kSystem, "cannot rename to " + path.string());
+  if (ec) {
+    const int err = ec.value();
+    fs::remove(tmp, ec);
+    return fail_errno("cannot rename to " + path.string(), err);
+  }
   return {};
 }
 
