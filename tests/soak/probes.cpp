@@ -23,7 +23,9 @@ std::string slurp(const fs::path& path) { return testing::read_file(path).value_
 std::int64_t count_entries(const fs::path& dir) {
   std::int64_t n = 0;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) ++n;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    ++n;
   return n;
 }
 
@@ -31,6 +33,19 @@ std::int64_t count_lines(const std::string& text) {
   std::int64_t n = 0;
   for (const char c : text) n += c == '\n' ? 1 : 0;
   return n;
+}
+
+// The whitespace-separated fields of a line (mountinfo, /proc/locks).
+std::vector<std::string> fields_of(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string field; in >> field;) out.push_back(field);
+  return out;
+}
+
+// Field `i` of `fields`, "" past the end.
+std::string field(const std::vector<std::string>& fields, std::size_t i) {
+  return i < fields.size() ? fields[i] : std::string();
 }
 
 const std::string& pid_text() {
@@ -56,7 +71,8 @@ struct ProcInfo {
 std::map<pid_t, ProcInfo> process_table() {
   std::map<pid_t, ProcInfo> table;
   std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     const std::string name = it->path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string stat = slurp(it->path() / "stat");
@@ -120,10 +136,8 @@ std::int64_t our_mounts(const std::string& mountinfo) {
   std::istringstream in(mountinfo);
   std::string line;
   while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    for (const auto& part : fs::path(point)) {
+    // mountinfo: id, parent, major:minor, root, mount point, ...
+    for (const auto& part : fs::path(field(fields_of(line), 4))) {
       if (ours(part.string())) {
         ++n;
         break;
@@ -137,7 +151,8 @@ std::int64_t our_mounts(const std::string& mountinfo) {
 std::int64_t our_entries(const fs::path& dir) {
   std::int64_t n = 0;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     if (!ours(it->path().filename().string())) continue;
     ++n;
     if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
@@ -185,11 +200,9 @@ std::int64_t our_locks() {
   std::istringstream in(slurp("/proc/locks"));
   std::string line;
   while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, cls, mode, access, pid;
-    fields >> id >> cls >> mode >> access >> pid;
-    if (pid == "->") fields >> cls >> mode >> access >> pid;  // a blocked waiter's line
-    if (pid == pid_text()) ++n;
+    // "1: FLOCK ADVISORY WRITE <pid> ..."; a blocked waiter's line has "->" after "1:".
+    const std::vector<std::string> f = fields_of(line);
+    if (field(f, field(f, 1) == "->" ? 5 : 4) == pid_text()) ++n;
   }
   return n;
 }
@@ -198,7 +211,8 @@ std::int64_t cgroup_dirs_in(const fs::path& dir, int depth) {
   if (depth > 10) return 0;
   std::int64_t n = 0;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
     if (ours(it->path().filename().string())) {
       // Everything below a group of ours is ours: count it whole.
@@ -223,12 +237,11 @@ std::vector<std::pair<std::string, fs::path>> hierarchies(const std::string& mou
   while (std::getline(in, line)) {
     const auto dash = line.find(" - ");
     if (dash == std::string::npos) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    std::istringstream tail(line.substr(dash + 3));
-    std::string type, source, options;
-    tail >> type >> source >> options;
+    const std::string point = field(fields_of(line.substr(0, dash)), 4);
+    // After " - ": file system type, source, super options.
+    const std::vector<std::string> tail = fields_of(line.substr(dash + 3));
+    const std::string type = field(tail, 0);
+    const std::string options = field(tail, 2);
     std::string name;
     if (type == "cgroup2") {
       name = "v2";

@@ -133,6 +133,7 @@ class Soak {
     // the first sample sees the backend as it is between runs for the rest of its life.
     for (const Kind kind : kAllKinds) run_one(0, kind);
     std::vector<std::thread> warm;
+    warm.reserve(config_.max_workers);
     for (std::size_t w = 0; w < config_.max_workers; ++w) {
       warm.emplace_back([this, w] { run_one(0, kAllKinds[w % kAllKinds.size()]); });
     }
@@ -158,6 +159,7 @@ class Soak {
       std::atomic<std::size_t> next{done_};
       const std::size_t end = done_ + batch;
       std::vector<std::thread> threads;
+      threads.reserve(workers);
       for (std::size_t w = 0; w < workers; ++w) {
         threads.emplace_back([&] {
           for (std::size_t i = next++; i < end; i = next++) run_one(i, kind_of_run(i));
