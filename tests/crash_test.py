@@ -71,6 +71,14 @@ def live_processes():
     return out
 
 
+def alive(pid):
+    """Exists and is not a zombie (owner.h's pid_alive): a dead cordon's pid can be taken
+    by a new process (pid_max is 32768 here), whose objects are not leftovers."""
+    stat = read("/proc/%d/stat" % pid, "r")
+    close = stat.rfind(")")
+    return close > 0 and close + 2 < len(stat) and stat[close + 2] != "Z"
+
+
 def owned_names(pid):
     """The name prefixes of every host object a cordon of this pid makes (owner.h)."""
     return ["cordon-%d-" % pid, "cordon-run-%d-" % pid, "cordon-oci-%d-" % pid]
@@ -79,7 +87,7 @@ def owned_names(pid):
 def survivors(mark, dead_pids):
     """Processes of the code (marked) or left in a cgroup of a dead cordon."""
     found = []
-    needles = [n for pid in dead_pids for n in owned_names(pid)]
+    needles = [n for pid in dead_pids if not alive(pid) for n in owned_names(pid)]
     for pid, comm, environ, cgroup in live_processes():
         marked = mark.encode() in environ
         in_dead_group = any("/" + n in cgroup for n in needles)
@@ -117,6 +125,7 @@ def walk_cgroups(root="/sys/fs/cgroup", depth=0):
 def leftovers(dead_pids, dirs, runtime_dir):
     """Every host object of a dead cordon still present."""
     found = []
+    dead_pids = [pid for pid in dead_pids if not alive(pid)]
     prefixes = [n for pid in dead_pids for n in owned_names(pid)]
     instance_prefixes = ["%d-" % pid for pid in dead_pids]
     for path in walk_cgroups():
