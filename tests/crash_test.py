@@ -266,7 +266,9 @@ class Mcp:
 
 
 def mcp_once(args, env, mark, rng, overhead):
-    mcp = Mcp(args, env, pool=2)
+    # Namespace pools may hold python started ahead (NamespaceOptions::prestart_python).
+    prestart = args.backend == "namespace" and rng.random() < 0.3
+    mcp = Mcp(args, env, pool=2, extra=["--prestart", "python"] if prestart else [])
     phase = rng.choice(["start", "pool-full", "call", "call", "second-call"])
     try:
         if phase == "start":
