@@ -159,6 +159,10 @@ def leftovers(dead_pids, dirs, runtime_dir):
                 pass
             finally:
                 os.close(fd)
+    # Helpers a killed cordon started (runc with --root in this test's runtime dir).
+    for pid, comm, _, _ in live_processes():
+        if runtime_dir.encode() in read("/proc/%d/cmdline" % pid):
+            found.append("process %d %s" % (pid, comm))
     for line in read("/proc/self/mountinfo", "r").splitlines():
         fields = line.split()
         mount_point = fields[4] if len(fields) > 4 else ""
