@@ -71,6 +71,14 @@ def live_processes():
     return out
 
 
+def alive(pid):
+    """Exists and is not a zombie (owner.h's pid_alive): a dead cordon's pid can be taken
+    by a new process (pid_max is 32768 here), whose objects are not leftovers."""
+    stat = read("/proc/%d/stat" % pid, "r")
+    close = stat.rfind(")")
+    return close > 0 and close + 2 < len(stat) and stat[close + 2] != "Z"
+
+
 def owned_names(pid):
     """The name prefixes of every host object a cordon of this pid makes (owner.h)."""
     return ["cordon-%d-" % pid, "cordon-run-%d-" % pid, "cordon-oci-%d-" % pid]
@@ -79,7 +87,7 @@ def owned_names(pid):
 def survivors(mark, dead_pids):
     """Processes of the code (marked) or left in a cgroup of a dead cordon."""
     found = []
-    needles = [n for pid in dead_pids for n in owned_names(pid)]
+    needles = [n for pid in dead_pids if not alive(pid) for n in owned_names(pid)]
     for pid, comm, environ, cgroup in live_processes():
         marked = mark.encode() in environ
         in_dead_group = any("/" + n in cgroup for n in needles)
@@ -117,6 +125,7 @@ def walk_cgroups(root="/sys/fs/cgroup", depth=0):
 def leftovers(dead_pids, dirs, runtime_dir):
     """Every host object of a dead cordon still present."""
     found = []
+    dead_pids = [pid for pid in dead_pids if not alive(pid)]
     prefixes = [n for pid in dead_pids for n in owned_names(pid)]
     instance_prefixes = ["%d-" % pid for pid in dead_pids]
     for path in walk_cgroups():
@@ -150,6 +159,10 @@ def leftovers(dead_pids, dirs, runtime_dir):
                 pass
             finally:
                 os.close(fd)
+    # Helpers a killed cordon started (runc with --root in this test's runtime dir).
+    for pid, comm, _, _ in live_processes():
+        if runtime_dir.encode() in read("/proc/%d/cmdline" % pid):
+            found.append("process %d %s" % (pid, comm))
     for line in read("/proc/self/mountinfo", "r").splitlines():
         fields = line.split()
         mount_point = fields[4] if len(fields) > 4 else ""
@@ -257,7 +270,9 @@ class Mcp:
 
 
 def mcp_once(args, env, mark, rng, overhead):
-    mcp = Mcp(args, env, pool=2)
+    # Namespace pools may hold python started ahead (NamespaceOptions::prestart_python).
+    prestart = args.backend == "namespace" and rng.random() < 0.3
+    mcp = Mcp(args, env, pool=2, extra=["--prestart", "python"] if prestart else [])
     phase = rng.choice(["start", "pool-full", "call", "call", "second-call"])
     try:
         if phase == "start":

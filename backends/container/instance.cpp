@@ -42,7 +42,7 @@ Result<Instance> Instance::acquire(const fs::path& runtime_dir) {
   // Each attempt takes a fresh id: a name already there is a dead namesake's (our pid,
   // recycled: pid_max can be 32768) and stays for the sweep, and a lock file a sweeper
   // took from us before our flock may have had bundles of that id removed with it.
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (int attempt = 0; attempt < 256; ++attempt) {
     inst.id_ = std::to_string(::getpid()) + "-" + std::to_string(g_instances.fetch_add(1));
     const fs::path lock = runtime_dir / "locks" / (inst.id_ + ".lock");
     // The last instance to go removes the (then empty) directories; one going away while
@@ -136,8 +136,9 @@ std::string instance_of(const std::string& bundle) {
 
 // Removes every bundle of `instance`; true when nothing of it is left.
 bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
-                    const RuntimeCli& runtime, const std::vector<proc::CgroupHierarchy>& hierarchies,
-                    Clock::time_point until, int& swept) {
+                    const RuntimeCli& runtime,
+                    const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until,
+                    int& swept) {
   bool clean = true;
   std::error_code ec;
   std::vector<std::string> names;  // listed first: removing while listing may skip entries
