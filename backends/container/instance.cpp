@@ -129,7 +129,7 @@ std::string instance_of(const std::string& bundle) {
   if (first == std::string::npos || first == 0) return {};
   const auto second = bundle.find('-', first + 1);
   if (second == std::string::npos || second == first + 1) return {};
-  const std::string id = bundle.substr(0, second);
+  std::string id = bundle.substr(0, second);
   if (id.find_first_not_of("0123456789-") != std::string::npos) return {};
   return id;
 }
