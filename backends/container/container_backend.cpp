@@ -15,6 +15,7 @@
 
 #include "bundle_writer.h"
 #include "container_cgroups.h"
+#include "cordon/install_layout.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
@@ -101,20 +102,7 @@ std::string fs_summary(const ContainerOptions& o, std::uint64_t tmp_bytes) {
 
 }  // namespace
 
-std::optional<fs::path> find_oci_init() {
-  constexpr const char* kName = "cordon-oci-init";
-  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
-  if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && dir[0] != '\0') {
-    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-  }
-  if (auto reaper = proc::find_reaper_helper(); reaper && usable(reaper->parent_path() / kName)) {
-    return reaper->parent_path() / kName;
-  }
-  for (const char* dir : {CORDON_OCI_BUILD_LIBEXEC_DIR, CORDON_OCI_INSTALL_LIBEXEC_DIR}) {
-    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-  }
-  return std::nullopt;
-}
+std::optional<fs::path> find_oci_init() { return find_libexec_helper("cordon-oci-init"); }
 
 fs::path default_oci_runtime_dir() {
   if (const char* dir = std::getenv("CORDON_RUNTIME_DIR"); dir != nullptr && dir[0] == '/') {

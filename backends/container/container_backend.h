@@ -92,7 +92,8 @@ class ContainerBackend final : public Backend {
 // Engine containers are named kEnginePrefix + "<instance>-<n>".
 inline constexpr const char* kEnginePrefix = "cordon-eng-";
 
-// Where cordon-oci-init is: $CORDON_LIBEXEC_DIR, the build tree, or the install dir.
+// Where cordon-oci-init is: $CORDON_LIBEXEC_DIR, else the libexec folder of this tree
+// (cordon/install_layout.h).
 [[nodiscard]] std::optional<std::filesystem::path> find_oci_init();
 
 // The default runtime directory: $CORDON_RUNTIME_DIR/oci, else cordon-oci-<euid> under

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "cordon/proc/reaper.h"
+#include "cordon/install_layout.h"
 #include "namespace_backend.h"
 
 namespace cordon::ns {
@@ -30,20 +30,7 @@ int exit_at_once(void*) { return 0; }
 
 }  // namespace
 
-std::optional<fs::path> find_ns_init() {
-  constexpr const char* kName = "cordon-ns-init";
-  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
-  if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && dir[0] != '\0') {
-    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-  }
-  if (auto reaper = proc::find_reaper_helper(); reaper && usable(reaper->parent_path() / kName)) {
-    return reaper->parent_path() / kName;
-  }
-  for (const char* dir : {CORDON_NS_BUILD_LIBEXEC_DIR, CORDON_NS_INSTALL_LIBEXEC_DIR}) {
-    if (usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-  }
-  return std::nullopt;
-}
+std::optional<fs::path> find_ns_init() { return find_libexec_helper("cordon-ns-init"); }
 
 std::string namespace_unavailable_reason(unsigned long clone_flags) {
   // One real attempt: a child in all the namespaces that exits at once (about 1 ms). No

@@ -113,8 +113,8 @@ class NamespaceBackend final : public Backend {
   std::unique_ptr<WarmPool<BuiltSandbox>> python_pool_;
 };
 
-// Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, beside cordon-reaper, the build tree,
-// or the install dir.
+// Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, else the libexec folder of this tree
+// (cordon/install_layout.h).
 [[nodiscard]] std::optional<std::filesystem::path> find_ns_init();
 
 // Why namespaces cannot be created here, in words a user can act on ("" = they can).

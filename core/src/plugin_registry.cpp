@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "cordon/install_layout.h"
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
 
@@ -130,10 +131,10 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
       only && std::string_view(only) == "1") {
     return dirs;
   }
-  // The build tree only while it exists: an installed cordon must not depend on it.
-  std::error_code ec;
-  if (fs::is_directory(CORDON_BUILD_PLUGIN_DIR, ec)) dirs.emplace_back(CORDON_BUILD_PLUGIN_DIR);
-  dirs.emplace_back(CORDON_INSTALL_PLUGIN_DIR);
+  // The plugin folders of the tree this library belongs to: an installed cordon finds its
+  // own prefix's and never the build tree's.
+  const auto& own = install_layout().plugins;
+  dirs.insert(dirs.end(), own.begin(), own.end());
   return dirs;
 }
 

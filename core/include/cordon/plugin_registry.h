@@ -38,8 +38,10 @@ class PluginRegistry {
   PluginRegistry& operator=(const PluginRegistry&) = delete;
 
   // The default search path, first match of a name wins: each dir of
-  // $CORDON_PLUGIN_PATH (colon-separated), the build tree's plugin dir, the install
-  // prefix's plugin dir. With $CORDON_PLUGIN_PATH_ONLY=1, only $CORDON_PLUGIN_PATH.
+  // $CORDON_PLUGIN_PATH (colon-separated), then the plugin folders of the tree this
+  // library belongs to (cordon/install_layout.h: the build tree's and the configured install
+  // dir, or an installed prefix's own). With $CORDON_PLUGIN_PATH_ONLY=1, only
+  // $CORDON_PLUGIN_PATH.
   [[nodiscard]] static std::vector<std::filesystem::path> default_search_path();
 
   // Loads every file named "cordon-backend-*.so" in `dirs`. Only the descriptor

@@ -1,15 +1,14 @@
 #include "cordon/proc/reaper.h"
 
-#include <dlfcn.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "cordon/install_layout.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper_protocol.h"
 
@@ -18,8 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHelperName = "cordon-reaper";
-
-bool is_executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; }
 
 // Waits until `fd` is readable or `until` passes.
 Result<bool> wait_readable(int fd, ReaperProcess::Clock::time_point until) {
@@ -36,32 +33,7 @@ Result<bool> wait_readable(int fd, ReaperProcess::Clock::time_point until) {
 
 }  // namespace
 
-std::optional<fs::path> find_reaper_helper() {
-  if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && *dir != '\0') {
-    if (is_executable(fs::path(dir) / kHelperName)) return fs::path(dir) / kHelperName;
-  }
-#ifdef CORDON_BUILD_LIBEXEC_DIR
-  if (is_executable(fs::path(CORDON_BUILD_LIBEXEC_DIR) / kHelperName)) {
-    return fs::path(CORDON_BUILD_LIBEXEC_DIR) / kHelperName;
-  }
-#endif
-  // A relocated install: <prefix>/lib/libcordon-core.so -> <prefix>/libexec/cordon/.
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&find_reaper_helper), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    const fs::path lib_dir = fs::path(info.dli_fname).parent_path();
-    for (const fs::path& candidate : {lib_dir.parent_path() / "libexec" / "cordon" / kHelperName,
-                                      lib_dir.parent_path() / "libexec" / kHelperName}) {
-      if (is_executable(candidate)) return candidate;
-    }
-  }
-#ifdef CORDON_INSTALL_LIBEXEC_DIR
-  if (is_executable(fs::path(CORDON_INSTALL_LIBEXEC_DIR) / kHelperName)) {
-    return fs::path(CORDON_INSTALL_LIBEXEC_DIR) / kHelperName;
-  }
-#endif
-  return std::nullopt;
-}
+std::optional<fs::path> find_reaper_helper() { return find_libexec_helper(kHelperName); }
 
 Result<ReaperProcess> ReaperProcess::start(const fs::path& helper, const SpawnOptions& code,
                                            Clock::time_point until) {

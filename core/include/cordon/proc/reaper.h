@@ -28,8 +28,8 @@
 
 namespace cordon::proc {
 
-// Where the helper binary is: $CORDON_LIBEXEC_DIR, the build tree, next to the installed
-// libcordon-core (../libexec/cordon, found with dladdr), or the configured install dir.
+// Where the helper binary is: $CORDON_LIBEXEC_DIR, else the libexec folder of the tree this
+// libcordon-core belongs to (cordon/install_layout.h).
 [[nodiscard]] std::optional<std::filesystem::path> find_reaper_helper();
 
 class ReaperProcess {
