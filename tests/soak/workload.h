@@ -36,7 +36,7 @@ inline constexpr std::array kAllKinds = {Kind::kOk,          Kind::kOkPython,   
                                          Kind::kForkBomb,    Kind::kFlood,         Kind::kCancel,
                                          Kind::kCancelEarly, Kind::kFiles};
 
-// The order runs cycle through (run i is kCycle[i % size]): ok runs are 6 of 16, as in
+// The order runs cycle through (run i is kCycle[i % size]): ok runs are 7 of 16, as in
 // real use most calls succeed (sh, and python, which a long-lived host serves from
 // interpreters started ahead), and each other kind comes once per cycle.
 inline constexpr std::array kCycle = {
