@@ -2,7 +2,7 @@
 # Format check (clang-format-19) over every C++ file of ours, then clang-tidy-19 over the
 # sources of core/, backends/ and cli/ using a build's compile_commands.json.
 #   scripts/lint.sh [--update-cache] [BUILD_DIR]   (default: build/dev, configured if missing)
-# Debian's -19 tools: clang-tidy 14 rejects std::expected (CONVENTIONS.md §10).
+# Debian's -19 tools: clang-tidy 14 rejects std::expected (docs/CONVENTIONS.md §10).
 #
 # clang-tidy is the slow part (up to ~40 s a file on a loaded 2-core machine), so its
 # verdicts are cached in scripts/lint-cache.txt, committed with the code: a translation unit

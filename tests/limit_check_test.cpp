@@ -2,6 +2,7 @@
 #include "cordon/limit_check.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 
@@ -81,6 +82,13 @@ TEST(LimitCheck, ZeroOrNegativeCpuTimeIsBelowTheRange) {
   ASSERT_TRUE(refusal);
   EXPECT_EQ(refusal->aspect, Aspect::kCpu);
   EXPECT_NE(refusal->reason.find("1 ms to 292 years"), std::string::npos) << refusal->reason;
+}
+
+TEST(LimitCheck, HardRlimitIsThisProcesssHardLimit) {
+  struct rlimit r{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &r), 0);
+  EXPECT_EQ(hard_rlimit(RLIMIT_NOFILE), r.rlim_max);
+  EXPECT_EQ(hard_rlimit(/*resource=*/-1), std::nullopt);  // EINVAL
 }
 
 }  // namespace

@@ -226,5 +226,27 @@ TEST_F(Workspace, UnreadableFileIsSkippedNotFatal) {
       << "2: error, 3: collected, 4: not listed as skipped, 5: setuid";
 }
 
+// The one writer of a backend's own run files (the code file, an OCI bundle's files).
+TEST_F(Workspace, WriteNewFileSetsTheExactModeAndNeverWritesThroughWhatIsThere) {
+  const mode_t old_umask = ::umask(077);  // would narrow 0444 to 0400 without the fchmod
+  const Status written = write_new_file(dir() / "code", std::string("print(1)\0x", 10), 0444);
+  ::umask(old_umask);
+  ASSERT_TRUE(written) << written.error().describe();
+  EXPECT_EQ(read_file(dir() / "code"), std::string("print(1)\0x", 10));
+  struct stat st{};
+  ASSERT_EQ(::stat((dir() / "code").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0444u);
+
+  // An existing file is not truncated, a symlink is not followed.
+  const auto again = write_new_file(dir() / "code", "other", 0644);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().sys_errno, EEXIST);
+  EXPECT_EQ(read_file(dir() / "code"), std::string("print(1)\0x", 10));
+  write_file(outside_.path() / "target", "host");
+  fs::create_symlink(outside_.path() / "target", dir() / "link");
+  EXPECT_FALSE(write_new_file(dir() / "link", "through", 0644));
+  EXPECT_EQ(read_file(outside_.path() / "target"), "host");
+}
+
 }  // namespace
 }  // namespace cordon

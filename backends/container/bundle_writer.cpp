@@ -14,20 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Status write_file(const fs::path& path, std::string_view data, mode_t mode) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-  if (!fd) return fail_errno("create " + path.string());
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd.get(), data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail_errno("write " + path.string());
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  // umask may have narrowed the mode.
-  if (::fchmod(fd.get(), mode) != 0) return fail_errno("chmod " + path.string());
-  return {};
-}
-
 Status apply_prep(const fs::path& root, const policy::FsStep& s) {
   const fs::path target = root / s.target.substr(1);
   switch (s.op) {
@@ -38,9 +24,9 @@ Status apply_prep(const fs::path& root, const policy::FsStep& s) {
       ::chmod(target.c_str(), s.mode != 0 ? s.mode : 0755);
       return {};
     case policy::FsOp::kMkfile:
-      return write_file(target, "", 0444);
+      return write_new_file(target, "", 0444);
     case policy::FsOp::kWriteFile:
-      return write_file(target, s.data, s.mode != 0 ? s.mode : 0444);
+      return write_new_file(target, s.data, s.mode != 0 ? s.mode : 0444);
     case policy::FsOp::kSymlink:
       if (::symlink(s.source.c_str(), target.c_str()) != 0) {
         return fail_errno("symlink " + target.string());
@@ -76,13 +62,14 @@ Status write_bundle(const fs::path& bundle, std::string_view config_json,
   if (::mount("tmpfs", scratch.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
     return fail_errno("mount the scratch tmpfs on " + scratch.string());
   }
-  return write_file(bundle / "config.json", config_json, 0600);
+  return write_new_file(bundle / "config.json", config_json, 0600);
 }
 
 Status place_run_files(const fs::path& bundle, const RunPayload& payload,
                        const std::map<std::string, std::string>& input_files) {
   if (payload.code_file) {
-    if (auto st = write_file(bundle / "code" / "code", *payload.code_file, 0444); !st) return st;
+    if (auto st = write_new_file(bundle / "code" / "code", *payload.code_file, 0444); !st)
+      return st;
   }
   if (input_files.empty()) return {};
   const fs::path scratch = bundle / "scratch";

@@ -48,12 +48,6 @@ constexpr LimitRange kProcessRange{8, kPidsMaxLimit - 1};
 // Scratch: the /tmp tmpfs cordon mounts; a size of 0 would be unlimited to tmpfs.
 constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
 
-std::optional<rlim_t> nofile_hard() {
-  struct rlimit r{};
-  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
-  return r.rlim_max;
-}
-
 // A connected AF_UNIX stream pair, both ends CLOEXEC: the init reads a byte stream.
 Result<proc::Pipe> stream_pair() {
   int sv[2];
@@ -266,7 +260,7 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
   in.code_host_path = (instance_->bundles_dir() / name / "code").string();
   in.rootfs_host_path = shared_rootfs_.string();
   in.cgroups_path = kContainerPrefix + name + "/c";
-  in.nofile_hard = nofile_hard();
+  in.nofile_hard = hard_rlimit(RLIMIT_NOFILE);
   in.seccomp = seccomp_;
   return make_bundle_plan(in);
 }

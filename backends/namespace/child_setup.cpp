@@ -44,10 +44,6 @@ enum Slot : int {
 };
 constexpr int kSlotCount = kFirstFreeSlot - kReportSlot;
 
-struct KernelSigset {
-  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
-};
-
 // Raw id syscalls: glibc's setresuid/setgroups broadcast the change to every thread it
 // knows of (SIGSETXID) and wait for them, but after clone the threads glibc remembers are
 // the parent's, which do not exist here: the wrapper would hang or fail.

@@ -42,12 +42,6 @@ LimitRange rlimit_process_range() {
 // Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
 constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
 
-std::optional<rlim_t> nofile_hard() {
-  struct rlimit r{};
-  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return std::nullopt;
-  return r.rlim_max;
-}
-
 // Says whether a ceiling is the request's own or the backend's default.
 std::string default_note(bool requested) {
   return requested ? "" : "default ceiling (the request set none); ";
@@ -334,7 +328,7 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
     in.policy_version = seccomp_->policy_version;
     in.policy_hash = seccomp_->policy_hash;
   }
-  in.nofile_hard = nofile_hard();
+  in.nofile_hard = hard_rlimit(RLIMIT_NOFILE);
   return make_sandbox_plan(in);
 }
 

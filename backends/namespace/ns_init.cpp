@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cordon/proc/kernel_sigset.h"
 #include "fd_passing.h"
 #include "init_protocol.h"
 
@@ -51,10 +52,6 @@ using cordon::ns::OrderTag;
 std::int64_t usec(const struct timeval& tv) {
   return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
 }
-
-struct KernelSigset {
-  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
-};
 
 void send_event(const InitEvent& ev) {
   // MSG_NOSIGNAL: a cordon that gave up must not turn our report into a SIGPIPE.
@@ -348,8 +345,8 @@ int main() {
   // The set-up process blocked every signal; we need none of them delivered (no handlers:
   // as PID 1 we ignore what the code sends), but wait4 must not be disturbed either, and
   // the code inherits our (empty) mask.
-  KernelSigset none{};
-  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof(KernelSigset));
+  const cordon::proc::KernelSigset none{};
+  cordon::proc::raw_sigprocmask(SIG_SETMASK, &none, nullptr);
 
   send_event(InitEvent{});  // kReady
   Order order;

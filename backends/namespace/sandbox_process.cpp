@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/proc/kernel_sigset.h"
 #include "cordon/proc/pipe.h"
 #include "fd_passing.h"
 #include "id_maps.h"
@@ -25,10 +26,6 @@ namespace cordon::ns {
 namespace {
 
 using Clock = SandboxProcess::Clock;
-
-struct KernelSigset {
-  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
-};
 
 int ms_until(Clock::time_point until) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
@@ -178,17 +175,16 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
 
   // Block every signal (glibc's internal ones too) across clone, as proc::spawn does: the
   // child resets all dispositions before unblocking, so no handler of ours runs there.
-  KernelSigset all;
-  std::memset(&all, 0xff, sizeof(all));
-  KernelSigset old{};
-  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(KernelSigset));
+  const proc::KernelSigset all = proc::KernelSigset::all();
+  proc::KernelSigset old{};
+  proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
   int pidfd = -1;
   // No CLONE_VM: see child_setup.h. CLONE_PIDFD: a pid-reuse-proof handle, atomically.
   const long pid = ::clone(sandbox_child_main, (*prepared)->init_stack_top(),
                            static_cast<int>(args.plan->clone_flags | CLONE_PIDFD | SIGCHLD),
                            (*prepared)->plan(), &pidfd);
   const int clone_errno = errno;
-  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof(KernelSigset));
+  proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {
     return fail_errno("clone into new namespaces" + namespace_refusal_hint(clone_errno),
                       clone_errno);

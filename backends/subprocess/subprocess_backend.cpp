@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,14 +67,6 @@ RlimitPlan plan_rlimits(const Limits& limits) {
     plan.enforced.push_back({Aspect::kProcesses, "RLIMIT_NPROC per uid", std::to_string(v)});
   }
   return plan;
-}
-
-Status write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return fail(ErrorCode::kSystem, "write " + path.string());
-  return {};
 }
 
 std::vector<std::string> make_env(const RunRequest& request, const fs::path& home) {
@@ -282,7 +273,8 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   proc::SpawnOptions code;
   code.argv = interpreter_argv(*interp, request.code, code_file, &needs_file);
   if (needs_file) {
-    if (auto st = write_file(code_file, request.code); !st) return error(st.error().describe());
+    if (auto st = write_new_file(code_file, request.code, 0644); !st)
+      return error(st.error().describe());
   }
   code.path = interp->string();
   code.env = make_env(request, home);

@@ -66,10 +66,10 @@ const InstallLayout& install_layout() {
 
 std::optional<fs::path> find_libexec_helper(std::string_view name) {
   if (const char* dir = std::getenv("CORDON_LIBEXEC_DIR"); dir != nullptr && *dir != '\0') {
-    if (const fs::path p = fs::path(dir) / name; is_executable(p)) return p;
+    if (fs::path p = fs::path(dir) / name; is_executable(p)) return p;
   }
   for (const fs::path& dir : install_layout().libexec) {
-    if (const fs::path p = dir / name; is_executable(p)) return p;
+    if (fs::path p = dir / name; is_executable(p)) return p;
   }
   return std::nullopt;
 }

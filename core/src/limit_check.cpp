@@ -41,6 +41,12 @@ LimitRange rlimit_range(int resource, std::uint64_t min, std::uint64_t most, std
   return LimitRange{min, std::max(min, most)};
 }
 
+std::optional<rlim_t> hard_rlimit(int resource) {
+  struct rlimit r{};
+  if (::getrlimit(resource, &r) != 0) return std::nullopt;
+  return r.rlim_max;
+}
+
 LimitRange rlimit_cpu_range() {
   return rlimit_range(RLIMIT_CPU, kRlimitCpuRange.min, kRlimitCpuRange.max, /*unit=*/1000,
                       /*reserved=*/1);

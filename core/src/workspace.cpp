@@ -235,6 +235,15 @@ void walk_dir(Walk& walk, int dir, const std::string& rel_dir, std::size_t depth
 
 }  // namespace
 
+Status write_new_file(const fs::path& path, std::string_view bytes, mode_t mode) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) return fail_errno("create " + path.string());
+  if (auto st = write_all(fd.get(), bytes, path.string()); !st) return st;
+  // umask may have narrowed the mode.
+  if (::fchmod(fd.get(), mode) != 0) return fail_errno("chmod " + path.string());
+  return {};
+}
+
 Status place_input_files(const fs::path& dir, const std::map<std::string, std::string>& files) {
   UniqueFd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root) return fail_errno("open working directory " + dir.string());

@@ -6,6 +6,8 @@
 // top of run() and describe_plan(); the CLI calls refuse_limits() to name its flags.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +43,10 @@ inline constexpr LimitRange kRlimitCpuRange{1, static_cast<std::uint64_t>(kMaxDu
 // CAP_SYS_RESOURCE (root lacks it on some hosts) a hard limit cannot be raised.
 [[nodiscard]] LimitRange rlimit_range(int resource, std::uint64_t min, std::uint64_t most,
                                       std::uint64_t unit = 1, std::uint64_t reserved = 0);
+
+// This process's hard limit of `resource` (RLIM_INFINITY when unlimited), nullopt when
+// getrlimit fails: what a sandbox's own rlimits may not exceed without CAP_SYS_RESOURCE.
+[[nodiscard]] std::optional<rlim_t> hard_rlimit(int resource);
 
 // CPU time limits as backends set RLIMIT_CPU, (secs, secs + 1) with secs the limit
 // rounded up to whole seconds: kRlimitCpuRange within the hard limit less a second.

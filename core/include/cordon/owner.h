@@ -13,7 +13,14 @@ namespace cordon {
 
 // Alive means the process exists and is not a zombie: on hosts whose PID 1 does not
 // reap, a dead cordon can stay a zombie forever, and what it owned is stale all the same.
-// A recycled pid reads as alive, which only delays a sweep: never a wrong removal.
+// A recycled pid reads as alive, which only delays a sweep.
+//
+// The pid in a name is read in the sweeping process's PID namespace, so the rule holds only
+// between cordons that share one. A cordon in another PID namespace that shares the same
+// run-directory parent or cgroup tree (a container given the host's /dev/shm, or run with
+// the host's cgroup namespace and the same cgroup) reads as dead while it runs — or as an
+// unrelated live process — and a sweep can then remove the objects of a live run. Give
+// cordons in different PID namespaces different $CORDON_RUN_DIR and cgroups.
 [[nodiscard]] bool pid_alive(pid_t pid);
 
 // "<prefix><our pid>-".

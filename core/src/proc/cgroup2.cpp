@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cordon/owner.h"
+#include "cordon/proc/cgroup_fs.h"
 
 namespace cordon::proc {
 namespace fs = std::filesystem;
@@ -63,27 +64,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     start = end + 1;
   }
   return out;
-}
-
-Status write_file(const fs::path& path, std::string_view text) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd) return fail_errno("open " + path.string());
-  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-    return fail_errno("write " + path.string());
-  }
-  return {};
-}
-
-// rmdir children first: a cgroup with child cgroups cannot be removed.
-Status remove_tree(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
-      if (auto st = remove_tree(entry.path()); !st) return st;
-    }
-  }
-  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return fail_errno("rmdir " + dir.string());
-  return {};
 }
 
 }  // namespace
@@ -207,7 +187,7 @@ Cgroup2::~Cgroup2() {
 
 Status Cgroup2::kill() const {
   ever_killed_ = true;
-  return write_file(path_ / "cgroup.kill", "1");
+  return cgroupfs::write(path_ / "cgroup.kill", "1");
 }
 
 Result<bool> Cgroup2::populated() const {
@@ -266,7 +246,7 @@ Status Cgroup2::remove(Clock::time_point until) {
     }
   }
   // Try rmdir even after a failure: an empty cgroup goes, a busy one reports EBUSY.
-  if (auto rm = remove_tree(path_); !rm) {
+  if (auto rm = cgroupfs::remove_tree(path_); !rm) {
     if (status) status = rm;
   } else {
     path_.clear();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 
 #include "cordon/unique_fd.h"
@@ -71,5 +72,16 @@ std::optional<std::int64_t> keyed_value(std::string_view text, std::string_view 
 }
 
 std::optional<std::int64_t> single_value(std::string_view text) { return to_int(text); }
+
+Status remove_tree(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
+      if (auto st = remove_tree(entry.path()); !st) return st;
+    }
+  }
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return fail_errno("rmdir " + dir.string());
+  return {};
+}
 
 }  // namespace cordon::proc::cgroupfs

@@ -263,18 +263,6 @@ void collect_members(const fs::path& dir, std::vector<pid_t>& out) {
   }
 }
 
-// rmdir children first: a cgroup with child cgroups cannot be removed.
-int remove_tree(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
-      if (const int err = remove_tree(entry.path()); err != 0) return err;
-    }
-  }
-  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return errno;
-  return 0;
-}
-
 // v1 has no cgroup.kill: SIGKILL every member, again and again, until the group can go.
 // A process forking meanwhile adds members the next round finds; pids.max bounds a fork
 // bomb. A pid read from cgroup.procs could in theory exit and be reused before kill();
@@ -288,9 +276,11 @@ Status remove_v1_group(const fs::path& dir, Clock::time_point until) {
     for (const pid_t pid : members) ::kill(pid, SIGKILL);
     // Members leave cgroup.procs as they exit, but rmdir can still see the group populated
     // for a moment (a leader listed as gone while its threads finish exiting): retry.
-    const int err = members.empty() ? remove_tree(dir) : EBUSY;
-    if (err == 0) return {};
-    if (err != EBUSY) return fail_errno("rmdir " + dir.string(), err);
+    if (members.empty()) {
+      auto removed = cgroupfs::remove_tree(dir);
+      if (removed) return {};
+      if (removed.error().sys_errno != EBUSY) return removed;
+    }
     if (Clock::now() >= until) {
       return fail(ErrorCode::kTimeout, "processes of " + dir.string() + " did not exit");
     }

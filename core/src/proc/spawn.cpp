@@ -16,6 +16,8 @@
 #include <cstring>
 #include <utility>
 
+#include "cordon/proc/kernel_sigset.h"
+
 namespace cordon::proc {
 namespace {
 
@@ -43,16 +45,6 @@ struct ChildPlan {
   int error = 0;
   SpawnStage stage = SpawnStage::kExec;
 };
-
-// A raw, full signal mask: glibc's sigfillset leaves out its two internal signals
-// (SIGCANCEL, SIGSETXID), and the rt_sigprocmask syscall takes a kernel-sized set.
-struct KernelSigset {
-  unsigned long bits[_NSIG / (8 * sizeof(unsigned long))];
-};
-
-int raw_sigprocmask(int how, const KernelSigset* set, KernelSigset* old) {
-  return static_cast<int>(::syscall(SYS_rt_sigprocmask, how, set, old, sizeof(KernelSigset)));
-}
 
 [[noreturn]] void child_fail(ChildPlan* plan, SpawnStage stage, int err) {
   plan->stage = stage;
@@ -111,7 +103,8 @@ __attribute__((no_sanitize("address"))) int child_main(void* arg) {
     }
   }
 
-  // Nothing of ours beyond the mapped fds reaches the code, CLOEXEC or not.
+  // Nothing of ours beyond the mapped fds reaches the code, CLOEXEC or not. close_range
+  // (Linux 5.9) is what sets cordon's minimum kernel (README.md, "Quick start").
   if (::close_range(static_cast<unsigned>(count), ~0U, /*flags=*/0) != 0) {
     child_fail(plan, SpawnStage::kFds, errno);
   }
@@ -298,8 +291,7 @@ Result<ChildProcess> spawn(const SpawnOptions& options, SpawnStage* failed_stage
   // Block every signal (glibc's internal ones too) across clone: a handler of ours must
   // not run in the child, which shares our memory and stack-adjacent state until exec.
   // The child unblocks after resetting dispositions; we restore our mask right after.
-  KernelSigset all;
-  std::memset(&all, 0xff, sizeof(all));
+  const KernelSigset all = KernelSigset::all();
   KernelSigset old{};
   raw_sigprocmask(SIG_SETMASK, &all, &old);
 
@@ -318,8 +310,12 @@ Result<ChildProcess> spawn(const SpawnOptions& options, SpawnStage* failed_stage
     plan.cgroup_procs_fd = -1;  // born inside: nothing to join
     pid = clone3_on_stack(&args, child_main, &plan);
   }
-  // No clone3 (Linux < 5.3), no CLONE_INTO_CGROUP (< 5.7: E2BIG or EINVAL), or no dir
-  // fd: clone, and the child joins through cgroup.procs before exec.
+  // Plain clone, the child joining through cgroup.procs before exec, when there is no dir
+  // fd or clone3 is refused. cordon needs Linux 5.9 (close_range, in child_main), which
+  // has clone3 (5.3) and CLONE_INTO_CGROUP (5.7), so the kernel itself does not refuse for
+  // its version there (ENOSYS, E2BIG, EINVAL); but a seccomp filter around cordon can:
+  // Docker's default profile makes clone3 fail with ENOSYS so that glibc falls back to
+  // clone. Non-x86_64 builds have no clone3 trampoline and always come here.
   if (pid == -ENOSYS || pid == -E2BIG || pid == -EINVAL) {
     plan.cgroup_procs_fd = options.cgroup_procs_fd;
     char* stack_top = static_cast<char*>(stack) + kChildStackBytes;

@@ -23,6 +23,11 @@ namespace cordon::proc::cgroupfs {
 [[nodiscard]] Result<std::string> read_small(const std::filesystem::path& path);
 // One write() of `text`; cgroup files take a value per write.
 [[nodiscard]] Status write(const std::filesystem::path& path, std::string_view text);
+// Removes the cgroup `dir` and the cgroups below it, deepest first (a cgroup with child
+// cgroups cannot go), with rmdir only: a cgroup's control files cannot be unlinked, which
+// is why this is not cordon::remove_tree. Gone already is success; a still populated
+// group fails with EBUSY in sys_errno.
+[[nodiscard]] Status remove_tree(const std::filesystem::path& dir);
 
 // The number after `key ` on its own line ("oom_kill 3", "max 0", "usage_usec 12").
 [[nodiscard]] std::optional<std::int64_t> keyed_value(std::string_view text, std::string_view key);
