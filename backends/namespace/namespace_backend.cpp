@@ -590,9 +590,10 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   UidSlot slot = std::move(sandbox->slot);
   SandboxTree tree(std::move(sandbox->limits), std::move(sandbox->process));
   if (taken_from != nullptr) {
-    // The pool's thread reaps the init (the namespaces' teardown) and removes the groups
-    // right after the run; the run ends on the init's report that nothing of the code is
-    // left. The uid slot stays held until the init is gone.
+    // The run ends on the init's report that nothing of the code is left; the init then
+    // waits, and the pool's thread ends it (the namespaces' teardown) and removes the
+    // groups once the result is out (WarmPool::Busy says when). The uid slot stays held
+    // until the init is gone.
     tree.retire_with(
         [taken_from, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
           BuiltSandbox retired;
