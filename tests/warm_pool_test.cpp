@@ -170,6 +170,43 @@ TEST(WarmPool, KeepsStillForTheSettleTimeAfterTheLastRun) {
   EXPECT_TRUE(pool->wait_ready(Clock::now() + milliseconds(1500), 1));
 }
 
+TEST(WarmPool, PastTwiceItsSizeWaitingAUsedItemIsDestroyedByTheCaller) {
+  // The pool's thread is stuck in a destruction (a slow teardown) until the gate opens.
+  Counters c;
+  std::mutex gate;
+  std::unique_lock closed(gate);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> destroyed_on;
+  WarmPool<int> pool(
+      1, [&c]() -> Result<int> { return c.next++; },
+      [&](int& item) {
+        if (std::this_thread::get_id() != caller) {
+          const std::lock_guard wait(gate);  // held only to wait for the gate
+        }
+        std::lock_guard lock(c.mu);
+        c.destroyed.push_back(item);
+        destroyed_on.push_back(std::this_thread::get_id());
+      });
+  ASSERT_TRUE(pool.wait_ready(Clock::now() + std::chrono::seconds(5)));
+  pool.retire(100);  // the thread takes it and waits at the gate
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (pool.retired_count() > 0 && Clock::now() < until) let_it_work();
+  ASSERT_EQ(pool.retired_count(), 0u);
+  pool.retire(101);
+  pool.retire(102);
+  EXPECT_EQ(pool.retired_count(), 2u);
+  EXPECT_EQ(destroyed(c), 0u);
+  pool.retire(103);  // a third would pass 2 x size: destroyed here, at once
+  {
+    std::lock_guard lock(c.mu);
+    ASSERT_EQ(c.destroyed, std::vector<int>{103});
+    EXPECT_EQ(destroyed_on[0], caller);
+  }
+  EXPECT_EQ(pool.retired_count(), 2u);
+  closed.unlock();
+  EXPECT_TRUE(wait_destroyed(c, 4));
+}
+
 TEST(WarmPool, AFailingBuildIsReportedAndRetriedWithBackoff) {
   std::atomic<int> calls{0};
   WarmPool<int> pool(

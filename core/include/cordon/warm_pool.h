@@ -6,11 +6,11 @@
 // ones, so neither building nor removal is on a run's path. That thread also keeps off the
 // time around runs (Busy): while one is in flight, and for `settle` after the last one
 // ended (its caller is still answering), it builds only when the pool ran dry and destroys
-// used items only once `size` of them wait; so at most `size` items are ready and at most
-// `size` wait for their destruction. A pool lives as long as its backend instance inside a
-// long-running process (a library user, the inspector, a server); a one-shot CLI call has
-// nothing to gain from it. The backends make their pooled sandboxes die with the process
-// that holds the pool.
+// used items only once `size` of them wait; so at most `size` items are ready, and at most
+// 2 x `size` wait for their destruction (past that, retire() destroys at once). A pool lives as
+// long as its backend instance inside a long-running process (a library user, the inspector, a
+// server); a one-shot CLI call has nothing to gain from it. The backends make their pooled
+// sandboxes die with the process that holds the pool.
 #pragma once
 
 #include <algorithm>
@@ -98,11 +98,20 @@ class WarmPool {
     cv_.notify_all();
     return out;
   }
-  // Hands a used item back for destruction in the background (see Busy for when).
+  // Hands a used item back for destruction in the background (see Busy for when); with
+  // 2 x `size` waiting already (the thread does not keep up), destroys it here instead.
   void retire(T item) {
+    bool queued = false;
     {
       std::lock_guard lock(mu_);
-      retired_.push_back(std::move(item));
+      if (retired_.size() < 2 * size_) {
+        retired_.push_back(std::move(item));
+        queued = true;
+      }
+    }
+    if (!queued) {
+      destroy_(item);
+      return;
     }
     cv_.notify_all();
   }
