@@ -1045,5 +1045,58 @@ TEST(NamespacePool, NothingOfThePoolOutlivesItsBackend) {
   EXPECT_EQ(before.tmp, after.tmp);
 }
 
+// A pooled run ends on its init's report: the result comes while the used sandbox (its
+// init, namespaces, limit groups, uid slot) still waits for the pool to end it, which the
+// pool does once the runs are over, or sooner when `size` used ones wait. Nothing is left
+// after the backend goes.
+TEST(NamespacePool, ResultsComeBeforeTheTeardownAndNothingIsLeftAfter) {
+  testing::ScratchDir runtime;
+  ::setenv("CORDON_RUNTIME_DIR", runtime.path.c_str(), 1);
+  const Snapshot before = snapshot({::getpid()});
+  {
+    ns::NamespaceBackend b(with_pool(2));
+    if (!b.probe().available) {
+      ::unsetenv("CORDON_RUNTIME_DIR");
+      CORDON_SKIP_OR_FAIL(b.probe().reason);
+    }
+    auto* pool = b.pool();
+    ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+    {
+      // As if another run were in flight all along: used sandboxes wait for their end.
+      WarmPool<ns::BuiltSandbox>::Busy busy(pool);
+      const RunResult r = b.run(sh("echo out; exit 3"), {}, nullptr);
+      EXPECT_EQ(r.outcome, Outcome::kFailed) << r.error.value_or("");
+      EXPECT_EQ(r.exit_code, 3);
+      EXPECT_EQ(r.stdout_data, "out\n");
+      EXPECT_EQ(pool->retired_count(), 1u);
+      // Its init waits to be ended (ready ones wait for their code): one more than ready.
+      EXPECT_EQ(waiting_inits().size(), pool->ready_count() + 1);
+      for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10), 1)) << pool->last_error();
+        const RunResult more = b.run(sh("true"), {}, nullptr);
+        EXPECT_TRUE(more.ok()) << more.error.value_or("");
+        EXPECT_LE(pool->retired_count(), 2u);
+        EXPECT_LE(pool->ready_count(), 2u);
+        EXPECT_LE(waiting_inits().size(), 4u);
+      }
+    }
+    // The runs are over: every used sandbox is ended, and the pool fills up again.
+    const auto until = Clock::now() + seconds(10);
+    while (pool->retired_count() > 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    EXPECT_EQ(pool->retired_count(), 0u);
+    ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+    EXPECT_EQ(waiting_inits().size(), 2u);
+  }
+  const Snapshot after = snapshot({::getpid()});
+  ::unsetenv("CORDON_RUNTIME_DIR");
+  EXPECT_TRUE(waiting_inits().empty());
+  EXPECT_EQ(before.mounts, after.mounts);
+  EXPECT_EQ(before.cgroups, after.cgroups);
+  EXPECT_EQ(before.runtime, after.runtime);
+  EXPECT_EQ(before.tmp, after.tmp);
+}
+
 }  // namespace
 }  // namespace cordon

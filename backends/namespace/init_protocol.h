@@ -12,7 +12,8 @@
 //      failure it sends kFailed with the stage and exits. Success is not reported:
 //      cordon goes on to wait for the code's end at once, and reads a kFailed after;
 //   4. reaps until the code's main process ends, then kills and reaps every other
-//      process of the namespace, writes an InitReport to fd 3 and exits.
+//      process of the namespace, writes an InitReport to fd 3 and waits to be killed
+//      (its exit, the namespaces' teardown, is cordon's to time: SandboxProcess::finish).
 // Because the sandbox waits at step 2 with nothing of the code in it, a sandbox can be
 // built ahead of its run (NamespaceOptions::pool_size): the run then pays only for step 3.
 //
@@ -47,7 +48,7 @@ struct InitReport {
   std::int64_t maxrss_kb = 0;
   std::int64_t children_cpu_us = 0;  // everything init reaped, the main process included
   // 1: when this was written, no process but the init was left in the namespace (the
-  // init's own exit, which tears the namespaces down, may still be under way).
+  // init then waits for its SIGKILL, which tears the namespaces down).
   std::int32_t everything_reaped = 0;
 };
 

@@ -583,17 +583,19 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   //    /tmp; the limit groups removed. The uid slot is held until the end of this scope.
   UidSlot slot = std::move(sandbox->slot);
   SandboxTree tree(std::move(sandbox->limits), std::move(sandbox->process));
-  if (taken_from != nullptr) {
-    // The pool's thread reaps the init (the namespaces' teardown) and removes the groups
-    // right after the run; the run ends on the init's report that nothing of the code is
-    // left. The uid slot stays held until the init is gone.
+  // With a pool, the run ends on the init's report that nothing of the code is left; the
+  // init then waits, and the pool's thread ends it (the namespaces' teardown) and removes
+  // the groups once the result is out (WarmPool::Busy says when); a sandbox built for this
+  // run goes the same way. The uid slot stays held until the init is gone.
+  if (WarmPool<BuiltSandbox>* retire_to = taken_from != nullptr ? taken_from : pool_.get();
+      retire_to != nullptr) {
     tree.retire_with(
-        [taken_from, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
+        [retire_to, &slot](SandboxProcess used, std::optional<proc::LimitGroup> groups) {
           BuiltSandbox retired;
           retired.slot = std::move(slot);
           retired.limits = std::move(groups);
           retired.process = std::move(used);
-          taken_from->retire(std::move(retired));
+          retire_to->retire(std::move(retired));
         });
   }
   return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));

@@ -396,7 +396,17 @@ int main() {
   struct rusage all{};
   ::getrusage(RUSAGE_CHILDREN, &all);
   report.children_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);
-  // One write of a small struct to a pipe is atomic; cordon reads it after we exit.
-  (void)::write(cordon::ns::kInitReportFd, &report, sizeof(report));
-  return 0;
+  // One write of a small struct to a pipe is atomic.
+  if (::write(cordon::ns::kInitReportFd, &report, sizeof(report)) !=
+      static_cast<ssize_t>(sizeof(report))) {
+    return 0;
+  }
+  // Then we wait to be killed rather than exit: our exit tears the namespaces down (the
+  // mount namespace's unmounts wait for an RCU grace period, the network namespace's
+  // cleanup runs on a kernel worker), and cordon wants that off the path of the run's
+  // result. It kills us once the result is read (a warm pool: after the response went
+  // out); PR_SET_PDEATHSIG covers its end. Nothing of the code is left to wait for.
+  for (;;) {
+    if (::poll(nullptr, 0, -1) < 0 && errno != EINTR) return 0;
+  }
 }

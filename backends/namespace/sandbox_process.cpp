@@ -319,20 +319,30 @@ std::optional<std::string> SandboxProcess::start_failure() {
 
 void SandboxProcess::kill() const { (void)init_.signal(SIGKILL); }
 
-Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
-  SandboxExit out;
-  if (report_first_) {
+bool SandboxProcess::reported() {
+  if (!report_read_ && report_) {
     struct pollfd ready{report_.get(), POLLIN, 0};
     InitReport r;
-    if (::poll(&ready, 1, 0) == 1 &&
+    if (::poll(&ready, 1, 0) == 1 && (ready.revents & POLLIN) != 0 &&
         ::read(report_.get(), &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r)) &&
-        r.magic == kInitReportMagic && r.everything_reaped == 1) {
-      out.report = r;
-      out.init_reaped = false;
-      return out;
+        r.magic == kInitReportMagic) {
+      report_read_ = r;
     }
-    // No complete report (the init was killed, or the deadline came first): wait as usual.
   }
+  return report_read_ && report_read_->everything_reaped == 1;
+}
+
+Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
+  SandboxExit out;
+  const bool complete = reported();
+  if (complete && report_first_) {
+    out.report = report_read_;
+    out.init_reaped = false;
+    return out;
+  }
+  // After its report the init waits to be killed; without one it was killed or died, or
+  // the deadline came first: wait for it, bounded.
+  if (complete) kill();
   struct pollfd pfd{init_.pidfd(), POLLIN, 0};
   while (::poll(&pfd, 1, ms_until(until)) < 0 && errno == EINTR) {
   }
@@ -342,9 +352,8 @@ Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
   auto info = init_.wait();
   if (!info) return std::unexpected(info.error());
   out.init = *info;
-  InitReport r;
-  const ssize_t n = ::read(report_.get(), &r, sizeof(r));
-  if (n == static_cast<ssize_t>(sizeof(r)) && r.magic == kInitReportMagic) out.report = r;
+  (void)reported();  // a report written just before the init died
+  out.report = report_read_;
   report_.reset();
   return out;
 }

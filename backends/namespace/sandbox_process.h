@@ -48,7 +48,7 @@ struct CodeOrder {
 struct SandboxExit {
   proc::ExitInfo init;               // how the namespace's init ended (if it was reaped)
   std::optional<InitReport> report;  // the main process's status, unless init was killed
-  bool init_reaped = true;           // false: finished on the report, the init still exiting
+  bool init_reaped = true;           // false: finished on the report, the init not ended yet
 };
 
 class SandboxProcess {
@@ -76,20 +76,22 @@ class SandboxProcess {
   SandboxProcess(SandboxProcess&&) noexcept = default;
   SandboxProcess& operator=(SandboxProcess&&) noexcept = default;
 
-  // Readable once the namespace's init has exited: the main process ended (init exits
-  // right after it) or the sandbox was killed. With report_first, readable once the init
-  // has reported (or died): see finish().
-  [[nodiscard]] int exit_fd() const { return report_first_ ? report_.get() : init_.pidfd(); }
-  // Finish on the init's report instead of its exit: the report says every process of
-  // the code is gone, and the init's own exit (the namespaces' teardown, ~0.3 ms here) is
-  // left to whoever reaps it later (a warm pool's thread).
+  // Readable once the init has reported (the main process ended and nothing of the code
+  // is left; the init then waits to be killed) or died (killed, or the sandbox failed).
+  [[nodiscard]] int exit_fd() const { return report_.get(); }
+  // Finish on the init's report without ending the init: its end (the namespaces'
+  // teardown, ~0.3 ms and an RCU grace period here) is left to whoever destroys the
+  // sandbox later (a warm pool's thread, once the result is out).
   void set_report_first(bool on) { report_first_ = on; }
+  // Whether the init's complete report (everything reaped) has come; reads it if it is
+  // there, without waiting.
+  [[nodiscard]] bool reported();
   [[nodiscard]] pid_t init_pid() const { return init_.pid(); }
   // SIGKILL to the init: the kernel kills every process of the PID namespace.
   void kill() const;
-  // Waits for the init (bounded: SIGKILL at `until`) and reads its report. With
-  // report_first and a complete report at hand, returns at once without reaping the init
-  // (init_reaped false); the destructor reaps it.
+  // Ends the init (SIGKILL once it has reported, or at `until`), reaps it and reads its
+  // report. With report_first and a complete report at hand, returns at once without
+  // ending the init (init_reaped false); the destructor kills and reaps it.
   [[nodiscard]] Result<SandboxExit> finish(Clock::time_point until);
   // The sandbox's /tmp (O_PATH), if asked for; valid after the namespace is gone.
   [[nodiscard]] UniqueFd take_tmp_fd() { return std::move(tmp_); }
@@ -103,6 +105,7 @@ class SandboxProcess {
   bool report_first_ = false;
   std::vector<std::string> file_paths_;  // the files the init writes, for its errors
   UniqueFd report_;
+  std::optional<InitReport> report_read_;  // once read from report_
   UniqueFd tmp_;
 };
 
@@ -124,7 +127,10 @@ class SandboxTree final : public StartedTree {
   }
 
   [[nodiscard]] int exit_fd() const override { return sandbox_.exit_fd(); }
-  void kill() override { sandbox_.kill(); }
+  // With a retire hook, an init that has reported is left for the hook's owner to end.
+  void kill() override {
+    if (!retire_ || !sandbox_.reported()) sandbox_.kill();
+  }
   [[nodiscard]] Status finish(RunClock::time_point until) override;
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
   // The sandbox's /tmp, kept open past the namespace's end.

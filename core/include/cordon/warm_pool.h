@@ -3,10 +3,14 @@
 //
 // Each item serves exactly one run and is destroyed after it: nothing carries from one
 // run to the next. A background thread keeps `size` items ready and destroys the used
-// ones, so neither building nor removal is on a run's path. A pool lives as long as its
-// backend instance inside a long-running process (a library user, the inspector, a
-// server); a one-shot CLI call has nothing to gain from it. The backends make their
-// pooled sandboxes die with the process that holds the pool.
+// ones, so neither building nor removal is on a run's path. That thread also keeps off the
+// time around runs (Busy): while one is in flight, and for `settle` after the last one
+// ended (its caller is still answering), it builds only when the pool ran dry and destroys
+// used items only once `size` of them wait; so at most `size` items are ready, and at most
+// 2 x `size` wait for their destruction (past that, retire() destroys at once). A pool lives as
+// long as its backend instance inside a long-running process (a library user, the inspector, a
+// server); a one-shot CLI call has nothing to gain from it. The backends make their pooled
+// sandboxes die with the process that holds the pool.
 #pragma once
 
 #include <algorithm>
@@ -30,10 +34,18 @@ class WarmPool {
  public:
   using Make = std::function<Result<T>()>;
   using Destroy = std::function<void(T&)>;
+  using Clock = std::chrono::steady_clock;
+
+  // How long the pool keeps still after the last run in flight ended: the run's caller
+  // still sends its result (an MCP response: ~0.1-0.3 ms), and on a machine of few cores a
+  // build or a teardown (several ms of CPU, RCU waits) started then delays it more than
+  // the refill gains. An agent's next call comes tens of ms later.
+  static constexpr std::chrono::milliseconds kDefaultSettle{3};
 
   // `make` and `destroy` run on the pool's own thread (and `destroy` in the destructor).
-  WarmPool(std::size_t size, Make make, Destroy destroy)
-      : size_(size), make_(std::move(make)), destroy_(std::move(destroy)) {
+  WarmPool(std::size_t size, Make make, Destroy destroy,
+           std::chrono::milliseconds settle = kDefaultSettle)
+      : size_(size), settle_(settle), make_(std::move(make)), destroy_(std::move(destroy)) {
     thread_ = std::thread([this] { loop(); });
   }
   WarmPool(const WarmPool&) = delete;
@@ -50,10 +62,10 @@ class WarmPool {
     for (auto& item : retired_) destroy_(item);
   }
 
-  // Marks a run in flight for as long as it lives. While one is, the pool builds nothing
-  // unless it ran dry: on a machine of few cores a build competes with the run for them,
-  // and the pool catches up in the gaps between runs instead. Used items are destroyed at
-  // once all the same (cheap, and they hold processes and cgroups).
+  // Marks a run in flight for as long as it lives. While one is (and for `settle` after
+  // the last one), the pool builds nothing unless it ran dry and destroys used items only
+  // once `size` of them wait: on a machine of few cores a build or a teardown competes
+  // with the run for them, and the pool catches up in the gaps between runs instead.
   class Busy {
    public:
     explicit Busy(WarmPool* pool) : pool_(pool) {
@@ -65,7 +77,7 @@ class WarmPool {
     ~Busy() {
       {
         std::lock_guard lock(pool_->mu_);
-        --pool_->in_flight_;
+        if (--pool_->in_flight_ == 0) pool_->settled_at_ = Clock::now() + pool_->settle_;
       }
       pool_->cv_.notify_all();
     }
@@ -86,11 +98,20 @@ class WarmPool {
     cv_.notify_all();
     return out;
   }
-  // Hands a used item back for destruction in the background.
+  // Hands a used item back for destruction in the background (see Busy for when); with
+  // 2 x `size` waiting already (the thread does not keep up), destroys it here instead.
   void retire(T item) {
+    bool queued = false;
     {
       std::lock_guard lock(mu_);
-      retired_.push_back(std::move(item));
+      if (retired_.size() < 2 * size_) {
+        retired_.push_back(std::move(item));
+        queued = true;
+      }
+    }
+    if (!queued) {
+      destroy_(item);
+      return;
     }
     cv_.notify_all();
   }
@@ -106,6 +127,11 @@ class WarmPool {
     return ready_.size();
   }
   [[nodiscard]] std::size_t size() const { return size_; }
+  // Used items handed back and not destroyed yet.
+  [[nodiscard]] std::size_t retired_count() {
+    std::lock_guard lock(mu_);
+    return retired_.size();
+  }
   // Why the last build failed ("" when it did not).
   [[nodiscard]] std::string last_error() {
     std::lock_guard lock(mu_);
@@ -113,16 +139,25 @@ class WarmPool {
   }
 
  private:
+  // No run in flight, and the last one ended `settle` ago.
+  [[nodiscard]] bool quiet() const { return in_flight_ == 0 && Clock::now() >= settled_at_; }
+  [[nodiscard]] bool may_destroy() const {
+    return !retired_.empty() && (retired_.size() >= size_ || quiet());
+  }
   [[nodiscard]] bool may_build() const {
-    return ready_.size() < size_ && (in_flight_ == 0 || ready_.empty());
+    return ready_.size() < size_ && (ready_.empty() || quiet());
+  }
+  // Work that only waits for the settle time to pass.
+  [[nodiscard]] bool settling() const {
+    return in_flight_ == 0 && (!retired_.empty() || ready_.size() < size_);
   }
 
-  // Destroy what was used first (it holds memory and cgroups), then refill.
+  // Destroy what was used first (it holds processes and cgroups), then refill.
   void loop() {
     std::unique_lock lock(mu_);
     int failures = 0;
     while (!stop_) {
-      if (!retired_.empty()) {
+      if (may_destroy()) {
         T item = std::move(retired_.front());
         retired_.pop_front();
         lock.unlock();
@@ -147,11 +182,18 @@ class WarmPool {
         }
         continue;
       }
-      cv_.wait(lock, [this] { return stop_ || !retired_.empty() || may_build(); });
+      // Without a predicate: any change (a run starting or ending, an item retired or
+      // taken) or the settle time passing sends the loop round again to decide anew.
+      if (settling()) {
+        cv_.wait_until(lock, settled_at_);
+      } else {
+        cv_.wait(lock);
+      }
     }
   }
 
   std::size_t size_;
+  std::chrono::milliseconds settle_;
   Make make_;
   Destroy destroy_;
   std::mutex mu_;
@@ -159,7 +201,8 @@ class WarmPool {
   std::deque<T> ready_;
   std::deque<T> retired_;
   std::string last_error_;
-  std::size_t in_flight_ = 0;  // Busy tokens alive
+  std::size_t in_flight_ = 0;     // Busy tokens alive
+  Clock::time_point settled_at_;  // when the last Busy ended, plus settle_
   bool stop_ = false;
   std::thread thread_;  // last: started once everything above exists
 };
