@@ -7,7 +7,10 @@ A translation unit (TU) that clang-tidy passed is recorded in CACHE_FILE as
 `<key> <path>`. Its key is a sha256 over everything that decides clang-tidy's verdict:
   - `clang-tidy-19 --version`, the .clang-tidy files and .clang-format (FormatStyle: file);
   - the TU's compile command(s) from compile_commands.json, with the source root and the
-    build dir replaced by placeholders (a clean clone lives at another path);
+    build dir replaced by placeholders (a clean clone lives at another path) and the
+    sanitizer flags of CORDON_SANITIZE left out (they change the code generated, not the
+    source clang-tidy reads; no file of ours tests __SANITIZE_ADDRESS__ or the like), so the
+    asan build that CI lints against shares the keys of build/dev;
   - the content of the TU and of every file of this repository it includes (from
     `ninja -t deps` of the build that has just run; `<compiler> -M` when ninja has no
     current deps for it).
@@ -71,6 +74,14 @@ def output_of(entry, args):
         if arg == "-o":
             return args[i + 1]
     return None
+
+
+# Flags cmake/sanitizers.cmake adds per target: out of the key (see the docstring).
+SANITIZER_FLAG = re.compile(r"^-f(no-)?sanitize(-recover)?=|^-fno-omit-frame-pointer$")
+
+
+def key_args(args):
+    return [arg for arg in args if not SANITIZER_FLAG.match(arg)]
 
 
 def normalise(text, src, build):
@@ -147,7 +158,7 @@ def compute_keys(build, db, hashes):
         commands, files = [], set()
         for entry in entries:
             args = entry_args(entry)
-            commands.append(normalise("\0".join(args), src, build))
+            commands.append(normalise("\0".join(key_args(args)), src, build))
             deps = ninja_deps.get(output_of(entry, args))
             if deps is None:
                 fallbacks += 1

@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh Debian 12 machine: dependencies, the `dev` preset
-# (Debug, warnings as errors), every test through CTest, and the linters.
+# The whole test suite from a fresh Debian 12 machine: dependencies, the `asan` preset
+# (Debug, warnings as errors, ASan + UBSan), every test through CTest under the sanitizers,
+# and the linters.
+#   scripts/test.sh          what CI runs (.ci/run), within its 30-minute budget
+#   scripts/test.sh --full   the above, then the full tier: what a person runs before a
+#                            release (see "The full tier" below)
 # Needs no terminal and no stdin (CI runs it as `bash .ci/run` with stdin closed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+full=0
+case "${1:-}" in
+  "") ;;
+  --full) full=1 ;;
+  *)
+    echo "usage: scripts/test.sh [--full]" >&2
+    exit 2
+    ;;
+esac
 
 # Each step's wall time, printed as one line at the end even when a step fails (CI has a
 # 30-minute budget on a shared 2-core machine: issue #13).
@@ -37,10 +51,13 @@ scripts/install-deps.sh
 # CI machines are root and must exercise them for real.
 export CORDON_REQUIRE_KERNEL_FEATURES=1
 
+# One build for CI, instrumented: a second full build does not fit the budget on a shared
+# 2-core machine. The test preset sets the sanitizer options (halt_on_error) and the
+# suppressions of tests/sanitizers/.
 step configure
-cmake --preset dev
+cmake --preset asan
 step build
-cmake --build --preset dev
+cmake --build --preset asan
 
 # The pinned MCP SDK that the CTest mcp_sdk_client drives `cordon mcp` with (its lockfile is
 # tests/mcp_node/package-lock.json; node_modules stays out of git).
@@ -49,8 +66,26 @@ step "npm ci"
 
 # Lint before the tests so the closing lines of the run are CTest's summary.
 step lint
-scripts/lint.sh build/dev
+scripts/lint.sh build/asan
 
 # --no-tests=error: a suite that ran nothing has not passed.
 step ctest
-ctest --preset dev --no-tests=error </dev/null
+ctest --preset asan --no-tests=error </dev/null
+
+((full)) || exit 0
+
+# ---------------------------------------------------------------------------------------
+# The full tier (`--full`): what does not fit CI's budget. Each part is a `step "<name>"`
+# followed by its commands; a failing command fails the run (set -e), and its time joins
+# the summary line. Add new parts at the end of this section.
+# ---------------------------------------------------------------------------------------
+
+# ThreadSanitizer over the threaded parts (the tests labelled `threaded` in
+# tests/CMakeLists.txt: run driver, warm pool, output pump, parallel runs, MCP server, the
+# inspector's controllers); the tsan presets build and run only those.
+step "tsan configure"
+cmake --preset tsan
+step "tsan build"
+cmake --build --preset tsan
+step "tsan ctest"
+ctest --preset tsan --no-tests=error </dev/null
