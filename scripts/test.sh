@@ -89,3 +89,18 @@ step "tsan build"
 cmake --build --preset tsan
 step "tsan ctest"
 ctest --preset tsan --no-tests=error </dev/null
+
+# The soak and leak test at full size on both isolating backends (docs/SOAK.md), through
+# the asan build CI already made (RSS is shown, not judged, under a sanitizer).
+step soak
+SOAK_PRESET=asan scripts/soak.sh
+
+# Crash safety at full size: 100 SIGKILLs per isolating backend, 10,000 history records
+# from 4 writers, the host-side faults.
+step crash
+scripts/crash.sh build/asan
+
+# Every fuzz target under libFuzzer (clang-19, the `fuzz` preset) for FUZZ_SECONDS each,
+# two at a time (docs/FUZZING.md).
+step fuzz
+scripts/fuzz.sh "${FUZZ_SECONDS:-300}"
