@@ -9,7 +9,8 @@
 # what it needs (libcordon-core, the plugins, cordon-ns-init/cordon-reaper, the cordon
 # CLI), into a fresh world-readable directory under /tmp, and pointed at the copy through
 # environment variables (tests/test_paths.h, CORDON_PLUGIN_PATH, CORDON_LIBEXEC_DIR,
-# LD_LIBRARY_PATH: the build RPATHs name the build tree). The copy is removed afterwards.
+# LD_LIBRARY_PATH: the build RPATHs name the build tree); the sanitizer options of the asan
+# and tsan presets pass through (tests/sanitizers/). The copy is removed afterwards.
 #
 # Exit status: the test binary's; 77 (CTest SKIP_RETURN_CODE) when this cannot be done
 # here — not root, or no setpriv — unless CORDON_REQUIRE_KERNEL_FEATURES=1 (CI), where
@@ -58,6 +59,8 @@ setpriv --reuid=65534 --regid=65534 --clear-groups \
   env -i HOME=/tmp PATH=/usr/bin:/bin \
   CORDON_REQUIRE_KERNEL_FEATURES="${CORDON_REQUIRE_KERNEL_FEATURES:-}" \
   ${CORDON_SUITE_MARK:+CORDON_SUITE_MARK="$CORDON_SUITE_MARK"} \
+  ${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+  ${LSAN_OPTIONS:+LSAN_OPTIONS="$LSAN_OPTIONS"} ${TSAN_OPTIONS:+TSAN_OPTIONS="$TSAN_OPTIONS"} \
   LD_LIBRARY_PATH="$copy/lib" \
   CORDON_TEST_PLUGIN_DIR="$copy/plugins" \
   CORDON_TEST_CLI_BINARY="$copy/bin/$(basename "$cli")" \
