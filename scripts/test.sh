@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh Debian 12 machine: dependencies, the `asan` preset
-# (Debug, warnings as errors, ASan + UBSan), every test through CTest under the sanitizers,
-# and the linters.
+# The whole test suite from a fresh Debian 12 machine: dependencies, the `dev` preset
+# (Debug, warnings as errors), every test through CTest, and the linters.
 #   scripts/test.sh          what CI runs (.ci/run), within its 30-minute budget
 #   scripts/test.sh --full   the above, then the full tier: what a person runs before a
 #                            release (see "The full tier" below)
@@ -51,13 +50,14 @@ scripts/install-deps.sh
 # CI machines are root and must exercise them for real.
 export CORDON_REQUIRE_KERNEL_FEATURES=1
 
-# One build for CI, instrumented: a second full build does not fit the budget on a shared
-# 2-core machine. The test preset sets the sanitizer options (halt_on_error) and the
-# suppressions of tests/sanitizers/.
+# One build for CI: a second full build does not fit the budget on a shared 2-core machine.
+# It is the `dev` preset until the whole suite has been seen passing under ASan+UBSan (issue
+# #13): the `asan` preset runs in the full tier below; when it has passed there and its time
+# is measured, it replaces `dev` here (lint reuses the same cache either way).
 step configure
-cmake --preset asan
+cmake --preset dev
 step build
-cmake --build --preset asan
+cmake --build --preset dev
 
 # The pinned MCP SDK that the CTest mcp_sdk_client drives `cordon mcp` with (its lockfile is
 # tests/mcp_node/package-lock.json; node_modules stays out of git).
@@ -66,11 +66,11 @@ step "npm ci"
 
 # Lint before the tests so the closing lines of the run are CTest's summary.
 step lint
-scripts/lint.sh build/asan
+scripts/lint.sh build/dev
 
 # --no-tests=error: a suite that ran nothing has not passed.
 step ctest
-ctest --preset asan --no-tests=error </dev/null
+ctest --preset dev --no-tests=error </dev/null
 
 ((full)) || exit 0
 
@@ -79,6 +79,15 @@ ctest --preset asan --no-tests=error </dev/null
 # followed by its commands; a failing command fails the run (set -e), and its time joins
 # the summary line. Add new parts at the end of this section.
 # ---------------------------------------------------------------------------------------
+
+# The whole suite under AddressSanitizer + UBSan (halt_on_error, leak checks; the options
+# and suppressions come from the `asan` test preset and tests/sanitizers/).
+step "asan configure"
+cmake --preset asan
+step "asan build"
+cmake --build --preset asan
+step "asan ctest"
+ctest --preset asan --no-tests=error </dev/null
 
 # ThreadSanitizer over the threaded parts (the tests labelled `threaded` in
 # tests/CMakeLists.txt: run driver, warm pool, output pump, parallel runs, MCP server, the
