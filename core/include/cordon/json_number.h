@@ -46,7 +46,7 @@ template <std::integral T>
     const double d = value.get<double>();
     // Range::max() + 1 is a power of two, exact as a double; max() itself may not be.
     const double above = std::ldexp(1.0, Range::digits);
-    const double lowest = static_cast<double>(Range::min());
+    const auto lowest = static_cast<double>(Range::min());
     if (!std::isfinite(d) || std::trunc(d) != d || d < lowest || d >= above) return std::nullopt;
     return static_cast<T>(d);
   }
