@@ -126,6 +126,28 @@ TEST(AuditCatalogue, MalformedEntriesAreRefusedWithTheAttemptNamed) {
   EXPECT_FALSE(dup.has_value());
 }
 
+// Seen while writing audit_catalogue_fuzz: numbers were read with get<int>() / value(..., 5000),
+// undefined behaviour for a float out of range, and get<std::uint64_t>() wrapped a
+// negative limit to 16 EiB. Each is refused, naming the field.
+TEST(AuditCatalogue, NumbersOutOfRangeAreRefused) {
+  const std::string entry =
+      R"({"id":"x","class":"c","aspect":"network","title":"t","language":"sh",)"
+      R"("judge":"printed","control":"none","code":"true")";
+  const auto with = [&](const std::string& version, const std::string& extra) {
+    return parse_catalogue(R"({"version":)" + version + R"(,"attempts":[)" + entry + extra + "}]}");
+  };
+  ASSERT_TRUE(with("1", R"(,"timeout_ms":2000,"limits":{"memory_bytes":1048576})").has_value());
+  EXPECT_FALSE(with("1e300", "").has_value());
+  const auto timeout = with("1", R"(,"timeout_ms":1e300)");
+  ASSERT_FALSE(timeout.has_value());
+  EXPECT_NE(timeout.error().message.find("timeout_ms"), std::string::npos);
+  const auto memory = with("1", R"(,"limits":{"memory_bytes":-1})");
+  ASSERT_FALSE(memory.has_value());
+  EXPECT_NE(memory.error().message.find("memory_bytes"), std::string::npos);
+  EXPECT_FALSE(with("1", R"(,"limits":{"output_bytes":1.5})").has_value());
+  EXPECT_FALSE(with("1", R"(,"limits":7)").has_value());
+}
+
 // ---- judges ----
 
 Attempt attempt_with(Judge judge) {
@@ -327,6 +349,20 @@ TEST(AuditReport, UnreadableInterpreterEntriesAreSkipped) {
   ASSERT_TRUE(back.has_value()) << back.error().describe();
   ASSERT_EQ(back->interpreters.size(), 1u);
   EXPECT_EQ(back->interpreters[0].version, "Python 3.11.2");
+}
+
+// Seen while writing audit_report_fuzz: a verdict's duration_ms was read with value(..., 0), an
+// int: undefined behaviour for a float out of range. Such a report is refused.
+TEST(AuditReport, DurationOutOfRangeIsRefused) {
+  nlohmann::json j = to_json(sample_report());
+  j["attempts"][0]["duration_ms"] = 1e300;
+  EXPECT_FALSE(report_from_json(j).has_value());
+  j["attempts"][0]["duration_ms"] = 5000000000LL;  // beyond an int: kept whole
+  const auto back = report_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->verdicts[0].duration_ms, 5000000000LL);
+  j["schema"] = 2e300;
+  EXPECT_FALSE(report_from_json(j).has_value());
 }
 
 TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {

@@ -417,6 +417,39 @@ TEST(HistoryStore, RefusesANewerSchema) {
   EXPECT_NE(store.error().message.find("newer"), std::string::npos) << store.error().message;
 }
 
+// Seen while writing history_rows_fuzz (its seed time_extremes): a row's started_ms / finished_ms
+// beyond what a system_clock time point holds (another process may have written it) overflowed the
+// conversion to nanoseconds (undefined behaviour). Such times are clamped, never wrapped.
+TEST(HistoryStore, ExtremeTimesInARowAreClamped) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "times.sqlite3";
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  RunRecord record;
+  record.code = "true";
+  record.result = nlohmann::json::object();
+  const auto id = store->add(record);
+  ASSERT_TRUE(id) << id.error().describe();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE runs SET started_ms = 9223372036854775807,"
+                         " finished_ms = -9223372036854775808",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto back = store->get(*id);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->started,
+            std::chrono::system_clock::time_point(std::chrono::floor<std::chrono::milliseconds>(
+                std::chrono::system_clock::duration::max())));
+  EXPECT_LT(back->finished, std::chrono::system_clock::time_point());
+  const auto rows = store->list(Query{});
+  ASSERT_TRUE(rows) << rows.error().describe();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().started, back->started);
+}
+
 TEST(HistoryStore, CorruptFileIsAClearError) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "corrupt.sqlite3";

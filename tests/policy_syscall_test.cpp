@@ -144,6 +144,27 @@ TEST(SyscallPolicy, JsonRoundTrips) {
   EXPECT_FALSE(syscall_policy_from_json(nlohmann::json::parse(R"({"name": 3})")));
 }
 
+// Seen while writing syscall_policy_fuzz: errno, arg, mask and values were read with
+// get<int>() and friends, undefined behaviour for a float out of range and a silent wrap
+// for a larger integer. Each is refused.
+TEST(SyscallPolicy, JsonNumbersOutOfRangeAreRefused) {
+  const nlohmann::json good = to_json(default_syscall_policy());
+  ASSERT_TRUE(syscall_policy_from_json(good));
+  const auto refused = [&](const char* pointer, const nlohmann::json& value) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    return !syscall_policy_from_json(j).has_value();
+  };
+  EXPECT_TRUE(refused("/version", 1e300));
+  EXPECT_TRUE(refused("/deny/0/errno", 4294967297LL));
+  EXPECT_TRUE(refused("/deny/0/errno", -1e300));
+  EXPECT_TRUE(refused("/default/errno", 1e300));
+  EXPECT_TRUE(refused("/conditional/0/arg", -1));
+  EXPECT_TRUE(refused("/conditional/0/mask", -1));
+  EXPECT_TRUE(refused("/conditional/1/values", nlohmann::json::array({4294967296LL})));
+  EXPECT_TRUE(refused("/conditional/1/values", 5));
+}
+
 TEST(SyscallPolicy, JsonShowsTheStructure) {
   const nlohmann::json j = to_json(default_syscall_policy());
   EXPECT_EQ(j["name"], "cordon-default");

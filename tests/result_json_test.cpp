@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cordon/capabilities.h"
+#include "cordon/json_number.h"
 #include "cordon/text.h"
 
 namespace cordon {
@@ -156,6 +157,43 @@ TEST(ResultJson, FiguresReadFromEitherSchemaVersion) {
   EXPECT_EQ(result_figure(v2, "memory_peak_kb"), std::nullopt);
   EXPECT_EQ(result_figure(v2, "no_such_field"), std::nullopt);
   EXPECT_EQ(result_figure(json("not an object"), "cpu_ms"), std::nullopt);
+}
+
+// Seen while writing result_json_fuzz: a figure stored as a float out of int64's range (a history
+// row any process can write) was read with get<int64_t>(), undefined behaviour. Such a
+// figure reads as not measured; an integral float still reads as its value.
+TEST(ResultJson, FigureThatIsNoInt64ReadsAsUnmeasured) {
+  const json stored = json::parse(
+      R"({"schema_version": 2, "cpu_ms": 1e300, "wall_ms": -1e19, "max_rss_kb": 2048.0,
+          "memory_peak_kb": 18446744073709551615, "signal": 0.5})");
+  EXPECT_EQ(result_figure(stored, "cpu_ms"), std::nullopt);
+  EXPECT_EQ(result_figure(stored, "wall_ms"), std::nullopt);
+  EXPECT_EQ(result_figure(stored, "max_rss_kb"), 2048);
+  EXPECT_EQ(result_figure(stored, "memory_peak_kb"), std::nullopt);
+  EXPECT_EQ(result_figure(stored, "signal"), std::nullopt);
+}
+
+TEST(JsonInteger, ReadsOnlyIntegersThatFit) {
+  EXPECT_EQ(json_integer<int>(json(12)), 12);
+  EXPECT_EQ(json_integer<int>(json(-12)), -12);
+  EXPECT_EQ(json_integer<int>(json(1e3)), 1000);
+  EXPECT_EQ(json_integer<int>(json(2147483648LL)), std::nullopt);
+  EXPECT_EQ(json_integer<int>(json(-2147483648LL)), INT32_MIN);
+  EXPECT_EQ(json_integer<int>(json(2147483648.0)), std::nullopt);
+  EXPECT_EQ(json_integer<int>(json(1.5)), std::nullopt);
+  EXPECT_EQ(json_integer<int>(json("12")), std::nullopt);
+  EXPECT_EQ(json_integer<std::uint64_t>(json(-1)), std::nullopt);
+  EXPECT_EQ(json_integer<std::uint64_t>(json(18446744073709551615ULL)), UINT64_MAX);
+  EXPECT_EQ(json_integer<std::uint64_t>(json(1.8446744073709552e19)), std::nullopt);
+  EXPECT_EQ(json_integer<std::int64_t>(json(9.2233720368547758e18)), std::nullopt);
+  EXPECT_EQ(json_integer<std::int64_t>(json(-9.2233720368547758e18)), INT64_MIN);
+  EXPECT_EQ(json_integer<std::uint32_t>(json(4294967296LL)), std::nullopt);
+  const json object = json::parse(R"({"a": 1, "b": 1e300})");
+  EXPECT_EQ(json_integer_member<int>(object, "a").value_or(-1), 1);
+  EXPECT_FALSE(json_integer_member<int>(object, "b").has_value());
+  EXPECT_FALSE(json_integer_member<int>(object, "c").has_value());
+  EXPECT_EQ(json_integer_member<int>(object, "c", 7).value_or(-1), 7);
+  EXPECT_EQ(json_integer_member<int>(json(5), "a", 7).value_or(-1), 7);
 }
 
 TEST(ResultJson, SandboxErrorHasReason) {

@@ -140,6 +140,25 @@ void expect_golden(const std::string& got, const fs::path& golden) {
                                << " (CORDON_UPDATE_GOLDEN=1 rewrites it; review the diff)";
 }
 
+// Seen while writing tool_template_fuzz: the version was read with get<int>(), undefined behaviour
+// for a float out of range. It is refused, naming the file.
+TEST(ToolDescription, AVersionThatIsNoIntIsRefused) {
+  const std::string text =
+      R"({"id":"x","version":VERSION,"changelog":"","name":"x","description":"d",)"
+      R"("input_schema":{}})";
+  const auto with = [&](const std::string& version) {
+    std::string t = text;
+    t.replace(t.find("VERSION"), 7, version);
+    return parse_template("prompts/x/v1.json", t);
+  };
+  EXPECT_TRUE(with("1").has_value());
+  for (const char* bad : {"1e300", "-1e300", "1.5", "4294967297", "\"1\""}) {
+    const auto t = with(bad);
+    ASSERT_FALSE(t.has_value()) << bad;
+    EXPECT_NE(t.error().message.find("prompts/x/v1.json"), std::string::npos) << bad;
+  }
+}
+
 TEST(ToolDescription, EveryFormatOfEveryVersionMatchesItsGoldenFile) {
   const auto all = builtin_templates();
   ASSERT_TRUE(all.has_value());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "audit/embedded.h"
+#include "cordon/json_number.h"
 #include "cordon/sha256.h"
 
 namespace cordon::audit {
@@ -61,13 +62,25 @@ Result<Aspect> parse_aspect(std::string_view name) {
   return *it;
 }
 
+// Each limit a non-negative integer: get<std::uint64_t>() would wrap -1 to 16 EiB and
+// make a float out of range undefined behaviour.
 Result<Limits> parse_limits(const json& j) {
   Limits limits;
   if (j.is_null()) return limits;
-  if (j.contains("memory_bytes")) limits.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
-  if (j.contains("max_processes")) limits.max_processes = j["max_processes"].get<std::uint64_t>();
-  if (j.contains("scratch_bytes")) limits.scratch_bytes = j["scratch_bytes"].get<std::uint64_t>();
-  if (j.contains("output_bytes")) limits.output_bytes = j["output_bytes"].get<std::uint64_t>();
+  if (!j.is_object()) return fail(ErrorCode::kInvalidArgument, "limits: not an object");
+  for (const auto& [key, field] : {std::pair{"memory_bytes", &limits.memory_bytes},
+                                   std::pair{"max_processes", &limits.max_processes},
+                                   std::pair{"scratch_bytes", &limits.scratch_bytes}}) {
+    if (!j.contains(key)) continue;
+    auto value = json_integer_member<std::uint64_t>(j, key);
+    if (!value) return std::unexpected(value.error());
+    *field = *value;
+  }
+  if (j.contains("output_bytes")) {
+    auto value = json_integer_member<std::uint64_t>(j, "output_bytes");
+    if (!value) return std::unexpected(value.error());
+    limits.output_bytes = *value;
+  }
   return limits;
 }
 
@@ -105,7 +118,9 @@ Result<Attempt> parse_attempt(const json& j, const json& preludes) {
   }
   a.host_acting = j.value("host_acting", false);
   a.require = j.value("require", "");
-  a.timeout = std::chrono::milliseconds(j.value("timeout_ms", 5000));
+  const auto timeout = json_integer_member<std::int64_t>(j, "timeout_ms", 5000);
+  if (!timeout) return fail_in(timeout.error());
+  a.timeout = std::chrono::milliseconds(*timeout);
   const auto limits = parse_limits(j.value("limits", json()));
   if (!limits) return fail_in(limits.error());
   a.limits = *limits;
@@ -124,7 +139,9 @@ Result<Catalogue> parse_catalogue(std::string_view json_text) {
   catalogue.hash = "sha256:" + sha256_hex(json_text);
   try {
     const json j = json::parse(json_text);
-    catalogue.version = j.at("version").get<int>();
+    const auto version = json_integer_member<int>(j, "version");
+    if (!version) return fail(ErrorCode::kInvalidArgument, "catalogue: " + version.error().message);
+    catalogue.version = *version;
     const json preludes = j.value("preludes", json::object());
     for (const json& entry : j.at("attempts")) {
       Result<Attempt> attempt = parse_attempt(entry, preludes);

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <set>
 
+#include "cordon/json_number.h"
 #include "cordon/result_json.h"
 #include "cordon/sha256.h"
 
@@ -141,7 +142,7 @@ json to_json(const AuditReport& r) {
 
 Result<AuditReport> report_from_json(const json& j) {
   try {
-    if (j.at("schema").get<int>() != kReportSchemaVersion) {
+    if (json_integer_member<int>(j, "schema").value_or(0) != kReportSchemaVersion) {
       return fail(ErrorCode::kInvalidArgument, "report schema differs");
     }
     AuditReport r;
@@ -169,7 +170,10 @@ Result<AuditReport> report_from_json(const json& j) {
       v.status = *status;
       v.evidence = a.value("evidence", "");
       v.control = a.value("control", "");
-      v.duration_ms = a.value("duration_ms", 0);
+      const auto duration = json_integer_member<std::int64_t>(a, "duration_ms", 0);
+      if (!duration)
+        return fail(ErrorCode::kInvalidArgument, "report: " + duration.error().message);
+      v.duration_ms = *duration;
       r.verdicts.push_back(std::move(v));
     }
     return r;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "audit/embedded.h"
+#include "cordon/json_number.h"
 #include "cordon/sha256.h"
 
 namespace cordon::audit {
@@ -32,7 +33,10 @@ Result<ToolTemplate> parse_template(std::string_view path, std::string_view text
   try {
     const json j = json::parse(text);
     t.id = j.at("id").get<std::string>();
-    t.version = j.at("version").get<int>();
+    const auto version = json_integer_member<int>(j, "version");
+    if (!version)
+      return fail(ErrorCode::kInvalidArgument, std::string(path) + ": " + version.error().message);
+    t.version = *version;
     t.changelog = j.at("changelog").get<std::string>();
     t.name = j.at("name").get<std::string>();
     t.description = j.at("description").get<std::string>();

@@ -1,5 +1,6 @@
 #include "cordon/result_json.h"
 
+#include "cordon/json_number.h"
 #include "cordon/limit_check.h"
 #include "cordon/text.h"
 
@@ -163,8 +164,11 @@ json result_json_schema() {
 std::optional<std::int64_t> result_figure(const json& result, std::string_view field) {
   if (!result.is_object()) return std::nullopt;
   const auto found = result.find(field);
-  if (found == result.end() || !found->is_number()) return std::nullopt;
-  const auto value = found->get<std::int64_t>();
+  if (found == result.end()) return std::nullopt;
+  // Not get<int64_t>(): a float out of range (1e300) would be undefined behaviour.
+  const std::optional<std::int64_t> read = json_integer<std::int64_t>(*found);
+  if (!read) return std::nullopt;
+  const std::int64_t value = *read;
   const auto version = result.find("schema_version");
   const bool schema1 =
       version == result.end() || !version->is_number_integer() || version->get<std::int64_t>() < 2;

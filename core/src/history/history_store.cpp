@@ -1,6 +1,7 @@
 // The store: open + migrate, add, list/search/sort, get, remove.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -61,8 +62,15 @@ std::int64_t to_ms(std::chrono::system_clock::time_point time) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
 }
 
+// A stored time of any value (another process may have written the row): clamped to what
+// a system_clock time point holds (nanoseconds in an int64, about +-292 years), since the
+// conversion of milliseconds beyond it overflows (undefined behaviour;
+// tests/fuzz/history_rows_fuzz.cpp).
 std::chrono::system_clock::time_point from_ms(std::int64_t ms) {
-  return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+  using Clock = std::chrono::system_clock;
+  constexpr std::int64_t kMost =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration::max()).count();
+  return Clock::time_point(std::chrono::milliseconds(std::clamp(ms, -kMost, kMost)));
 }
 
 json optional_json(const std::optional<std::uint64_t>& value) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cordon/json_number.h"
 #include "cordon/sha256.h"
 
 namespace cordon::policy {
@@ -52,8 +53,8 @@ Result<Verdict> verdict_from(const json& j) {
   const std::string action = j["action"].get<std::string>();
   if (action == "allow") return Verdict::allow();
   if (action == "kill_process") return Verdict::kill_process();
-  if (action == "errno" && j.contains("errno") && j["errno"].is_number_integer()) {
-    return Verdict::error(j["errno"].get<int>());
+  if (action == "errno" && j.contains("errno")) {
+    if (const auto err = json_integer<int>(j["errno"])) return Verdict::error(*err);
   }
   return fail(ErrorCode::kInvalidArgument, "verdict: unknown action or missing errno");
 }
@@ -176,7 +177,9 @@ Result<SyscallPolicy> syscall_policy_from_json(const json& j) {
   try {
     SyscallPolicy p;
     p.name = j.at("name").get<std::string>();
-    p.version = j.at("version").get<int>();
+    const auto version = json_integer_member<int>(j, "version");
+    if (!version) return bad(version.error().message);
+    p.version = *version;
     auto def = verdict_from(j.at("default"));
     if (!def) return std::unexpected(def.error());
     p.default_verdict = *def;
@@ -186,9 +189,10 @@ Result<SyscallPolicy> syscall_policy_from_json(const json& j) {
     for (const auto& name : j.at("allow"))
       p.rules.push_back({name.get<std::string>(), Verdict::allow(), {}});
     for (const auto& group : j.at("deny")) {
-      const int err = group.at("errno").get<int>();
+      const auto err = json_integer_member<int>(group, "errno");
+      if (!err) return bad(err.error().message);
       for (const auto& name : group.at("names")) {
-        p.rules.push_back({name.get<std::string>(), Verdict::error(err), {}});
+        p.rules.push_back({name.get<std::string>(), Verdict::error(*err), {}});
       }
     }
     for (const auto& name : j.value("kill", json::array())) {
@@ -196,14 +200,24 @@ Result<SyscallPolicy> syscall_policy_from_json(const json& j) {
     }
     for (const auto& c : j.at("conditional")) {
       ArgCondition cond;
-      cond.index = c.at("arg").get<unsigned>();
+      const auto arg = json_integer_member<unsigned>(c, "arg");
+      if (!arg) return bad(arg.error().message);
+      cond.index = *arg;
       const std::string match = c.at("match").get<std::string>();
       if (match == "any_bit_set") {
         cond.match = ArgCondition::Match::kAnyBitSet;
-        cond.mask = c.at("mask").get<std::uint64_t>();
+        const auto mask = json_integer_member<std::uint64_t>(c, "mask");
+        if (!mask) return bad(mask.error().message);
+        cond.mask = *mask;
       } else if (match == "low32_in") {
         cond.match = ArgCondition::Match::kLow32In;
-        cond.values = c.at("values").get<std::vector<std::uint32_t>>();
+        const json& values = c.at("values");
+        if (!values.is_array()) return bad("'values' is not an array");
+        for (const json& value : values) {
+          const auto v = json_integer<std::uint32_t>(value);
+          if (!v) return bad("'values' holds " + value.dump() + ", not a 32-bit unsigned integer");
+          cond.values.push_back(*v);
+        }
       } else {
         return bad("unknown match '" + match + "'");
       }
