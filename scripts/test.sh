@@ -104,3 +104,10 @@ scripts/crash.sh build/asan
 # two at a time (docs/FUZZING.md).
 step fuzz
 scripts/fuzz.sh "${FUZZ_SECONDS:-300}"
+
+# The backends on a pure cgroup v2 host, with and without systemd (issue #14): a Debian 12
+# guest under qemu (software emulation, ~20-40 min here; not in CI for that reason) runs the
+# namespace and container backend tests and `cordon audit` of the asan build (docs/GUEST.md).
+step guest
+scripts/install-deps.sh --guest
+tests/guest/run.sh build/asan

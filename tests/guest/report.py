@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Report of tests/guest/run.sh: per boot, per test binary the passed/failed/skipped counts
+and each failing test with its first failure line; per cordon command its exit status and
+first error line. Exits 1 if anything failed or a boot did not finish.
+    report.py RESULTS MODE...
+"""
+import json
+import pathlib
+import sys
+
+TESTS = ["namespace_backend_test", "container_backend_test"]
+COMMANDS = [
+    ("backends", "cordon backends"),
+    ("plan-auto", "cordon plan -b auto"),
+    ("plan-namespace", "cordon plan -b namespace"),
+    ("plan-container", "cordon plan -b container"),
+    ("audit-namespace", "cordon audit -b namespace"),
+    ("audit-container", "cordon audit -b container"),
+]
+
+
+def first_line(text):
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("Expected", "Which is", "Value of")):
+            return line[:200]
+    return "(no message)"
+
+
+def first_error(log):
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    for ln in lines:
+        low = ln.lower()
+        if any(w in low for w in ("error", "refus", "fail", "cannot", "unavailable", "denied")):
+            return ln[:200]
+    return lines[-1][:200] if lines else "(no output)"
+
+
+def read(path):
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def report_tests(out, name):
+    """Returns whether NAME passed; prints its line and its failures."""
+    rc = (read(out / f"{name}.rc") or "").strip() or "none"
+    data = None
+    try:
+        data = json.loads((out / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        pass
+    if data is None:
+        log = read(out / f"{name}.log") or ""
+        print(f"  {name}: NO RESULT (exit {rc}): {first_error(log)}")
+        return False
+    passed = failed = skipped = 0
+    failures = []
+    for suite in data.get("testsuites", []):
+        for test in suite.get("testsuite", []):
+            full = f"{suite['name']}.{test['name']}"
+            if test.get("failures"):
+                failed += 1
+                failures.append((full, first_line(test["failures"][0].get("failure", ""))))
+            elif test.get("result") == "SKIPPED":
+                skipped += 1
+            elif test.get("status", "RUN") == "RUN":
+                passed += 1
+    # A crash ends the JSON early or leaves none: the exit status says so.
+    crashed = rc not in ("0", "1")
+    print(f"  {name}: {passed} passed, {failed} failed, {skipped} skipped"
+          + (f" (exit {rc}: crashed or timed out)" if crashed else ""))
+    for full, msg in failures:
+        print(f"    FAILED {full}: {msg}")
+    return failed == 0 and rc == "0"
+
+
+def main():
+    results = pathlib.Path(sys.argv[1])
+    ok = True
+    for mode in sys.argv[2:]:
+        out = results / mode
+        facts = read(out / "facts.txt") or ""
+        pick = {k: v for k, _, v in (ln.partition(": ") for ln in facts.splitlines())}
+        print(f"== boot {mode}: pid 1 {pick.get('pid 1', '?')}, kernel {pick.get('kernel', '?')}, "
+              f"own cgroup {pick.get('own cgroup', '?')}")
+        if not (out / "done").exists():
+            ok = False
+            print(f"  DID NOT FINISH (see {results}/{mode}.serial.log)")
+        for name in TESTS:
+            ok &= report_tests(out, name)
+        for step, label in COMMANDS:
+            rc = (read(out / f"{step}.rc") or "").strip()
+            if not rc:
+                print(f"  {label}: not run")
+                ok = False
+            elif rc == "0":
+                print(f"  {label}: ok")
+            else:
+                ok = False
+                print(f"  {label}: exit {rc}: {first_error(read(out / f'{step}.log') or '')}")
+    print(f"guest: {'all passed' if ok else 'FAILURES'} (details in {results})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
