@@ -6,6 +6,7 @@ first error line. Exits 1 if anything failed or a boot did not finish.
 """
 import json
 import pathlib
+import re
 import sys
 
 TESTS = ["namespace_backend_test", "container_backend_test"]
@@ -19,12 +20,20 @@ COMMANDS = [
 ]
 
 
-def first_line(text):
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("Expected", "Which is", "Value of")):
-            return line[:200]
-    return "(no message)"
+BOILERPLATE = ("Expected", "Which is", "Value of", "Actual", "With diff", "@@", "+", "-",
+               "Google Test trace", "../", "/")
+
+
+def failure_message(failures):
+    """The first line of a test's failures that is not GoogleTest's comparison boilerplate
+    (the cordon error a failing assertion printed), else the first assertion."""
+    texts = [f.get("failure", "") for f in failures]
+    for text in texts:
+        for line in text.splitlines()[1:]:
+            if line.strip() and not line.startswith((" ",) + BOILERPLATE):
+                return line.strip()[:200]
+    lines = texts[0].splitlines() if texts else []
+    return " ".join(ln.strip() for ln in lines[:3])[:200] or "(no message)"
 
 
 def first_error(log):
@@ -62,7 +71,7 @@ def report_tests(out, name):
             full = f"{suite['name']}.{test['name']}"
             if test.get("failures"):
                 failed += 1
-                failures.append((full, first_line(test["failures"][0].get("failure", ""))))
+                failures.append((full, failure_message(test["failures"])))
             elif test.get("result") == "SKIPPED":
                 skipped += 1
             elif test.get("status", "RUN") == "RUN":
@@ -73,6 +82,14 @@ def report_tests(out, name):
           + (f" (exit {rc}: crashed or timed out)" if crashed else ""))
     for full, msg in failures:
         print(f"    FAILED {full}: {msg}")
+    # The causes at a glance: the same message with its pids and counters as N.
+    causes = {}
+    for _, msg in failures:
+        key = re.sub(r"\d+", "N", msg)
+        causes[key] = causes.get(key, 0) + 1
+    for key, count in sorted(causes.items(), key=lambda kv: -kv[1])[:3]:
+        if count > 1:
+            print(f"    {count}x: {key}")
     return failed == 0 and rc == "0"
 
 

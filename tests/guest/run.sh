@@ -12,7 +12,8 @@
 # The guest image is built once (tests/guest/image.sh, ~5 min, needs the Debian mirror) and
 # cached under GUEST_CACHE (/var/cache/cordon-guest), keyed by image.sh's hash.
 # Environment: GUEST_TIMEOUT per boot (s, default 1800), GUEST_STEP_TIMEOUT per command
-# inside (s, default 900), GUEST_RESULTS (default BUILD_DIR/guest-results).
+# inside (s, default 900), GUEST_RESULTS (default BUILD_DIR/guest-results), GUEST_BOOTS (the
+# boots to run, default "systemd bare").
 # Needs debootstrap, qemu-system-x86 and e2fsprogs (scripts/install-deps.sh --guest).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -76,7 +77,16 @@ boot() {
   echo "run.sh: boot $mode ended after $((SECONDS - start))s (qemu exit $rc$( ((rc == 124)) && echo ': timed out'))"
 }
 
-boot systemd "systemd.unified_cgroup_hierarchy=1"
-boot bare "init=/usr/local/sbin/cordon-guest-init"
+read -r -a boots <<<"${GUEST_BOOTS:-systemd bare}"
+for mode in "${boots[@]}"; do
+  case "$mode" in
+    systemd) boot systemd "systemd.unified_cgroup_hierarchy=1" ;;
+    bare) boot bare "init=/usr/local/sbin/cordon-guest-init" ;;
+    *)
+      echo "run.sh: unknown boot $mode (systemd or bare)" >&2
+      exit 2
+      ;;
+  esac
+done
 
-python3 "$here/report.py" "$results" systemd bare
+python3 "$here/report.py" "$results" "${boots[@]}"
