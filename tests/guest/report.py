@@ -39,10 +39,31 @@ def failure_message(failures):
 def first_error(log):
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
     for ln in lines:
+        if "error:" in ln.lower():
+            return ln[ln.lower().index("error:"):][:200]
+    for ln in lines:
         low = ln.lower()
-        if any(w in low for w in ("error", "refus", "fail", "cannot", "unavailable", "denied")):
+        if any(w in low for w in ("refus", "fail", "cannot", "unavailable", "denied")):
             return ln[:200]
     return lines[-1][:200] if lines else "(no output)"
+
+
+def details(step, log):
+    """What a command's output says about the host: an audit's tally, a plan's limits."""
+    lines = log.splitlines()
+    if step.startswith("audit"):
+        return [ln.strip() for ln in lines if re.search(r"\d+ blocked, \d+ escaped", ln)]
+    if step.startswith("plan"):
+        out, inside = [], False
+        for ln in lines:
+            if ln.startswith("limits:"):
+                inside = True
+            elif inside and ln.startswith("  "):
+                out.append("limit " + " ".join(ln.split()))
+            else:
+                inside = False
+        return out
+    return []
 
 
 def read(path):
@@ -109,6 +130,7 @@ def main():
             ok &= report_tests(out, name)
         for step, label in COMMANDS:
             rc = (read(out / f"{step}.rc") or "").strip()
+            log = read(out / f"{step}.log") or ""
             if not rc:
                 print(f"  {label}: not run")
                 ok = False
@@ -116,7 +138,9 @@ def main():
                 print(f"  {label}: ok")
             else:
                 ok = False
-                print(f"  {label}: exit {rc}: {first_error(read(out / f'{step}.log') or '')}")
+                print(f"  {label}: exit {rc}: {first_error(log)}")
+            for line in details(step, log):
+                print(f"    {line}")
     print(f"guest: {'all passed' if ok else 'FAILURES'} (details in {results})")
     return 0 if ok else 1
 
