@@ -19,6 +19,8 @@ export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_init_order=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS="suppressions=$SOURCE/tests/sanitizers/lsan.supp:print_suppressions=0"
 cd /tmp || exit 1
+# The bare boot has nobody to bring the loopback up; the tests' host-side listeners need it.
+ip link set lo up
 
 {
   echo "mode: $mode"
