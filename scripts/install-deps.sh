@@ -15,9 +15,17 @@ packages=(
 )
 # --fuzz: also clang-19 and its libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh,
 # the full tier); CI runs the fuzz targets built by gcc without them.
-if [[ "${1:-}" == "--fuzz" ]]; then
-  packages+=(clang-19 libclang-rt-19-dev)
-fi
+# --guest: also what tests/guest/run.sh builds and boots its Debian guest with (the full tier).
+for option in "$@"; do
+  case "$option" in
+    --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;
+    --guest) packages+=(debootstrap qemu-system-x86 e2fsprogs) ;;
+    *)
+      echo "usage: scripts/install-deps.sh [--fuzz] [--guest]" >&2
+      exit 2
+      ;;
+  esac
+done
 # Node.js and npm run the MCP SDK test (tests/mcp_node). Debian's packages only where no node
 # is installed: a newer one from elsewhere (e.g. NodeSource's) stays.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -100,7 +100,7 @@ step "tsan ctest"
 ctest --preset tsan --no-tests=error </dev/null
 
 # The soak and leak test at full size on both isolating backends (docs/SOAK.md), through
-# the asan build CI already made (RSS is shown, not judged, under a sanitizer).
+# the asan build made above (RSS is shown, not judged, under a sanitizer).
 step soak
 SOAK_PRESET=asan scripts/soak.sh
 
@@ -113,3 +113,11 @@ scripts/crash.sh build/asan
 # two at a time (docs/FUZZING.md).
 step fuzz
 scripts/fuzz.sh "${FUZZ_SECONDS:-300}"
+
+# The backends on a pure cgroup v2 host, with and without systemd (issue #14): a Debian 12
+# guest under qemu (software emulation, ~20-40 min here; not in CI for that reason) runs the
+# namespace and container backend tests and `cordon audit` of the asan build (docs/GUEST.md).
+# It fails until the resource-group work of #14 lands: the systemd boot shows today's gaps.
+step guest
+scripts/install-deps.sh --guest
+tests/guest/run.sh build/asan
