@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "container_cgroups.h"
+#include "cordon/lock_file.h"
 #include "cordon/temp_dir.h"
 
 namespace cordon::oci {
@@ -51,25 +52,10 @@ Result<Instance> Instance::acquire(const fs::path& runtime_dir) {
          {runtime_dir, runtime_dir / "locks", runtime_dir / "bundles", runtime_dir / "state"}) {
       if (auto st = make_private_dir(d); !st) return std::unexpected(st.error());
     }
-    UniqueFd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd) {
-      if (errno == EEXIST || errno == ENOENT) continue;
-      return fail_errno("open " + lock.string());
-    }
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK) continue;  // a sweeper holds it for the moment
-      return fail_errno("flock " + lock.string());
-    }
-    // Between our open and our flock the file was free: a sweeper may have locked it,
-    // taken us for dead and unlinked it. Then the path no longer names what we hold.
-    struct stat held{};
-    struct stat named{};
-    if (::fstat(fd.get(), &held) != 0) return fail_errno("fstat " + lock.string());
-    if (::stat(lock.c_str(), &named) != 0 || named.st_ino != held.st_ino ||
-        named.st_dev != held.st_dev) {
-      continue;
-    }
-    inst.lock_ = std::move(fd);
+    auto fd = try_lock_file(lock, LockOpen::kCreateNew);
+    if (!fd) return std::unexpected(fd.error());
+    if (!*fd) continue;  // a dead namesake's, held by a sweeper, or taken from us: next id
+    inst.lock_ = std::move(*fd);
     return inst;
   }
   return fail(ErrorCode::kUnavailable,

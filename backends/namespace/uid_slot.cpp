@@ -1,7 +1,5 @@
 #include "uid_slot.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,31 +8,14 @@
 #include <string>
 #include <utility>
 
+#include "cordon/lock_file.h"
+
 namespace cordon::ns {
 namespace fs = std::filesystem;
 namespace {
 
 fs::path slot_path(const fs::path& dir, std::uint32_t n) {
   return dir / ("uid-slot-" + std::to_string(n) + ".lock");
-}
-
-// Locks `path` without blocking; the fd on success, invalid if someone else holds it or
-// the file we locked was unlinked meanwhile.
-Result<UniqueFd> try_lock(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return fail_errno("open " + path.string());
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return UniqueFd();
-    return fail_errno("flock " + path.string());
-  }
-  struct stat held{};
-  struct stat named{};
-  if (::fstat(fd.get(), &held) != 0) return fail_errno("fstat " + path.string());
-  if (::stat(path.c_str(), &named) != 0 || named.st_ino != held.st_ino ||
-      named.st_dev != held.st_dev) {
-    return UniqueFd();  // released and unlinked by its holder between our open and flock
-  }
-  return fd;
 }
 
 }  // namespace
@@ -61,7 +42,7 @@ Result<UidSlot> UidSlot::acquire(const fs::path& dir, std::uint32_t slots) {
   for (std::uint32_t i = 0; i < slots; ++i) {
     const std::uint32_t n = (start + i) % slots;
     const fs::path path = slot_path(dir, n);
-    auto fd = try_lock(path);
+    auto fd = try_lock_file(path, LockOpen::kCreateOrOpen);
     if (!fd) return std::unexpected(fd.error());
     if (!fd->valid()) continue;
     UidSlot slot;
@@ -105,7 +86,7 @@ int sweep_uid_slots(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename();
     if (!name.starts_with("uid-slot-") || !name.ends_with(".lock")) continue;
-    auto fd = try_lock(entry.path());
+    auto fd = try_lock_file(entry.path(), LockOpen::kCreateOrOpen);
     if (fd && fd->valid()) {
       ::unlink(entry.path().c_str());
       ++removed;
