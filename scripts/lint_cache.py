@@ -33,6 +33,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 KEY_VERSION = "cordon-lint-cache 1"
@@ -80,8 +81,24 @@ def output_of(entry, args):
 SANITIZER_FLAG = re.compile(r"^-f(no-)?sanitize(-recover)?=|^-fno-omit-frame-pointer$")
 
 
+def without_pch(args):
+    """The command without CMake's precompiled header (cmake/pch.cmake): `-include
+    <dir>/cmake_pch.hxx` and -Winvalid-pch. clang-tidy cannot read gcc's .gch, and without
+    the forced include a TU that does not include what it uses fails the lint. The header
+    holds third-party ones only (not hashed), so the key leaves it out as well."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == "-include" and i + 1 < len(args) and args[i + 1].endswith("/cmake_pch.hxx"):
+            i += 2
+            continue
+        if args[i] != "-Winvalid-pch":
+            out.append(args[i])
+        i += 1
+    return out
+
+
 def key_args(args):
-    return [arg for arg in args if not SANITIZER_FLAG.match(arg)]
+    return [arg for arg in without_pch(args) if not SANITIZER_FLAG.match(arg)]
 
 
 def normalise(text, src, build):
@@ -167,6 +184,8 @@ def compute_keys(build, db, hashes):
                 deps = []  # the compiler failed too: the key holds the TU only; lint sees the error
             for dep in deps:
                 absolute = os.path.normpath(os.path.join(build, dep))
+                if os.path.basename(absolute).startswith("cmake_pch.hxx"):
+                    continue  # CMake's precompiled header: see without_pch()
                 if absolute == src or absolute.startswith(src + "/"):
                     files.add(absolute)
         files.add(os.path.join(src, rel))
@@ -212,8 +231,16 @@ def write_cache(path, clean):
     return True
 
 
-def lint_one(build, src, rel):
-    proc = subprocess.run([TIDY, "-p", build, "-quiet", os.path.join(src, rel)],
+def write_tidy_db(db, directory):
+    """compile_commands.json for clang-tidy in `directory`: the build's, without_pch()."""
+    entries = [{"directory": e["directory"], "file": e["file"],
+                "arguments": without_pch(entry_args(e))} for e in db]
+    with open(os.path.join(directory, "compile_commands.json"), "w", encoding="utf-8") as f:
+        json.dump(entries, f)
+
+
+def lint_one(tidy_db_dir, src, rel):
+    proc = subprocess.run([TIDY, "-p", tidy_db_dir, "-quiet", os.path.join(src, rel)],
                           capture_output=True, text=True, check=False)
     # "N warnings generated." counts the suppressed ones (system headers, disabled checks).
     output = [line for line in (proc.stdout + proc.stderr).splitlines()
@@ -243,8 +270,10 @@ def main():
     clean = {rel: key for rel, key in keys.items() if (key, rel) in cached}
     written = not no_write and write_cache(cache_path, clean)
     failed = set()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for rel, rc, output in pool.map(lambda r: lint_one(build, src, r), todo):
+    with tempfile.TemporaryDirectory(prefix="cordon-lint-") as tidy_db_dir, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        write_tidy_db(db, tidy_db_dir)
+        for rel, rc, output in pool.map(lambda r: lint_one(tidy_db_dir, src, r), todo):
             if rc != 0:
                 failed.add(rel)
             else:
