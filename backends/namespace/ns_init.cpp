@@ -265,7 +265,10 @@ struct CodeFailure {
 pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int ready_fd = -1) {
   int status_pipe[2];
   if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
-  const pid_t pid = ::vfork();
+  // The denial of service the check warns of (the parent suspended) is what we want:
+  // we have nothing to do until the code has exec'd. posix_spawn cannot set rlimits or
+  // the umask in the child.
+  const pid_t pid = ::vfork();  // NOLINT(bugprone-unsafe-functions): see above
   if (pid < 0) fail(CodeStage::kStartCode, errno);
   if (pid == 0) code_main(order, size, status_pipe[1], code_fd, ready_fd);
   ::close(status_pipe[1]);
