@@ -65,7 +65,12 @@ double calls_per_second(cordon::bench::McpClient& client, int in_flight,
 int main(int argc, char** argv) {
   const int rounds = arg_int(argc, argv, "--rounds", 40);
   const int warmup = arg_int(argc, argv, "--warmup", 4);
-  const std::string cordon = CORDON_BENCH_CLI;
+  // --cordon PATH: another build's cli (an installed prefix), to compare two builds back to
+  // back under the same load.
+  std::string cordon = CORDON_BENCH_CLI;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--cordon") cordon = argv[i + 1];
+  }
   // The history is on, as for a user, in a file of the benchmark's own.
   auto dir = cordon::TempDir::create("cordon-bench-mcp-");
   if (!dir) return 2;
