@@ -99,7 +99,10 @@ TEST(ContainerPlan, ProcessIsTheInitAsNobodyWithNothing) {
 TEST(ContainerPlan, NofileNeverAboveTheHardLimit) {
   BundleInputs in = inputs();
   in.nofile_hard = 512;
-  for (const json& r : config(in)["process"]["rlimits"]) {
+  // Named: a range-for over a member of the temporary config(in) would read freed memory
+  // (the temporary dies before the loop runs; ASan caught it).
+  const json c = config(in);
+  for (const json& r : c.at("process").at("rlimits")) {
     if (r["type"] == "RLIMIT_NOFILE") {
       EXPECT_EQ(r["hard"], 512);
     }

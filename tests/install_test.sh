@@ -6,15 +6,18 @@
 # and load nothing from the build tree even while that tree is visible. Last, a project
 # outside the tree builds against the staged prefix with find_package(cordon).
 #
-#   install_test.sh BUILD_DIR SOURCE_DIR CMAKE BINDIR LIBDIR LIBEXECDIR CXX_COMPILER
-#   (BINDIR, LIBDIR, LIBEXECDIR: CMAKE_INSTALL_*, relative to the prefix)
+#   install_test.sh BUILD_DIR SOURCE_DIR CMAKE BINDIR LIBDIR LIBEXECDIR CXX_COMPILER sanitize=LIST
+#   (BINDIR, LIBDIR, LIBEXECDIR: CMAKE_INSTALL_*, relative to the prefix; LIST: the build's
+#   CORDON_SANITIZE, often empty: a sanitized libcordon-core needs its runtime in the
+#   program that links it, so the consumer is built with the same -fsanitize=)
 #
 # Exit status 0, 1 on a failed check; 77 (CTest SKIP_RETURN_CODE) when a private mount
 # namespace or the namespace backend is not available here, unless
 # CORDON_REQUIRE_KERNEL_FEATURES=1 (CI), where that is a failure.
 set -u
 build=$(cd "$1" && pwd -P) source=$(cd "$2" && pwd -P) cmake=$3
-bindir=$4 libdir=$5 libexecdir=$6 cxx=$7
+bindir=$4 libdir=$5 libexecdir=$6 cxx=$7 sanitize=${8:-}
+sanitize=${sanitize#sanitize=}
 # Under /tmp, outside both trees: hiding them must not hide the prefix.
 work=$(mktemp -d /tmp/cordon-install-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -128,8 +131,10 @@ int main() {
   return std::filesystem::equivalent(layout.plugins.at(0), PLUGIN_DIR) ? 0 : 1;
 }
 CXX
+sanitize_flags=${sanitize:+-fsanitize=$sanitize}
 "$cmake" -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_CXX_COMPILER="$cxx" >"$work/out" 2>"$work/err" ||
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$sanitize_flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="$sanitize_flags" >"$work/out" 2>"$work/err" ||
   fail "find_package(cordon) against the staged prefix failed to configure"
 "$cmake" --build "$work/consumer/build" >"$work/out" 2>"$work/err" ||
   fail "a program using cordon::core failed to build against the staged prefix"
