@@ -1,6 +1,5 @@
 #include "audit_controller.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -27,29 +26,30 @@ struct AuditController::Shared {
 AuditController::AuditController(QObject* parent) : QObject(parent) {
   poll_.setInterval(kPollMs);
   connect(&poll_, &QTimer::timeout, this, &AuditController::drain);
-  connect(&watcher_, &QFutureWatcher<void>::finished, this, [this] {
-    poll_.stop();
-    drain();
-    backends_.reset();
-    int stored = 0;
-    QString error;
-    {
-      const std::lock_guard lock(shared_->mutex);
-      stored = shared_->stored;
-      error = shared_->error;
-    }
-    emit finished(stored, error);
-  });
 }
 
 AuditController::~AuditController() {
   if (running()) {
     shared_->cancelled = true;
-    watcher_.waitForFinished();  // the attempt in progress: bounded by its timeout
+    worker_.join();  // the attempt in progress: bounded by its timeout
   }
 }
 
-bool AuditController::running() const { return watcher_.isRunning(); }
+void AuditController::on_finished() {
+  poll_.stop();
+  drain();
+  backends_.reset();
+  int stored = 0;
+  QString error;
+  {
+    const std::lock_guard lock(shared_->mutex);
+    stored = shared_->stored;
+    error = shared_->error;
+  }
+  emit finished(stored, error);
+}
+
+bool AuditController::running() const { return worker_.running(); }
 
 void AuditController::cancel() {
   if (shared_) shared_->cancelled = true;
@@ -81,7 +81,8 @@ bool AuditController::start(BackendListPtr backends, const QStringList& names,
   total_ = static_cast<int>(ids.size() * targets.size());
   const bool complete = only.isEmpty();
   const auto shared = shared_;
-  watcher_.setFuture(QtConcurrent::run(
+  worker_.start(
+      this,
       [shared, targets, ids, control, complete, catalogue = std::move(*catalogue)] {
         for (const auto& [name, backend] : targets) {
           audit::AuditReport report = audit::start_report(*backend, catalogue, complete);
@@ -114,7 +115,8 @@ bool AuditController::start(BackendListPtr backends, const QStringList& names,
             }
           }
         }
-      }));
+      },
+      [this] { on_finished(); });
   poll_.start();
   return true;
 }

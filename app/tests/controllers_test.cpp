@@ -1,5 +1,5 @@
 // The inspector's controllers on their own, without widgets: RunController and
-// AuditController run core work on QtConcurrent worker threads and hand output, state,
+// AuditController run core work on worker threads (WorkerThread) and hand output, state,
 // verdicts and results over to the GUI thread. The widgets tests drive them through the
 // tabs; here each hand-over is exercised directly, so that the tsan preset (this is a
 // `threaded` test) sees every path: output streamed while a run goes, several controllers
