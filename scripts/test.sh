@@ -94,7 +94,7 @@ ctest --preset asan --no-tests=error </dev/null
 
 # ThreadSanitizer over the threaded parts (the tests labelled `threaded` in
 # tests/CMakeLists.txt and app/tests/CMakeLists.txt: cancel token, run driver, warm pool,
-# output pump, parallel runs, MCP server, the inspector's models and controllers); the
+# output pump, parallel runs, MCP server, the inspector's models, controllers, widgets); the
 # tsan presets build and run only those. Suppressions: tests/sanitizers/tsan.supp.
 step "tsan configure"
 cmake --preset tsan

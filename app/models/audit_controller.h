@@ -43,9 +43,11 @@ class AuditController : public QObject {
   // stopped early, empty when it did not.
   void finished(int stored, const QString& error);
 
+ private slots:
+  void on_finished();  // the worker's done slot (WorkerThread)
+
  private:
   void drain();
-  void on_finished();
 
   struct Shared;
   std::shared_ptr<Shared> shared_;

@@ -95,7 +95,7 @@ bool RunController::start(BackendListPtr backends, const QString& backend_name,
     shared->history_error = std::move(not_recorded);
     shared->result = std::move(result);
   };
-  worker_.start(this, std::move(work), [this] { on_finished(); });
+  worker_.start(this, "on_finished", std::move(work));
   elapsed_.start();
   poll_.start();
   return true;
@@ -139,6 +139,7 @@ void RunController::drain() {
 }
 
 void RunController::on_finished() {
+  worker_.join();  // ended already: it invoked this slot as its last step
   poll_.stop();
   drain();
   RunResult result;

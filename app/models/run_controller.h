@@ -49,9 +49,11 @@ class RunController : public QObject {
   // The run was not recorded; one line saying why (the run itself is unaffected).
   void history_error(const QString& message);
 
+ private slots:
+  void on_finished();  // the worker's done slot (WorkerThread)
+
  private:
   void drain();
-  void on_finished();
 
   struct Shared;
   std::shared_ptr<Shared> shared_;

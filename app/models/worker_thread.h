@@ -20,23 +20,19 @@ class WorkerThread {
   WorkerThread& operator=(const WorkerThread&) = delete;
   ~WorkerThread() { join(); }
 
-  // Runs `work` on a new thread. Once it has returned, the thread is joined and `done` is
-  // called on `owner`'s thread (queued), unless `owner` is gone by then. `owner` owns this
-  // object, and joins (join()) before it goes.
-  void start(QObject* owner, std::function<void()> work, std::function<void()> done) {
-    thread_ = std::thread([this, owner, work = std::move(work), done = std::move(done)] {
+  // Runs `work` on a new thread. Once it has returned, `owner`'s slot named `done_slot` (no
+  // arguments) is invoked on owner's thread, queued (unless owner is gone by then); that
+  // slot calls join() before it reads anything the work wrote. Named rather than a functor:
+  // Qt then builds the event itself, so nothing the worker wrote is read on owner's thread
+  // before the join (a functor's captures would be, through Qt's invisible hand-over).
+  void start(QObject* owner, const char* done_slot, std::function<void()> work) {
+    thread_ = std::thread([owner, done_slot, work = std::move(work)] {
       work();
-      QMetaObject::invokeMethod(
-          owner,
-          [this, done] {
-            join();
-            done();
-          },
-          Qt::QueuedConnection);
+      QMetaObject::invokeMethod(owner, done_slot, Qt::QueuedConnection);
     });
   }
 
-  // From start() until `done` is called.
+  // From start() until the done slot has joined.
   [[nodiscard]] bool running() const { return thread_.joinable(); }
   void join() {
     if (thread_.joinable()) thread_.join();
