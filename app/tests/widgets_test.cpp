@@ -222,6 +222,7 @@ class WidgetsTest : public QObject {
     std::vector<std::string> args{CORDON_CLI_BINARY, "run", "-b",
                                   "subprocess",      "-c",  "echo from-the-cli; exit 4"};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     pid_t pid = -1;
