@@ -94,8 +94,9 @@ step "asan ctest"
 ctest --preset asan -j2 --no-tests=error </dev/null
 
 # ThreadSanitizer over the threaded parts (the tests labelled `threaded` in
-# tests/CMakeLists.txt: run driver, warm pool, output pump, parallel runs, MCP server, the
-# inspector's controllers); the tsan presets build and run only those.
+# tests/CMakeLists.txt and app/tests/CMakeLists.txt: cancel token, run driver, warm pool,
+# output pump, parallel runs, MCP server, the inspector's models, controllers, widgets); the
+# tsan presets build and run only those. Suppressions: tests/sanitizers/tsan.supp.
 step "tsan configure"
 cmake --preset tsan
 step "tsan build"

@@ -1,6 +1,5 @@
 #include "audit_controller.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -27,29 +26,31 @@ struct AuditController::Shared {
 AuditController::AuditController(QObject* parent) : QObject(parent) {
   poll_.setInterval(kPollMs);
   connect(&poll_, &QTimer::timeout, this, &AuditController::drain);
-  connect(&watcher_, &QFutureWatcher<void>::finished, this, [this] {
-    poll_.stop();
-    drain();
-    backends_.reset();
-    int stored = 0;
-    QString error;
-    {
-      const std::lock_guard lock(shared_->mutex);
-      stored = shared_->stored;
-      error = shared_->error;
-    }
-    emit finished(stored, error);
-  });
 }
 
 AuditController::~AuditController() {
   if (running()) {
     shared_->cancelled = true;
-    watcher_.waitForFinished();  // the attempt in progress: bounded by its timeout
+    worker_.join();  // the attempt in progress: bounded by its timeout
   }
 }
 
-bool AuditController::running() const { return watcher_.isRunning(); }
+void AuditController::on_finished() {
+  worker_.join();  // ended already: it invoked this slot as its last step
+  poll_.stop();
+  drain();
+  backends_.reset();
+  int stored = 0;
+  QString error;
+  {
+    const std::lock_guard lock(shared_->mutex);
+    stored = shared_->stored;
+    error = shared_->error;
+  }
+  emit finished(stored, error);
+}
+
+bool AuditController::running() const { return worker_.running(); }
 
 void AuditController::cancel() {
   if (shared_) shared_->cancelled = true;
@@ -81,40 +82,41 @@ bool AuditController::start(BackendListPtr backends, const QStringList& names,
   total_ = static_cast<int>(ids.size() * targets.size());
   const bool complete = only.isEmpty();
   const auto shared = shared_;
-  watcher_.setFuture(QtConcurrent::run(
-      [shared, targets, ids, control, complete, catalogue = std::move(*catalogue)] {
-        for (const auto& [name, backend] : targets) {
-          audit::AuditReport report = audit::start_report(*backend, catalogue, complete);
-          for (const std::string& id : ids) {
-            if (shared->cancelled) return;
-            audit::AuditOptions options;
-            options.only = {id};
-            options.control_backend = control;
-            Result<std::vector<audit::AttemptVerdict>> verdicts =
-                audit::run_attempts(*backend, catalogue, options);
-            const std::lock_guard lock(shared->mutex);
-            if (!verdicts) {
-              shared->error = QString::fromStdString(verdicts.error().describe());
-              return;
-            }
-            for (audit::AttemptVerdict& v : *verdicts) {
-              shared->pending.emplace_back(name, v);
-              report.verdicts.push_back(std::move(v));
-            }
-            ++shared->done;
-          }
-          // Like `cordon audit`: only a complete audit proves anything, so only it is stored.
-          if (complete) {
-            const Status stored = audit::store_report(report);
-            const std::lock_guard lock(shared->mutex);
-            if (stored) {
-              ++shared->stored;
-            } else {
-              shared->error = QString::fromStdString(stored.error().describe());
-            }
-          }
-        }
-      }));
+  worker_.start(this, "on_finished",
+                [shared, targets, ids, control, complete, catalogue = std::move(*catalogue)] {
+                  for (const auto& [name, backend] : targets) {
+                    audit::AuditReport report = audit::start_report(*backend, catalogue, complete);
+                    for (const std::string& id : ids) {
+                      if (shared->cancelled) return;
+                      audit::AuditOptions options;
+                      options.only = {id};
+                      options.control_backend = control;
+                      Result<std::vector<audit::AttemptVerdict>> verdicts =
+                          audit::run_attempts(*backend, catalogue, options);
+                      const std::lock_guard lock(shared->mutex);
+                      if (!verdicts) {
+                        shared->error = QString::fromStdString(verdicts.error().describe());
+                        return;
+                      }
+                      for (audit::AttemptVerdict& v : *verdicts) {
+                        shared->pending.emplace_back(name, v);
+                        report.verdicts.push_back(std::move(v));
+                      }
+                      ++shared->done;
+                    }
+                    // Like `cordon audit`: only a complete audit proves anything, so only it is
+                    // stored.
+                    if (complete) {
+                      const Status stored = audit::store_report(report);
+                      const std::lock_guard lock(shared->mutex);
+                      if (stored) {
+                        ++shared->stored;
+                      } else {
+                        shared->error = QString::fromStdString(stored.error().describe());
+                      }
+                    }
+                  }
+                });
   poll_.start();
   return true;
 }

@@ -1,5 +1,5 @@
 // The thin adapter between the GUI and the escape audit (audit::run_attempts): the audit
-// runs on a worker thread (QtConcurrent), one attempt at a time so progress is per attempt
+// runs on a worker thread (WorkerThread), one attempt at a time so progress is per attempt
 // and Cancel takes effect between attempts; verdicts reach the GUI thread through a timer
 // drain, as RunController does with output. A complete audit (every attempt) is stored
 // like `cordon audit` stores it, so the Tool description tab can state what it proves.
@@ -7,7 +7,6 @@
 // on a backend that does not claim to stop it (subprocess).
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -18,6 +17,7 @@
 
 #include "audit/report.h"
 #include "backend_list.h"
+#include "worker_thread.h"
 
 namespace cordon::inspector {
 
@@ -43,15 +43,18 @@ class AuditController : public QObject {
   // stopped early, empty when it did not.
   void finished(int stored, const QString& error);
 
+ private slots:
+  void on_finished();  // the worker's done slot (WorkerThread)
+
  private:
   void drain();
 
   struct Shared;
   std::shared_ptr<Shared> shared_;
   BackendListPtr backends_;
-  QFutureWatcher<void> watcher_;
   QTimer poll_;
   int total_ = 0;
+  WorkerThread worker_;  // last: joined before the members above go
 };
 
 // A stored report and its file, for the list of what descriptions are proven by.

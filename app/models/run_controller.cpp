@@ -1,6 +1,5 @@
 #include "run_controller.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@ struct RunController::Shared : RunObserver {
   std::string state;
   std::string history_error;
   std::vector<ResourceSample> samples;
+  std::optional<RunResult> result;  // set by the worker as its last step
   CancelSource cancel;
 
   void on_sample(const ResourceSample& sample) override {
@@ -54,13 +54,12 @@ RunController::RunController(QObject* parent) : QObject(parent) {
   register_result_metatype();
   poll_.setInterval(kPollMs);
   connect(&poll_, &QTimer::timeout, this, &RunController::drain);
-  connect(&watcher_, &QFutureWatcher<RunResult>::finished, this, &RunController::on_finished);
 }
 
 RunController::~RunController() {
   if (running()) {
     shared_->cancel.cancel();
-    watcher_.waitForFinished();  // bounded: a cancelled run stops within its set-up bound
+    worker_.join();  // bounded: a cancelled run stops within its set-up bound
   }
 }
 
@@ -68,7 +67,7 @@ void RunController::set_history_path(std::optional<std::filesystem::path> path) 
   history_path_ = std::move(path);
 }
 
-bool RunController::running() const { return watcher_.isRunning(); }
+bool RunController::running() const { return worker_.running(); }
 
 qint64 RunController::elapsed_ms() const { return elapsed_.isValid() ? elapsed_.elapsed() : 0; }
 
@@ -82,20 +81,21 @@ bool RunController::start(BackendListPtr backends, const QString& backend_name,
   last_state_.clear();
   const auto history = history_path_;
   const auto shared = shared_;
-  watcher_.setFuture(QtConcurrent::run([backend, request = std::move(request), history, shared] {
+  auto work = [backend, request = std::move(request), history, shared] {
     const auto started = std::chrono::system_clock::now();
     RunResult result = backend->run(request, shared->cancel.token(), shared.get());
+    std::string not_recorded;
     if (history) {
       const auto recorded = history::record_run(
           *history, history::make_record(request, result, started, std::chrono::system_clock::now(),
                                          "inspector"));
-      if (!recorded) {
-        const std::lock_guard lock(shared->mutex);
-        shared->history_error = recorded.error().describe();
-      }
+      if (!recorded) not_recorded = recorded.error().describe();
     }
-    return result;
-  }));
+    const std::lock_guard lock(shared->mutex);
+    shared->history_error = std::move(not_recorded);
+    shared->result = std::move(result);
+  };
+  worker_.start(this, "on_finished", std::move(work));
   elapsed_.start();
   poll_.start();
   return true;
@@ -139,12 +139,14 @@ void RunController::drain() {
 }
 
 void RunController::on_finished() {
+  worker_.join();  // ended already: it invoked this slot as its last step
   poll_.stop();
   drain();
-  const RunResult result = watcher_.result();
+  RunResult result;
   std::string not_recorded;
   {
     const std::lock_guard lock(shared_->mutex);
+    if (shared_->result) result = std::move(*shared_->result);
     not_recorded = shared_->history_error;
   }
   backends_.reset();

@@ -1,12 +1,11 @@
 // The thin adapter between the GUI and Backend::run(): the run happens on a worker thread
-// (QtConcurrent), output and state reach the GUI thread batched every few tens of ms
+// (WorkerThread), output and state reach the GUI thread batched every few tens of ms
 // (never one queued signal per chunk: a flood must not drown the event loop), Cancel
 // trips the core's CancelSource, and the finished run is recorded in the history from
 // the worker thread so the GUI never waits on the database.
 #pragma once
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QObject>
 #include <QTimer>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "backend_list.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "worker_thread.h"
 
 namespace cordon::inspector {
 
@@ -49,18 +49,20 @@ class RunController : public QObject {
   // The run was not recorded; one line saying why (the run itself is unaffected).
   void history_error(const QString& message);
 
+ private slots:
+  void on_finished();  // the worker's done slot (WorkerThread)
+
  private:
   void drain();
-  void on_finished();
 
   struct Shared;
   std::shared_ptr<Shared> shared_;
   std::optional<std::filesystem::path> history_path_;
   BackendListPtr backends_;  // keeps the plugin alive while its run is going
-  QFutureWatcher<RunResult> watcher_;
   QTimer poll_;
   QElapsedTimer elapsed_;
   QString last_state_;
+  WorkerThread worker_;  // last: joined before the members above go
 };
 
 }  // namespace cordon::inspector

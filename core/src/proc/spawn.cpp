@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "cordon/proc/kernel_sigset.h"
@@ -32,7 +32,7 @@ struct ChildPlan {
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   const char* cwd = nullptr;
-  std::array<int, kMaxChildFds> fds{};
+  int fds[kMaxChildFds] = {};
   std::size_t fd_count = 0;
   int cgroup_procs_fd = -1;  // -1 also when the child was born inside its cgroup
   bool new_session = true;
@@ -46,53 +46,82 @@ struct ChildPlan {
   SpawnStage stage = SpawnStage::kExec;
 };
 
-[[noreturn]] void child_fail(ChildPlan* plan, SpawnStage stage, int err) {
+// The child shares the parent's memory (CLONE_VM) and runs while the parent's other threads
+// go on, so it calls the kernel only, never a libc wrapper that a sanitizer intercepts, and
+// no instrumented code (CORDON_CLONE_VM_CHILD, and plain arrays rather than std::array,
+// whose operator[] is an instrumented call in a sanitizer's debug build): an interceptor or
+// an instrumented access runs the sanitizer's runtime in the child on the parent's shared
+// state (its fd table, its table of signal handlers, its locks). Under ThreadSanitizer the
+// child's dup2 was reported racing other threads' fds, its sigaction calls rewrote the
+// runtime's handler table for the whole parent, and a child that stopped holding the
+// runtime's thread-registry lock (a report, then halt_on_error) deadlocked the parent.
+
+// A syscall argument as the register value the kernel reads.
+template <typename T>
+CORDON_CLONE_VM_CHILD long sys_arg(T value) {
+  if constexpr (std::is_pointer_v<T>) {
+    return reinterpret_cast<long>(value);
+  } else {
+    return static_cast<long>(value);
+  }
+}
+
+// syscall(2) with an int result: -1 and errno on failure, as the libc wrappers.
+template <typename... Args>
+CORDON_CLONE_VM_CHILD int sys(long number, Args... args) {
+  return static_cast<int>(::syscall(number, sys_arg(args)...));
+}
+
+[[noreturn]] CORDON_CLONE_VM_CHILD void child_fail(ChildPlan* plan, SpawnStage stage, int err) {
   plan->stage = stage;
   plan->error = err != 0 ? err : EINVAL;
-  ::_exit(127);
+  ::syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
 }
 
 // The child. Async-signal-safe calls only (see ChildPlan); errno is shared with the
 // parent thread's TLS, which is harmless because the parent is suspended meanwhile.
-__attribute__((no_sanitize("address"))) int child_main(void* arg) {
+CORDON_CLONE_VM_CHILD int child_main(void* arg) {
   auto* plan = static_cast<ChildPlan*>(arg);
 
   // Handlers of the parent must never run in the child (they would run on our memory),
   // and an ignored SIGPIPE or SIGCHLD must not be inherited across exec by the code.
   // Signals are still all blocked here (the parent blocked them before clone).
-  struct sigaction dfl{};
-  dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < _NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
-    ::sigaction(sig, &dfl, nullptr);  // EINVAL for glibc's reserved signals: fine
+    (void)raw_sigaction_default(sig);
   }
 
   // Join the cgroup first: from here on every process this one creates is born inside it,
   // so cgroup.kill reaches all of them, including those that setsid or daemonise.
-  if (plan->cgroup_procs_fd >= 0 && ::write(plan->cgroup_procs_fd, "0", 1) != 1) {
+  if (plan->cgroup_procs_fd >= 0 && sys(SYS_write, plan->cgroup_procs_fd, "0", 1) != 1) {
     child_fail(plan, SpawnStage::kCgroup, errno);
   }
   // Own session and process group and no controlling tty: the code cannot read our
   // terminal, and a terminal's job-control signals do not reach it.
-  if (plan->new_session && ::setsid() < 0) child_fail(plan, SpawnStage::kSetsid, errno);
+  if (plan->new_session && sys(SYS_setsid) < 0) child_fail(plan, SpawnStage::kSetsid, errno);
 
   // Move every source fd above the target range first, so placing fd i never clobbers a
-  // source that happens to sit at a lower target number; then dup2 (which clears CLOEXEC).
+  // source that happens to sit at a lower target number; then dup3 (which clears CLOEXEC;
+  // the source is never the target, as dup3 requires).
   const int count = static_cast<int>(plan->fd_count);
-  std::array<int, kMaxChildFds> high{};
+  int high[kMaxChildFds] = {};
   for (int i = 0; i < count; ++i) {
-    high[i] = ::fcntl(plan->fds[i], F_DUPFD_CLOEXEC, count);
+    high[i] = sys(SYS_fcntl, plan->fds[i], F_DUPFD_CLOEXEC, count);
     if (high[i] < 0) child_fail(plan, SpawnStage::kFds, errno);
   }
   for (int i = 0; i < count; ++i) {
-    if (::dup2(high[i], i) < 0) child_fail(plan, SpawnStage::kFds, errno);
+    if (sys(SYS_dup3, high[i], i, 0) < 0) child_fail(plan, SpawnStage::kFds, errno);
   }
 
-  if (plan->cwd != nullptr && ::chdir(plan->cwd) != 0) child_fail(plan, SpawnStage::kChdir, errno);
+  if (plan->cwd != nullptr && sys(SYS_chdir, plan->cwd) != 0) {
+    child_fail(plan, SpawnStage::kChdir, errno);
+  }
 
   for (std::size_t i = 0; i < plan->rlimit_count; ++i) {
     const struct rlimit lim{plan->rlimits[i].soft, plan->rlimits[i].hard};
-    if (::setrlimit(plan->rlimits[i].resource, &lim) != 0) {
+    if (sys(SYS_prlimit64, 0, plan->rlimits[i].resource, &lim,
+            static_cast<struct rlimit*>(nullptr)) != 0) {
       child_fail(plan, SpawnStage::kRlimit, errno);
     }
   }
@@ -105,7 +134,7 @@ __attribute__((no_sanitize("address"))) int child_main(void* arg) {
 
   // Nothing of ours beyond the mapped fds reaches the code, CLOEXEC or not. close_range
   // (Linux 5.9) is what sets cordon's minimum kernel (README.md, "Quick start").
-  if (::close_range(static_cast<unsigned>(count), ~0U, /*flags=*/0) != 0) {
+  if (sys(SYS_close_range, static_cast<unsigned>(count), ~0U, /*flags=*/0) != 0) {
     child_fail(plan, SpawnStage::kFds, errno);
   }
 
@@ -113,7 +142,7 @@ __attribute__((no_sanitize("address"))) int child_main(void* arg) {
   KernelSigset none{};
   raw_sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  ::execve(plan->path, plan->argv, plan->envp);
+  sys(SYS_execve, plan->path, plan->argv, plan->envp);
   child_fail(plan, SpawnStage::kExec, errno);
 }
 
@@ -299,19 +328,28 @@ Result<ChildProcess> spawn(const SpawnOptions& options, SpawnStage* failed_stage
   // CLONE_PIDFD hands us the pidfd atomically with the pid (no window for reuse).
   const unsigned long flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | options.extra_clone_flags;
   long pid = -ENOSYS;
-  if (kHaveClone3Trampoline && options.cgroup_dir_fd >= 0) {
+  // clone3 through our own trampoline whenever there is one, with or without a cgroup to
+  // be born in: it is also a clone that no sanitizer intercepts. ThreadSanitizer's clone()
+  // interceptor handles every clone as a fork, and its child-side bookkeeping would run in
+  // this CLONE_VM child on the parent's memory (the parent then refused to start threads,
+  // "starting new threads after multi-threaded fork"). So under TSan the ::clone fallback
+  // below is not supported.
+  if (kHaveClone3Trampoline) {
     struct clone_args args{};
-    args.flags = flags | CLONE_INTO_CGROUP;
+    args.flags = flags;
     args.pidfd = reinterpret_cast<std::uintptr_t>(&pidfd);
     args.exit_signal = SIGCHLD;
     args.stack = reinterpret_cast<std::uintptr_t>(stack);
     args.stack_size = kChildStackBytes;
-    args.cgroup = static_cast<std::uint64_t>(options.cgroup_dir_fd);
-    plan.cgroup_procs_fd = -1;  // born inside: nothing to join
+    if (options.cgroup_dir_fd >= 0) {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = static_cast<std::uint64_t>(options.cgroup_dir_fd);
+      plan.cgroup_procs_fd = -1;  // born inside: nothing to join
+    }
     pid = clone3_on_stack(&args, child_main, &plan);
   }
-  // Plain clone, the child joining through cgroup.procs before exec, when there is no dir
-  // fd or clone3 is refused. cordon needs Linux 5.9 (close_range, in child_main), which
+  // Plain clone, the child joining through cgroup.procs before exec, when clone3 is
+  // refused. cordon needs Linux 5.9 (close_range, in child_main), which
   // has clone3 (5.3) and CLONE_INTO_CGROUP (5.7), so the kernel itself does not refuse for
   // its version there (ENOSYS, E2BIG, EINVAL); but a seccomp filter around cordon can:
   // Docker's default profile makes clone3 fail with ENOSYS so that glibc falls back to

@@ -1,0 +1,221 @@
+// The inspector's controllers on their own, without widgets: RunController and
+// AuditController run core work on worker threads (WorkerThread) and hand output, state,
+// verdicts and results over to the GUI thread. The widgets tests drive them through the
+// tabs; here each hand-over is exercised directly, so that the tsan preset (this is a
+// `threaded` test) sees every path: output streamed while a run goes, several controllers
+// at once recording into one history, cancel, and a controller destroyed mid-run or
+// mid-audit.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "audit_controller.h"
+#include "backend_list.h"
+#include "cordon/history.h"
+#include "result_metatype.h"
+#include "run_controller.h"
+#include "test_env.h"
+
+using namespace cordon;
+using namespace cordon::inspector;
+
+namespace {
+
+constexpr int kWaitMs = 60000;  // generous: two shared cores, and TSan slows runs ~10x
+
+RunRequest sh(std::string code, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  RunRequest request;
+  request.code = std::move(code);
+  request.language = Language::kSh;
+  request.timeout = timeout;
+  return request;
+}
+
+// What one controller showed the GUI thread: its output per stream and its states, in order.
+struct Seen {
+  QByteArray out[2];
+  QStringList states;
+  std::vector<RunResult> results;
+
+  void watch(RunController& controller) {
+    QObject::connect(&controller, &RunController::output, &controller,
+                     [this](int stream, const QByteArray& chunk) { out[stream] += chunk; });
+    QObject::connect(&controller, &RunController::state_changed, &controller,
+                     [this](const QString& state) { states << state; });
+    QObject::connect(&controller, &RunController::finished, &controller,
+                     [this](const RunResult& result) { results.push_back(result); });
+  }
+};
+
+}  // namespace
+
+class ControllersTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::filesystem::path history_;
+  BackendListPtr backends_;
+
+  std::int64_t recorded(const std::string& search) const {
+    Result<history::HistoryStore> store = history::HistoryStore::open(history_);
+    if (!store) return -1;
+    history::Query query;
+    query.search = search;
+    query.source = "inspector";
+    const Result<std::int64_t> n = store->count(query);
+    return n ? *n : -1;
+  }
+
+  bool have_namespace() const { return backends_->backend("namespace") != nullptr; }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    history_ = test::isolate(dir_).toStdString();
+    register_result_metatype();
+    backends_ = std::make_shared<const BackendList>();
+    QVERIFY2(backends_->backend("subprocess") != nullptr, "the subprocess plugin is built");
+  }
+
+  void runStreamsOutputAndRecordsIt() {
+    RunController controller;
+    controller.set_history_path(history_);
+    Seen seen;
+    seen.watch(controller);
+    QSignalSpy finished(&controller, &RunController::finished);
+    // Output in several pieces with pauses, so the GUI thread drains while the worker writes.
+    QVERIFY(controller.start(
+        backends_, "subprocess",
+        sh("for i in 1 2 3 4 5 6; do echo streamed-$i; sleep 0.05; done; echo on-stderr >&2")));
+    QVERIFY(controller.running());
+    QVERIFY(!controller.start(backends_, "subprocess", sh("true")));  // one run at a time
+    QVERIFY(finished.wait(kWaitMs));
+    QVERIFY(!controller.running());
+    QCOMPARE(seen.results.size(), std::size_t{1});
+    const RunResult& result = seen.results.front();
+    QCOMPARE(result.outcome, Outcome::kOk);
+    QCOMPARE(seen.out[0], QByteArray("streamed-1\nstreamed-2\nstreamed-3\nstreamed-4\n"
+                                     "streamed-5\nstreamed-6\n"));
+    QCOMPARE(seen.out[1], QByteArray("on-stderr\n"));
+    QCOMPARE(QByteArray::fromStdString(result.stdout_data), seen.out[0]);
+    QVERIFY2(seen.states.contains("running"), qPrintable(seen.states.join(',')));
+    // Recorded from the worker thread before `finished` reached the GUI thread.
+    QCOMPARE(recorded("streamed-"), std::int64_t{1});
+  }
+
+  void controllersAtOnceShareOneHistory() {
+    // As the Compare tab runs them: one controller per column, all at once, every worker
+    // writing to the same history file.
+    QStringList names{"subprocess", "subprocess", "subprocess"};
+    if (have_namespace()) {
+      names << "namespace" << "namespace";
+    } else if (test::require_kernel_features()) {
+      QFAIL("namespace backend unavailable");
+    }
+    std::vector<std::unique_ptr<RunController>> controllers;
+    std::vector<std::unique_ptr<Seen>> seen;
+    std::vector<std::unique_ptr<QSignalSpy>> spies;
+    for (int i = 0; i < names.size(); ++i) {
+      controllers.push_back(std::make_unique<RunController>());
+      controllers.back()->set_history_path(history_);
+      seen.push_back(std::make_unique<Seen>());
+      seen.back()->watch(*controllers.back());
+      spies.push_back(
+          std::make_unique<QSignalSpy>(controllers.back().get(), &RunController::finished));
+      QVERIFY(controllers.back()->start(backends_, names[i],
+                                        sh("echo parallel-" + std::to_string(i) +
+                                           "; sleep 0.2; echo done-" + std::to_string(i))));
+    }
+    for (auto& spy : spies) QVERIFY(spy->count() == 1 || spy->wait(kWaitMs));
+    for (std::size_t i = 0; i < controllers.size(); ++i) {
+      QCOMPARE(seen[i]->results.size(), std::size_t{1});
+      QCOMPARE(seen[i]->results.front().outcome, Outcome::kOk);
+      const std::string n = std::to_string(i);
+      QCOMPARE(seen[i]->results.front().stdout_data, "parallel-" + n + "\ndone-" + n + "\n");
+      QCOMPARE(seen[i]->out[0], QByteArray::fromStdString("parallel-" + n + "\ndone-" + n + "\n"));
+    }
+    QCOMPARE(recorded("parallel-"), std::int64_t(names.size()));
+  }
+
+  void cancelStopsARun() {
+    RunController controller;
+    Seen seen;
+    seen.watch(controller);
+    QSignalSpy finished(&controller, &RunController::finished);
+    QVERIFY(controller.start(backends_, "subprocess", sh("echo started; exec sleep 30")));
+    QTRY_VERIFY_WITH_TIMEOUT(seen.out[0].contains("started"), kWaitMs);
+    controller.cancel();
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(seen.results.front().outcome, Outcome::kCancelled);
+  }
+
+  void destroyedMidRunCancelsAndWaits() {
+    auto controller = std::make_unique<RunController>();
+    Seen seen;
+    seen.watch(*controller);
+    QVERIFY(controller->start(backends_, "subprocess", sh("echo started; exec sleep 30")));
+    QTRY_VERIFY_WITH_TIMEOUT(seen.out[0].contains("started"), kWaitMs);
+    const auto before = std::chrono::steady_clock::now();
+    controller.reset();  // cancels, and waits for the worker before the members go
+    QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(25));
+    QVERIFY(seen.results.empty());  // destroyed: nothing is emitted
+  }
+
+  void auditSubsetReportsEachVerdict() {
+    if (!have_namespace()) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    AuditController controller;
+    std::vector<std::pair<QString, audit::AttemptVerdict>> verdicts;
+    connect(&controller, &AuditController::verdict, &controller,
+            [&](const QString& backend, const audit::AttemptVerdict& v) {
+              verdicts.emplace_back(backend, v);
+            });
+    QSignalSpy progress(&controller, &AuditController::progress);
+    QSignalSpy finished(&controller, &AuditController::finished);
+    // Harmless attempts only: a loopback connection and a ptrace call.
+    QVERIFY(controller.start(backends_, {"namespace"}, {"net-loopback-tcp", "sys-ptrace"}));
+    QVERIFY(controller.running());
+    QVERIFY(finished.wait(240000));
+    QCOMPARE(finished.at(0).at(0).toInt(), 0);  // a partial audit is never stored
+    QCOMPARE(finished.at(0).at(1).toString(), QString());
+    QCOMPARE(verdicts.size(), std::size_t{2});
+    for (const auto& [backend, v] : verdicts) {
+      QCOMPARE(backend, QString("namespace"));
+      QVERIFY2(v.status == audit::AttemptStatus::kBlocked, v.id.c_str());
+    }
+    QVERIFY(!progress.isEmpty());
+    QCOMPARE(progress.last().at(0).toInt(), 2);
+    QCOMPARE(progress.last().at(1).toInt(), 2);
+  }
+
+  void auditCancelledBetweenAttempts() {
+    AuditController controller;
+    int verdicts = 0;
+    connect(&controller, &AuditController::verdict, &controller, [&] { ++verdicts; });
+    QSignalSpy finished(&controller, &AuditController::finished);
+    // The flag is read by the worker before each attempt: set at once, at most the attempt
+    // the worker may already have begun runs (two harmless loopback connections).
+    QVERIFY(controller.start(backends_, {"subprocess"}, {"net-loopback-tcp", "net-loopback-udp"}));
+    controller.cancel();
+    QVERIFY(finished.wait(kWaitMs));
+    QVERIFY(verdicts <= 1);
+    QCOMPARE(finished.at(0).at(0).toInt(), 0);
+    QCOMPARE(finished.at(0).at(1).toString(), QString());
+  }
+
+  void auditDestroyedMidAuditWaits() {
+    auto controller = std::make_unique<AuditController>();
+    QVERIFY(controller->start(backends_, {"subprocess"}, {"net-loopback-tcp"}));
+    const auto before = std::chrono::steady_clock::now();
+    controller.reset();  // cancels between attempts and waits for the one in progress
+    QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(60));
+  }
+};
+
+QTEST_GUILESS_MAIN(ControllersTest)
+#include "controllers_test.moc"
