@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -85,8 +86,15 @@ inline int processes_with(const std::string& marker) {
   while (const dirent* entry = ::readdir(proc)) {
     const std::string name = entry->d_name;
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in("/proc/" + name + "/cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    // A process can exit between listing /proc and reading its file: libstdc++'s filebuf
+    // then throws from underflow (ESRCH, seen with ctest -j2). It is gone: not counted.
+    std::string cmdline;
+    try {
+      std::ifstream in("/proc/" + name + "/cmdline", std::ios::binary);
+      cmdline.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception&) {
+      continue;
+    }
     // A zombie has an empty command line: it is gone already.
     if (cmdline.find(marker) != std::string::npos) ++count;
   }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -264,8 +265,15 @@ std::vector<pid_t> descendants_named(const std::string& comm, int depth) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       const std::string name = entry.path().filename();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream in(entry.path() / "stat");
-      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // A process can exit between listing /proc and reading its stat: libstdc++'s filebuf
+      // then throws from underflow (ESRCH). It is gone: skipped.
+      std::string stat;
+      try {
+        std::ifstream in(entry.path() / "stat");
+        stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      } catch (const std::exception&) {
+        continue;
+      }
       const auto open = stat.find('(');
       const auto close = stat.rfind(')');
       // A zombie (an exited init its pool has not reaped yet) is gone for this purpose.
