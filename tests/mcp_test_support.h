@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <exception>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "mcp/sink.h"
+#include "proc_test_support.h"
 
 namespace cordon::testing {
 
@@ -86,15 +86,9 @@ inline int processes_with(const std::string& marker) {
   while (const dirent* entry = ::readdir(proc)) {
     const std::string name = entry->d_name;
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // A process can exit between listing /proc and reading its file: libstdc++'s filebuf
-    // then throws from underflow (ESRCH, seen with ctest -j2). It is gone: not counted.
-    std::string cmdline;
-    try {
-      std::ifstream in("/proc/" + name + "/cmdline", std::ios::binary);
-      cmdline.assign(std::istreambuf_iterator<char>(in), {});
-    } catch (const std::exception&) {
-      continue;
-    }
+    // read_file(), not an istreambuf_iterator: a process that exits while it is read makes
+    // the read fail (ESRCH, seen with ctest -j2), which read_file() absorbs. Gone: not counted.
+    const std::string cmdline = read_file("/proc/" + name + "/cmdline").value_or("");
     // A zombie has an empty command line: it is gone already.
     if (cmdline.find(marker) != std::string::npos) ++count;
   }

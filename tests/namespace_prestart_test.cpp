@@ -12,9 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -25,6 +23,7 @@
 #include "cordon/units.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
+#include "proc_test_support.h"
 
 namespace cordon {
 namespace {
@@ -265,15 +264,9 @@ std::vector<pid_t> descendants_named(const std::string& comm, int depth) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       const std::string name = entry.path().filename();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      // A process can exit between listing /proc and reading its stat: libstdc++'s filebuf
-      // then throws from underflow (ESRCH). It is gone: skipped.
-      std::string stat;
-      try {
-        std::ifstream in(entry.path() / "stat");
-        stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      } catch (const std::exception&) {
-        continue;
-      }
+      // read_file(): a process that exits while its stat is read makes the read fail
+      // (ESRCH), which it absorbs; the empty text then counts as gone, below.
+      const std::string stat = testing::read_file((entry.path() / "stat").string()).value_or("");
       const auto open = stat.find('(');
       const auto close = stat.rfind(')');
       // A zombie (an exited init its pool has not reaped yet) is gone for this purpose.
