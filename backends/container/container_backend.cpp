@@ -122,12 +122,14 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
       runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
       // What instances of a killed cordon left: their containers, cgroups, mounts.
       const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
-      (void)sweep_dead_instances(runtime_dir_, runtime_, hierarchies_,
-                                 [&engine](const std::string& dead) {
-                                   if (!engine.empty()) {
-                                     sweep_engine_containers(engine, kEnginePrefix + dead + "-");
-                                   }
-                                 });
+      (void)sweep_dead_instances(
+          runtime_dir_, runtime_, hierarchies_,
+          [&engine](const std::string& dead) {
+            if (!engine.empty()) {
+              sweep_engine_containers(engine, kEnginePrefix + dead + "-");
+            }
+          },
+          instance_->id());
     } else {
       why = "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe();
     }

@@ -7,12 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "container_cgroups.h"
 #include "cordon/lock_file.h"
+#include "cordon/proc/limit_group.h"
 #include "cordon/temp_dir.h"
 
 namespace cordon::oci {
@@ -109,18 +112,38 @@ Status remove_container_leftovers(const fs::path& bundles_dir, const std::string
 
 namespace {
 
-// "<pid>-<k>" of a bundle "<pid>-<k>-<rest>", or "" when the name is not of that form.
-std::string instance_of(const std::string& bundle) {
-  const auto first = bundle.find('-');
+// "<pid>-<k>" of a container name "<pid>-<k>-<rest>", or "" when the name is not of that
+// form (bundles and cgroups are named alike; the cgroups with kContainerPrefix).
+std::string instance_of(const std::string& name) {
+  const auto first = name.find('-');
   if (first == std::string::npos || first == 0) return {};
-  const auto second = bundle.find('-', first + 1);
+  const auto second = name.find('-', first + 1);
   if (second == std::string::npos || second == first + 1) return {};
-  std::string id = bundle.substr(0, second);
+  std::string id = name.substr(0, second);
   if (id.find_first_not_of("0123456789-") != std::string::npos) return {};
   return id;
 }
 
-// Removes every bundle of `instance`; true when nothing of it is left.
+// Container names ("<instance>-<n>") of every group kContainerPrefix + name under cordon's
+// own cgroup in any hierarchy.
+std::set<std::string> cgroup_names(const std::vector<proc::CgroupHierarchy>& hierarchies) {
+  std::set<std::string> out;
+  const std::string_view prefix = kContainerPrefix;
+  for (const auto& h : hierarchies) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(h.own_dir, ec)) {
+      std::string name = e.path().filename();
+      if (name.starts_with(prefix) && e.is_directory(ec)) out.insert(name.substr(prefix.size()));
+    }
+  }
+  return out;
+}
+
+// Removes everything of `instance`: its bundles with their containers, and its cgroups
+// even where no bundle is left (a cordon killed after it made a container's groups and
+// before it wrote the bundle, or one whose rmdir met a process still exiting); whatever
+// still runs in those groups is the dead cordon's code and is killed. True when nothing
+// of it is left.
 bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
                     const RuntimeCli& runtime,
                     const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until,
@@ -138,17 +161,40 @@ bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
     if (fs::exists(runtime_dir / "bundles" / name, ec)) clean = false;
     ++swept;
   }
+  for (const std::string& name : cgroup_names(hierarchies)) {
+    if (!name.starts_with(instance + "-")) continue;
+    const std::string group = kContainerPrefix + name;
+    (void)runtime.destroy(group, until);  // its state, if the runtime still has one
+    for (const auto& h : hierarchies) {
+      if (!proc::kill_and_remove_group(h.own_dir / group, h.v2, until)) clean = false;
+    }
+    ++swept;
+  }
   return clean;
+}
+
+// A lock-less instance's leftovers are swept only when its pid is not running: a process
+// that reused the pid may be a cordon that took the same instance id (its own start sweeps
+// them), and what it makes meanwhile must not be taken for the dead one's.
+bool pid_running(const std::string& instance) {
+  const auto pid = static_cast<pid_t>(std::strtol(instance.c_str(), nullptr, 10));
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
 }
 
 }  // namespace
 
 Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& runtime,
                                  const std::vector<proc::CgroupHierarchy>& hierarchies,
-                                 const std::function<void(const std::string&)>& on_dead) {
+                                 const std::function<void(const std::string&)>& on_dead,
+                                 const std::string& own_instance) {
   int swept = 0;
   std::error_code ec;
   const auto until = Clock::now() + std::chrono::seconds(10);
+  // Our own instance has made nothing yet: anything under its id is a dead namesake's
+  // (our pid, recycled) whose lock was already gone when we took the id.
+  if (!own_instance.empty()) {
+    (void)sweep_instance(runtime_dir, own_instance, runtime, hierarchies, until, swept);
+  }
   std::set<std::string> with_lock;
   for (const auto& e : fs::directory_iterator(runtime_dir / "locks", ec)) {
     const std::string file = e.path().filename();
@@ -164,17 +210,21 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
       ::unlink(e.path().c_str());
     }
   }
-  // Bundles of an instance without a lock file: none of a live instance (it makes its
-  // lock before any bundle and removes its bundles before its lock), so they are what a
-  // killed cordon left when its lock was already gone. Sweep those too.
+  // Bundles and cgroups of an instance without a lock file: none of a live instance (it
+  // makes its lock before anything else and removes the rest before its lock), so they are
+  // what a killed cordon left when its lock was already gone. Sweep those too.
   std::set<std::string> orphans;
-  for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
-    const std::string instance = instance_of(b.path().filename());
-    if (!instance.empty() && !with_lock.contains(instance) &&
-        !fs::exists(runtime_dir / "locks" / (instance + ".lock"), ec)) {
+  auto consider = [&](const std::string& name) {
+    const std::string instance = instance_of(name);
+    if (!instance.empty() && instance != own_instance && !with_lock.contains(instance) &&
+        !fs::exists(runtime_dir / "locks" / (instance + ".lock"), ec) && !pid_running(instance)) {
       orphans.insert(instance);
     }
+  };
+  for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
+    consider(b.path().filename());
   }
+  for (const std::string& name : cgroup_names(hierarchies)) consider(name);
   for (const std::string& instance : orphans) {
     if (on_dead) on_dead(instance);
     (void)sweep_instance(runtime_dir, instance, runtime, hierarchies, until, swept);

@@ -53,10 +53,15 @@ class Instance {
 // containers (runtime kill + delete --force), cgroups, scratch mounts and bundles.
 // Returns how many containers were swept.
 // `on_dead` is told each dead instance's id first (engine mode removes its containers).
+// Cgroups are found by name as well as through bundles: a cordon killed between making a
+// container's groups and writing its bundle left groups and no bundle. An instance with
+// no lock file is swept only while its pid does not run. `own_instance` is the caller's
+// freshly acquired id, which has made nothing yet: what is under it is a dead namesake's.
 [[nodiscard]] Result<int> sweep_dead_instances(
     const std::filesystem::path& runtime_dir, const RuntimeCli& runtime,
     const std::vector<proc::CgroupHierarchy>& hierarchies,
-    const std::function<void(const std::string&)>& on_dead = {});
+    const std::function<void(const std::string&)>& on_dead = {},
+    const std::string& own_instance = {});
 
 // Removes one container's leftovers by name: the runtime's container, its cgroups and
 // their parents, the scratch mount, the bundle directory.

@@ -289,7 +289,9 @@ Status remove_v1_group(const fs::path& dir, Clock::time_point until) {
   }
 }
 
-Status remove_group_dir(const fs::path& dir, bool v2, Clock::time_point until) {
+}  // namespace
+
+Status kill_and_remove_group(const fs::path& dir, bool v2, Clock::time_point until) {
   // The common case: the backend has already killed and reaped everything, and one rmdir
   // is all it takes.
   if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return {};
@@ -301,6 +303,8 @@ Status remove_group_dir(const fs::path& dir, bool v2, Clock::time_point until) {
   }
   return remove_v1_group(dir, until);
 }
+
+namespace {
 
 // Discovery reads and parses /proc/self/mountinfo and /proc/self/cgroup: ~70 us of
 // syscalls alone, as much as a memory group's mkdir. Mounts and our own cgroups do not
@@ -507,7 +511,7 @@ Status LimitGroup::remove(Clock::time_point until) {
   Status status;
   std::vector<Group> left;
   for (auto& g : groups_) {
-    if (auto st = remove_group_dir(g.dir, g.v2, until); !st) {
+    if (auto st = kill_and_remove_group(g.dir, g.v2, until); !st) {
       if (status) status = std::unexpected(st.error());
       left.push_back(std::move(g));  // the destructor tries again
     }

@@ -127,4 +127,11 @@ class LimitGroup {
 // Removes cordon-<pid>-* groups of dead owners in every hierarchy under our own cgroups.
 [[nodiscard]] Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options = {});
 
+// Removes the cgroup `dir` and the groups below it, SIGKILLing whatever still runs in them
+// (v2: cgroup.kill; v1: every member, round after round) until they can go or `until`.
+// Gone already is success. For groups whose owner is gone: the sweeps of dead cordons'
+// groups, here and in the backends.
+[[nodiscard]] Status kill_and_remove_group(const std::filesystem::path& dir, bool v2,
+                                           std::chrono::steady_clock::time_point until);
+
 }  // namespace cordon::proc
