@@ -8,9 +8,10 @@
 # verdicts are cached in scripts/lint-cache.txt, committed with the code: a translation unit
 # whose key (clang-tidy version, .clang-tidy, compile command, the content of the file and
 # of every header of ours it includes; see scripts/lint_cache.py) is listed there passed
-# before and is not linted again. Run against build/dev (the preset CI uses), this script
-# rewrites the cache with the TUs that are clean now, so commit the file after linting;
-# other build dirs only read it unless --update-cache. LINT_NO_CACHE=1 lints every TU.
+# before and is not linted again. Run against build/dev, this script rewrites the cache with
+# the TUs that are clean now, so commit the file after linting; other build dirs (CI's
+# build/ci, whose keys equal build/dev's) only read it unless --update-cache.
+# LINT_NO_CACHE=1 lints every TU.
 # The build must be current: the header lists come from its ninja deps.
 set -euo pipefail
 cd "$(dirname "$0")/.."

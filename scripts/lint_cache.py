@@ -10,7 +10,8 @@ A translation unit (TU) that clang-tidy passed is recorded in CACHE_FILE as
     build dir replaced by placeholders (a clean clone lives at another path) and the
     sanitizer flags of CORDON_SANITIZE left out (they change the code generated, not the
     source clang-tidy reads; no file of ours tests __SANITIZE_ADDRESS__ or the like), so the
-    asan build that CI lints against shares the keys of build/dev;
+    asan build shares the keys of build/dev; likewise the debug-info level (`-g1` of
+    the `ci` preset is keyed as `-g`: it changes what is emitted, not what is read);
   - the content of the TU and of every file of this repository it includes (from
     `ninja -t deps` of the build that has just run; `<compiler> -M` when ninja has no
     current deps for it).
@@ -97,8 +98,13 @@ def without_pch(args):
     return out
 
 
+# -g, -g1, -g3, -ggdb...: the level of debug info. Keyed as plain -g (see the docstring).
+DEBUG_INFO_FLAG = re.compile(r"^-g(gdb)?[0-3]?$")
+
+
 def key_args(args):
-    return [arg for arg in without_pch(args) if not SANITIZER_FLAG.match(arg)]
+    return ["-g" if DEBUG_INFO_FLAG.match(arg) else arg
+            for arg in without_pch(args) if not SANITIZER_FLAG.match(arg)]
 
 
 def normalise(text, src, build):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh Debian 12 machine: dependencies, the `dev` preset
+# The whole test suite from a fresh Debian 12 machine: dependencies, the `ci` preset
 # (Debug, warnings as errors), every test through CTest, and the linters.
 #   scripts/test.sh          what CI runs (.ci/run), within its 30-minute budget
 #   scripts/test.sh --full   the above, then the full tier: what a person runs before a
@@ -51,17 +51,20 @@ scripts/install-deps.sh
 export CORDON_REQUIRE_KERNEL_FEATURES=1
 
 # One build for CI: a second full build does not fit the budget on a shared 2-core machine.
-# It is the `dev` preset, not `asan`: the whole suite passes under ASan+UBSan (the full tier
-# below), but that build alone took 1960 s of CPU from a clean clone (2026-12-02, with the
+# It is the `ci` preset: `dev` (Debug, warnings as errors) with two savings for the loaded
+# budget, and not `asan`: the whole suite passes under ASan+UBSan (the full tier below),
+# but that build alone took 1960 s of CPU from a clean clone (2026-12-02, with the
 # precompiled headers), more than CI's whole dev run; on 2 cores shared with another build
-# it cannot fit 30 minutes (issue #13).
-# Without the benchmarks (CORDON_BUILD_BENCH=OFF): no test runs them, and README's first
-# command builds them (the release preset), so their code is still compiled on every check
-# of the README; here they would cost about a minute of a loaded 2-core run.
+# it cannot fit 30 minutes (issue #13). The savings:
+#   - line tables only (-g1): a test TU compiles ~11% faster; backtraces keep their file
+#     and line, gdb loses local variables (use build/dev to debug). The lint keys -g1 as -g.
+#   - no benchmarks (CORDON_BUILD_BENCH=OFF): no test runs them, and README's first
+#     command builds them (the release preset), so their code is still compiled on every
+#     check of the README.
 step configure
-cmake --preset dev -DCORDON_BUILD_BENCH=OFF
+cmake --preset ci
 step build
-cmake --build --preset dev
+cmake --build --preset ci
 
 # The pinned MCP SDK that the CTest mcp_sdk_client drives `cordon mcp` with (its lockfile is
 # tests/mcp_node/package-lock.json; node_modules stays out of git).
@@ -70,14 +73,14 @@ step "npm ci"
 
 # Lint before the tests so the closing lines of the run are CTest's summary.
 step lint
-scripts/lint.sh build/dev
+scripts/lint.sh build/ci
 
 # --no-tests=error: a suite that ran nothing has not passed. Two at a time: most tests wait
 # on sandboxes and timeouts rather than compute (one at a time took ~2x as long). Tests
 # that must not overlap say so (RESOURCE_LOCK cordon_host_mounts / cordon_audit_host,
 # RUN_SERIAL where the evidence is host-wide).
 step ctest
-ctest --preset dev -j2 --no-tests=error </dev/null
+ctest --preset ci -j2 --no-tests=error </dev/null
 
 ((full)) || exit 0
 
