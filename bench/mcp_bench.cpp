@@ -101,6 +101,24 @@ int main(int argc, char** argv) {
     std::printf("BENCH_JSON {\"label\":\"mcp calls per second, 4 in flight\",\"rate\":%.1f}\n",
                 rate);
     if (!met) ++missed;
+
+    // The same server with each sandbox's set-up process cloned by the server itself, as
+    // before cordon-ns-spawner (NamespaceOptions::setup_spawner): what the helper saves,
+    // measured in this run. Informational: the target is the line above.
+    ::setenv("CORDON_NAMESPACE_SPAWNER", "never", 1);
+    cordon::bench::McpClient direct(cordon, {"-b", "namespace", "--no-audit", "--unverified",
+                                             "--pool-size", "2", "--max-concurrent", "4"});
+    ::unsetenv("CORDON_NAMESPACE_SPAWNER");
+    for (int i = 0; i < warmup; ++i) direct.call("true", "sh");
+    const double direct_rate = calls_per_second(direct, 4, std::chrono::seconds(5));
+    std::printf(
+        "mcp stdio: %.1f calls/s with the server cloning the set-up processes itself "
+        "(cordon-ns-spawner: %.2fx that)\n",
+        direct_rate, direct_rate > 0 ? rate / direct_rate : 0.0);
+    std::printf(
+        "BENCH_JSON {\"label\":\"mcp calls per second, 4 in flight, no spawner\","
+        "\"rate\":%.1f}\n",
+        direct_rate);
   }
 
 #ifdef CORDON_BENCH_CONTAINER

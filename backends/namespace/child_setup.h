@@ -2,7 +2,9 @@
 // arrays of C strings, see PreparedChild) into the sandbox, then becomes cordon-ns-init,
 // which waits for the code (init_protocol.h).
 //
-// Process layout (parent = the cordon thread that builds the sandbox):
+// Process layout (parent = the cordon thread that builds the sandbox, or, with a pool,
+// cordon-ns-spawner, which clones B with CLONE_PARENT so that B is still cordon's child and
+// its parent-death signal follows the spawner's keeper thread: setup_spawner.h):
 //   parent --clone(new user/pid/mount/net/ipc/uts/cgroup ns, no CLONE_VM)--> B
 //   B is PID 1 of the new PID namespace. It places itself in the cgroup v1 limit groups
 //   (through fds the parent opened), waits for the parent's "go" (id maps written, any v2
@@ -93,7 +95,10 @@ struct ChildPlan {
   bool drop_capabilities = true;
   bool send_tmp_fd = false;
   int cap_last = 40;
-  const policy::SeccompProgram* seccomp = nullptr;  // null: no_new_privs only (test only)
+  // The compiled filter (policy::SeccompProgram's instructions); null: no_new_privs only
+  // (test only).
+  const sock_filter* seccomp_filter = nullptr;
+  std::size_t seccomp_count = 0;
 
   uid_t uid = 65534;
   gid_t gid = 65534;
@@ -133,6 +138,10 @@ class PreparedChild {
   std::size_t stacks_size_ = 0;
   ChildPlan plan_;
 };
+
+// The stack the set-up process starts on (it is a copy of its parent's memory, so one
+// mapping per parent serves every clone).
+inline constexpr std::size_t kSetupStackBytes = 128 * 1024;
 
 // Where the new root is assembled inside the child's own mount namespace: a tmpfs
 // mounted over this existing directory, invisible to the host (mounts are private).

@@ -14,7 +14,8 @@
 
 namespace cordon::ns {
 
-inline constexpr int kMaxPassedFds = 4;
+// Enough for a set-up request to cordon-ns-spawner: its plan, 4 fds and up to 8 limit groups.
+inline constexpr int kMaxPassedFds = 16;
 
 // Sends `len` bytes of `data` with `count` (<= kMaxPassedFds) fds. Returns 0 or the errno
 // (MSG_NOSIGNAL: a peer that is gone is EPIPE, not a SIGPIPE).

@@ -408,10 +408,42 @@ Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_
   start.limits = b.limits ? &*b.limits : nullptr;
   start.want_tmp_fd = want_tmp_fd;
   start.before_go_for_test = options_.before_go_for_test;
+  auto spawner = spawner_for_build();
+  if (!spawner) return std::unexpected(spawner.error());
+  start.spawner = spawner->get();
   auto process = SandboxProcess::start(start, until);
   if (!process) return std::unexpected(process.error());
   b.process = std::move(*process);
   return b;
+}
+
+Result<std::shared_ptr<SetupSpawner>> NamespaceBackend::spawner_for_build() const {
+  using S = NamespaceOptions::Spawner;
+  if (options_.setup_spawner == S::kNever ||
+      (options_.setup_spawner == S::kWithPool && options_.pool_size == 0)) {
+    return nullptr;
+  }
+  std::lock_guard lock(spawner_mutex_);
+  if (spawner_ && spawner_->alive()) return spawner_;
+  spawner_.reset();
+  auto exe = find_ns_spawner();
+  if (!exe) {
+    if (options_.setup_spawner == S::kWithPool) return nullptr;
+    return fail(ErrorCode::kUnavailable,
+                "the cordon-ns-spawner helper was not found (set CORDON_LIBEXEC_DIR)");
+  }
+  auto started = SetupSpawner::start(*exe);
+  if (!started) {
+    if (options_.setup_spawner == S::kWithPool) return nullptr;
+    return std::unexpected(started.error());
+  }
+  spawner_ = std::move(*started);
+  return spawner_;
+}
+
+pid_t NamespaceBackend::spawner_pid() const {
+  std::lock_guard lock(spawner_mutex_);
+  return spawner_ ? spawner_->helper_pid() : -1;
 }
 
 Result<BuiltSandbox> NamespaceBackend::build_prestarted(Clock::time_point until) const {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -76,6 +77,8 @@ class NamespaceBackend final : public Backend {
   // The pool of sandboxes holding a started python (NamespaceOptions::prestart_python),
   // or null.
   [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return python_pool_.get(); }
+  // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
+  [[nodiscard]] pid_t spawner_pid() const;
   // How many runs were handed to a prestarted interpreter.
   [[nodiscard]] std::uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
 
@@ -94,6 +97,9 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
                                              const CgroupCoverage& cgroups) const;
   [[nodiscard]] bool cgroup_available(int kind) const;
+  // The helper that clones set-up processes (NamespaceOptions::setup_spawner), started on
+  // first use and again if it died; null: this process clones.
+  [[nodiscard]] Result<std::shared_ptr<SetupSpawner>> spawner_for_build() const;
 
   NamespaceOptions options_;
   bool root_ = false;
@@ -108,6 +114,8 @@ class NamespaceBackend final : public Backend {
   RunRequest pool_shape_;    // the request a pooled sandbox is built for
   RunRequest python_shape_;  // the same, for python with the loader as its code
   std::atomic<std::uint64_t> prestarted_runs_{0};
+  mutable std::mutex spawner_mutex_;
+  mutable std::shared_ptr<SetupSpawner> spawner_;  // outlives the pools' builds (below)
   // Last: their threads use everything above.
   std::unique_ptr<WarmPool<BuiltSandbox>> pool_;
   std::unique_ptr<WarmPool<BuiltSandbox>> python_pool_;

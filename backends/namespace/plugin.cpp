@@ -31,6 +31,22 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
                         "namespace: --prestart takes python or none (got '" + *prestart + "')");
   }
   options.prestart_python = prestart == "python";
+  // CORDON_NAMESPACE_SPAWNER: who clones the set-up processes (NamespaceOptions::
+  // setup_spawner); for benchmarks that compare both within one build.
+  if (const char* sp = std::getenv("CORDON_NAMESPACE_SPAWNER"); sp != nullptr) {
+    const std::string v = sp;
+    using S = cordon::ns::NamespaceOptions::Spawner;
+    if (v == "pool") {
+      options.setup_spawner = S::kWithPool;
+    } else if (v == "always") {
+      options.setup_spawner = S::kAlways;
+    } else if (v == "never") {
+      options.setup_spawner = S::kNever;
+    } else {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                          "CORDON_NAMESPACE_SPAWNER takes pool, always or never (got '" + v + "')");
+    }
+  }
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }
 

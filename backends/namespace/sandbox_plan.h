@@ -62,6 +62,15 @@ struct NamespaceOptions {
   // stdin); other runs take the plain pool. Off by default; the plugin reads
   // CORDON_NAMESPACE_PRESTART=python.
   bool prestart_python = false;
+  // Who clones each sandbox's set-up process (setup_spawner.h): cordon-ns-spawner, a small
+  // helper started on the first build, or this process. The helper pays off in a
+  // long-lived process that builds many sandboxes (a fifth of the CPU per call of
+  // `cordon mcp`); a one-shot run would pay its start for a single clone. kWithPool: the
+  // helper when pool_size > 0. Without the helper (not installed, or gone), this process
+  // clones: the same set-up, no less isolation. kAlways fails the build instead (tests).
+  // The plugin reads CORDON_NAMESPACE_SPAWNER (pool, always, never).
+  enum class Spawner { kWithPool, kAlways, kNever };
+  Spawner setup_spawner = Spawner::kWithPool;
   // Tests only: called in cordon's process right before it releases the set-up process
   // (the "go" byte), with that process's pid, so a test can make it die there.
   void (*before_go_for_test)(pid_t setup_process) = nullptr;

@@ -4,7 +4,6 @@
 #include <linux/sched.h>  // CLONE_PIDFD
 #include <poll.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "cordon/proc/pipe.h"
 #include "fd_passing.h"
 #include "id_maps.h"
+#include "memfd_blob.h"
 #include "namespace_backend.h"
 
 namespace cordon::ns {
@@ -173,18 +173,32 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
   auto prepared = PreparedChild::make(*args.plan, args.seccomp, fds, args.want_tmp_fd);
   if (!prepared) return std::unexpected(prepared.error());
 
-  // Block every signal (glibc's internal ones too) across clone, as proc::spawn does: the
-  // child resets all dispositions before unblocking, so no handler of ours runs there.
-  const proc::KernelSigset all = proc::KernelSigset::all();
-  proc::KernelSigset old{};
-  proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
+  long pid = -1;
   int pidfd = -1;
-  // No CLONE_VM: see child_setup.h. CLONE_PIDFD: a pid-reuse-proof handle, atomically.
-  const long pid = ::clone(sandbox_child_main, (*prepared)->init_stack_top(),
-                           static_cast<int>(args.plan->clone_flags | CLONE_PIDFD | SIGCHLD),
-                           (*prepared)->plan(), &pidfd);
-  const int clone_errno = errno;
-  proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
+  int clone_errno = 0;
+  if (args.spawner != nullptr) {
+    auto spawned = args.spawner->clone_setup(*(*prepared)->plan(), args.plan->clone_flags);
+    if (spawned) {
+      pid = spawned->pid;
+      pidfd = spawned->pidfd.release();
+    } else if (spawned.error().code != ErrorCode::kUnavailable) {
+      clone_errno = spawned.error().sys_errno;
+    }
+    // kUnavailable: the helper is gone; this build clones itself, below.
+  }
+  if (pid < 0 && clone_errno == 0) {
+    // Block every signal (glibc's internal ones too) across clone, as proc::spawn does:
+    // the child resets all dispositions before unblocking, so no handler of ours runs there.
+    const proc::KernelSigset all = proc::KernelSigset::all();
+    proc::KernelSigset old{};
+    proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
+    // No CLONE_VM: see child_setup.h. CLONE_PIDFD: a pid-reuse-proof handle, atomically.
+    pid = ::clone(sandbox_child_main, (*prepared)->init_stack_top(),
+                  static_cast<int>(args.plan->clone_flags | CLONE_PIDFD | SIGCHLD),
+                  (*prepared)->plan(), &pidfd);
+    clone_errno = errno;
+    proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
+  }
   if (pid < 0) {
     return fail_errno("clone into new namespaces" + namespace_refusal_hint(clone_errno),
                       clone_errno);
@@ -275,15 +289,9 @@ Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
 
   // The order goes in a memfd: no size limit of a socket message, one read by the init.
   const std::string blob = encode_order(order);
-  const UniqueFd memfd(::memfd_create("cordon-order", MFD_CLOEXEC));
-  if (!memfd) return fail_errno("memfd_create for the sandbox's order");
-  std::size_t done = 0;
-  while (done < blob.size()) {
-    const ssize_t w = ::write(memfd.get(), blob.data() + done, blob.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return fail_errno("write the sandbox's order");
-    done += static_cast<std::size_t>(w);
-  }
+  auto made = memfd_holding("cordon-order", blob, "the sandbox's order");
+  if (!made) return std::unexpected(made.error());
+  const UniqueFd memfd = std::move(*made);
 
   OrderHeader header;
   header.size = static_cast<std::uint32_t>(blob.size());

@@ -21,6 +21,7 @@
 #include "cordon/unique_fd.h"
 #include "init_protocol.h"
 #include "sandbox_plan.h"
+#include "setup_spawner.h"
 
 namespace cordon::ns {
 
@@ -31,6 +32,9 @@ struct SandboxStart {
   const proc::LimitGroup* limits = nullptr;         // joined before the init starts; may be null
   bool want_tmp_fd = false;                         // keep the sandbox's /tmp for artifacts
   void (*before_go_for_test)(pid_t) = nullptr;      // NamespaceOptions::before_go_for_test
+  // Clones the set-up process instead of this process (setup_spawner.h); null, or gone
+  // (kUnavailable), and this process clones it: the same set-up either way.
+  SetupSpawner* spawner = nullptr;
 };
 
 // The code's part of a plan, for the init of a built sandbox.

@@ -5,7 +5,6 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <memory>
 
 #include "cordon/policy/concrete_rules.h"
+#include "cordon/policy/seccomp_install.h"
 #include "cordon/unique_fd.h"
 
 namespace cordon::policy {
@@ -133,15 +133,7 @@ Result<SeccompProgram> compile_seccomp(const SyscallPolicy& policy) {
 }
 
 int apply_seccomp(const SeccompProgram& program) noexcept {
-  // Without no_new_privs an unprivileged process may not install a filter, and a setuid
-  // exec could otherwise shed it; set it first, unconditionally.
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-  sock_fprog fprog{};
-  fprog.len = static_cast<unsigned short>(program.instructions.size());
-  // The kernel only reads the program; sock_fprog's member is non-const for history.
-  fprog.filter = const_cast<sock_filter*>(program.instructions.data());
-  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, /*flags=*/0, &fprog) != 0) return errno;
-  return 0;
+  return install_seccomp_filter(program.instructions.data(), program.instructions.size());
 }
 
 }  // namespace cordon::policy

@@ -1,0 +1,127 @@
+#include "setup_spawner.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <optional>
+#include <string>
+
+#include "child_plan_wire.h"
+#include "cordon/install_layout.h"
+#include "cordon/proc/pipe.h"
+#include "fd_passing.h"
+#include "memfd_blob.h"
+#include "spawner_protocol.h"
+
+namespace cordon::ns {
+
+std::optional<std::filesystem::path> find_ns_spawner() {
+  return find_libexec_helper("cordon-ns-spawner");
+}
+
+Result<std::unique_ptr<SetupSpawner>> SetupSpawner::start(const std::filesystem::path& exe) {
+  auto pair = proc::make_seqpacket_pair();
+  if (!pair) return std::unexpected(pair.error());
+  std::unique_ptr<SetupSpawner> s(new SetupSpawner());
+  s->socket_ = std::move(pair->read);
+  s->keeper_ = std::thread(&SetupSpawner::keep, s.get(), exe, std::move(pair->write));
+  std::unique_lock lock(s->keeper_mutex_);
+  s->keeper_cv_.wait(lock, [&] { return s->started_; });
+  if (s->start_error_) {
+    Error e = *s->start_error_;
+    lock.unlock();
+    return std::unexpected(std::move(e));  // the destructor joins the keeper
+  }
+  return s;
+}
+
+void SetupSpawner::keep(const std::filesystem::path& exe, UniqueFd their_end) {
+  proc::SpawnOptions so;
+  so.path = exe.string();
+  so.argv = {"cordon-ns-spawner"};
+  so.keep_fds = {their_end.get()};  // at kSpawnerSocketFd (3)
+  auto helper = proc::spawn(so);
+  their_end.reset();
+  {
+    std::lock_guard lock(keeper_mutex_);
+    started_ = true;
+    if (helper) {
+      helper_pid_ = helper->pid();
+    } else {
+      start_error_ =
+          Error{helper.error().code, 0, "start " + exe.string() + ": " + helper.error().describe()};
+    }
+  }
+  keeper_cv_.notify_all();
+  if (!helper) return;
+  // Live as long as the object: the helper and every set-up process have this thread as
+  // their parent (see the header).
+  std::unique_lock lock(keeper_mutex_);
+  keeper_cv_.wait(lock, [&] { return stop_; });
+  lock.unlock();
+  // The socket is closed: the helper ends by itself; SIGKILL makes sure it does.
+  (void)helper->signal(SIGKILL);
+  (void)helper->wait();
+}
+
+SetupSpawner::~SetupSpawner() {
+  {
+    std::lock_guard lock(mutex_);
+    socket_.reset();
+  }
+  {
+    std::lock_guard lock(keeper_mutex_);
+    stop_ = true;
+  }
+  keeper_cv_.notify_all();
+  if (keeper_.joinable()) keeper_.join();
+}
+
+bool SetupSpawner::alive() const {
+  std::lock_guard lock(mutex_);
+  return !broken_;
+}
+
+Result<SetupSpawner::Spawned> SetupSpawner::clone_setup(const ChildPlan& plan,
+                                                        std::uint64_t clone_flags) {
+  const std::string bytes = encode_child_plan(plan, clone_flags);
+  auto made = memfd_holding("cordon-setup-plan", bytes, "the set-up plan");
+  if (!made) return std::unexpected(made.error());
+  const UniqueFd memfd = std::move(*made);
+  int fds[kMaxPassedFds];
+  int count = 0;
+  for (const int fd :
+       {memfd.get(), plan.go_fd, plan.channel_fd, plan.report_fd, plan.init_exe_fd}) {
+    fds[count++] = fd;
+  }
+  for (std::size_t i = 0; i < plan.join_fd_count; ++i) fds[count++] = plan.join_fds[i];
+  SpawnRequest req;
+  req.plan_size = static_cast<std::uint32_t>(bytes.size());
+
+  std::lock_guard lock(mutex_);
+  if (broken_ || !socket_) return fail(ErrorCode::kUnavailable, "cordon-ns-spawner is gone");
+  if (const int err = send_with_fds(socket_.get(), &req, sizeof(req), fds, count); err != 0) {
+    broken_ = true;
+    return std::unexpected(Error{ErrorCode::kUnavailable, err, "send to cordon-ns-spawner"});
+  }
+  SpawnReply reply;
+  int pidfd = -1;
+  int got = 0;
+  const ssize_t n = receive_with_fds(socket_.get(), &reply, sizeof(reply), &pidfd, 1, &got);
+  UniqueFd owned(got == 1 ? pidfd : -1);
+  if (n != static_cast<ssize_t>(sizeof(reply))) {
+    broken_ = true;
+    return fail(ErrorCode::kUnavailable, "cordon-ns-spawner did not answer");
+  }
+  if (reply.pid <= 0) {
+    return fail_errno("clone into new namespaces (cordon-ns-spawner)",
+                      reply.error != 0 ? reply.error : EPROTO);
+  }
+  if (!owned) {
+    broken_ = true;
+    return fail(ErrorCode::kUnavailable, "cordon-ns-spawner sent no pidfd");
+  }
+  return Spawned{static_cast<pid_t>(reply.pid), std::move(owned)};
+}
+
+}  // namespace cordon::ns
