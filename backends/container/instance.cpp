@@ -144,10 +144,11 @@ std::set<std::string> cgroup_names(const std::vector<proc::CgroupHierarchy>& hie
 // before it wrote the bundle, or one whose rmdir met a process still exiting); whatever
 // still runs in those groups is the dead cordon's code and is killed. True when nothing
 // of it is left.
+// `groups`: cgroup_names(), listed once per sweep.
 bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
                     const RuntimeCli& runtime,
-                    const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until,
-                    int& swept) {
+                    const std::vector<proc::CgroupHierarchy>& hierarchies,
+                    const std::set<std::string>& groups, Clock::time_point until, int& swept) {
   bool clean = true;
   std::error_code ec;
   std::vector<std::string> names;  // listed first: removing while listing may skip entries
@@ -161,7 +162,7 @@ bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
     if (fs::exists(runtime_dir / "bundles" / name, ec)) clean = false;
     ++swept;
   }
-  for (const std::string& name : cgroup_names(hierarchies)) {
+  for (const std::string& name : groups) {
     if (!name.starts_with(instance + "-")) continue;
     const std::string group = kContainerPrefix + name;
     (void)runtime.destroy(group, until);  // its state, if the runtime still has one
@@ -190,10 +191,11 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
   int swept = 0;
   std::error_code ec;
   const auto until = Clock::now() + std::chrono::seconds(10);
+  const std::set<std::string> groups = cgroup_names(hierarchies);
   // Our own instance has made nothing yet: anything under its id is a dead namesake's
   // (our pid, recycled) whose lock was already gone when we took the id.
   if (!own_instance.empty()) {
-    (void)sweep_instance(runtime_dir, own_instance, runtime, hierarchies, until, swept);
+    (void)sweep_instance(runtime_dir, own_instance, runtime, hierarchies, groups, until, swept);
   }
   std::set<std::string> with_lock;
   for (const auto& e : fs::directory_iterator(runtime_dir / "locks", ec)) {
@@ -206,7 +208,7 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
     if (on_dead) on_dead(instance);
     // The lock file goes last, and only when everything of the instance went: until then
     // the next start sees a dead instance and tries again.
-    if (sweep_instance(runtime_dir, instance, runtime, hierarchies, until, swept)) {
+    if (sweep_instance(runtime_dir, instance, runtime, hierarchies, groups, until, swept)) {
       ::unlink(e.path().c_str());
     }
   }
@@ -224,10 +226,10 @@ Result<int> sweep_dead_instances(const fs::path& runtime_dir, const RuntimeCli& 
   for (const auto& b : fs::directory_iterator(runtime_dir / "bundles", ec)) {
     consider(b.path().filename());
   }
-  for (const std::string& name : cgroup_names(hierarchies)) consider(name);
+  for (const std::string& name : groups) consider(name);
   for (const std::string& instance : orphans) {
     if (on_dead) on_dead(instance);
-    (void)sweep_instance(runtime_dir, instance, runtime, hierarchies, until, swept);
+    (void)sweep_instance(runtime_dir, instance, runtime, hierarchies, groups, until, swept);
   }
   return swept;
 }

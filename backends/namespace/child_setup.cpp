@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "cordon/policy/seccomp_install.h"
+#include "cordon/proc/kernel_sigset.h"
 #include "fd_passing.h"
 #include "mount_apply.h"
 
@@ -276,6 +277,19 @@ int sandbox_child_main(void* arg) {
   }
   ::syscall(SYS_execveat, kInitExeSlot, "", p->init_argv, p->init_envp, AT_EMPTY_PATH);
   fail(kChannelSlot, ChildStage::kExecInit, errno);
+}
+
+long clone_setup_process(void* stack_top, unsigned long flags, ChildPlan* plan, int* pidfd) {
+  const proc::KernelSigset all = proc::KernelSigset::all();
+  proc::KernelSigset old{};
+  proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
+  // No CLONE_VM: see child_setup.h. CLONE_PIDFD: a pid-reuse-proof handle, atomically.
+  const long pid = ::clone(sandbox_child_main, stack_top,
+                           static_cast<int>(flags | CLONE_PIDFD | SIGCHLD), plan, pidfd);
+  const int clone_errno = errno;
+  proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
+  errno = clone_errno;
+  return pid;
 }
 
 }  // namespace cordon::ns

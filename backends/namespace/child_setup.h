@@ -150,4 +150,10 @@ inline constexpr const char* kStaging = "/tmp";
 // The entry point of B (for clone): never returns; execs cordon-ns-init or _exits.
 int sandbox_child_main(void* arg);
 
+// Clones B running sandbox_child_main(plan) on `stack_top`, with every signal blocked
+// across the clone (B resets the dispositions before any can be delivered) and CLONE_PIDFD
+// (*pidfd). `flags` adds to that: the plan's namespaces, and CLONE_PARENT in the spawner.
+// The pid, or -1 with errno. Used by cordon (sandbox_process.cpp) and cordon-ns-spawner.
+long clone_setup_process(void* stack_top, unsigned long flags, ChildPlan* plan, int* pidfd);
+
 }  // namespace cordon::ns

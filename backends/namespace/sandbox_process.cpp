@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "cordon/proc/kernel_sigset.h"
 #include "cordon/proc/pipe.h"
 #include "fd_passing.h"
 #include "id_maps.h"
@@ -187,17 +186,9 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
     // kUnavailable: the helper is gone; this build clones itself, below.
   }
   if (pid < 0 && clone_errno == 0) {
-    // Block every signal (glibc's internal ones too) across clone, as proc::spawn does:
-    // the child resets all dispositions before unblocking, so no handler of ours runs there.
-    const proc::KernelSigset all = proc::KernelSigset::all();
-    proc::KernelSigset old{};
-    proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
-    // No CLONE_VM: see child_setup.h. CLONE_PIDFD: a pid-reuse-proof handle, atomically.
-    pid = ::clone(sandbox_child_main, (*prepared)->init_stack_top(),
-                  static_cast<int>(args.plan->clone_flags | CLONE_PIDFD | SIGCHLD),
-                  (*prepared)->plan(), &pidfd);
+    pid = clone_setup_process((*prepared)->init_stack_top(), args.plan->clone_flags,
+                              (*prepared)->plan(), &pidfd);
     clone_errno = errno;
-    proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
   }
   if (pid < 0) {
     return fail_errno("clone into new namespaces" + namespace_refusal_hint(clone_errno),

@@ -14,7 +14,6 @@
 
 #include "child_plan_wire.h"
 #include "child_setup.h"
-#include "cordon/proc/kernel_sigset.h"
 #include "fd_passing.h"
 #include "spawner_protocol.h"
 
@@ -44,18 +43,12 @@ int spawn(const SpawnRequest& req, const int* fds, int count, long* pid, int* pi
     d.plan.report_fd = fds[3];
     d.plan.init_exe_fd = fds[4];
     for (std::size_t i = 0; i < d.plan.join_fd_count; ++i) d.plan.join_fds[i] = fds[5 + i];
-    // As SandboxProcess::start does in cordon: every signal blocked across clone, the
-    // child resets the dispositions before it unblocks. CLONE_PARENT: the set-up process
-    // is the child of our parent (cordon), which waits for it through the pidfd and whose
-    // thread its parent-death signal follows; we hold nothing of it after this.
-    const proc::KernelSigset all = proc::KernelSigset::all();
-    proc::KernelSigset old{};
-    proc::raw_sigprocmask(SIG_SETMASK, &all, &old);
-    *pid = ::clone(sandbox_child_main, static_cast<char*>(g_stack) + kSetupStackBytes,
-                   static_cast<int>(d.clone_flags | CLONE_PARENT | CLONE_PIDFD | SIGCHLD), &d.plan,
-                   pidfd);
+    // CLONE_PARENT: the set-up process is the child of our parent (cordon), which waits
+    // for it through the pidfd and whose thread its parent-death signal follows; we hold
+    // nothing of it after this.
+    *pid = clone_setup_process(static_cast<char*>(g_stack) + kSetupStackBytes,
+                               d.clone_flags | CLONE_PARENT, &d.plan, pidfd);
     err = *pid < 0 ? errno : 0;
-    proc::raw_sigprocmask(SIG_SETMASK, &old, nullptr);
   }
   ::munmap(map, req.plan_size);
   return err;
