@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libseccomp-dev libsqlite3-dev
+  libseccomp-dev libsqlite3-dev libsystemd-dev dbus-daemon
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
   qt6-base-dev xvfb xauth

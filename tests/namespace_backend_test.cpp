@@ -53,6 +53,7 @@
 #include "audit/host_probes.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
+#include "cordon/proc/cgroup_delegation.h"
 #include "figures_test_support.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
@@ -627,8 +628,8 @@ void expect_fork_bomb_bounded(const std::function<RunResult(const RunRequest&)>&
   const RunResult r = run(req);
   done = true;
   prober.join();
-  EXPECT_LT(Clock::now() - start, seconds(6));
-  EXPECT_LT(worst_ms.load(), 1000);
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(6)));
+  EXPECT_LT(worst_ms.load(), 1000 * cordon_test::time_factor());
   std::optional<std::string> limited;
   for (const auto& e : r.enforced) {
     if (e.aspect == Aspect::kProcesses) limited = e.value;
@@ -724,26 +725,40 @@ TEST_F(NamespaceTest, SetsidAndNohupDescendantsAreGoneAfterExitAndTimeout) {
 }
 
 TEST_F(NamespaceTest, OverlappingRunsCannotSeeEachOther) {
+  // Sleep durations unique to this test (so sleeps of tests running in parallel don't
+  // count), longer on a slow host so that the two runs still overlap there.
+  const int f = cordon_test::time_factor();
+  const std::string a_sleep = std::to_string(f) + ".217";
+  const std::string b_sleep = "0." + std::to_string(700 + 17 * f);
   RunResult a, b;
   std::thread ta([&] {
-    a = run(sh("echo a > /tmp/mine-a; sleep 1.217; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+    a = run(sh("echo a > /tmp/mine-a; sleep " + a_sleep + "; ls /tmp; ls /proc | grep -c '^[0-9]'",
+               cordon_test::slack(seconds(10))));
   });
   std::this_thread::sleep_for(milliseconds(300));
   std::set<std::string> host_uids;
   std::thread tb([&] {
-    b = run(sh("echo b > /tmp/mine-b; sleep 0.717; ls /tmp; ls /proc | grep -c '^[0-9]'"));
+    b = run(sh("echo b > /tmp/mine-b; sleep " + b_sleep + "; ls /tmp; ls /proc | grep -c '^[0-9]'",
+               cordon_test::slack(seconds(10))));
   });
-  std::this_thread::sleep_for(milliseconds(300));
   // Host side, while both run: the two sandboxes' sleeps run as different host uids.
   // (Durations unique to this test, so sleeps of tests running in parallel don't count.)
-  std::vector<pid_t> sleeps = host_processes_with("1.217");
-  for (const pid_t pid : host_processes_with("0.717")) sleeps.push_back(pid);
-  for (const pid_t pid : sleeps) {
-    const auto st = testing::read_file("/proc/" + std::to_string(pid) + "/status").value_or("");
-    const auto at = st.find("Uid:\t");
-    if (at != std::string::npos)
-      host_uids.insert(st.substr(at + 5, st.find('\t', at + 5) - at - 5));
-  }
+  // Looked for until both are seen or a's sleep must be over: a slow host (the guest under
+  // emulation) may take longer than the stagger to start b.
+  const auto give_up = Clock::now() + cordon_test::slack(milliseconds(1217));
+  do {
+    std::this_thread::sleep_for(milliseconds(50));
+    std::vector<pid_t> sleeps = host_processes_with(a_sleep);
+    for (const pid_t pid : host_processes_with(b_sleep)) sleeps.push_back(pid);
+    std::set<std::string> seen;
+    for (const pid_t pid : sleeps) {
+      const auto st = testing::read_file("/proc/" + std::to_string(pid) + "/status").value_or("");
+      const auto at = st.find("Uid:\t");
+      if (at != std::string::npos) seen.insert(st.substr(at + 5, st.find('\t', at + 5) - at - 5));
+    }
+    seen.erase("0");
+    if (seen.size() > host_uids.size()) host_uids = seen;
+  } while (host_uids.size() < 2 && Clock::now() < give_up);
   ta.join();
   tb.join();
   // Each sees its own file only, and only its own processes (init, sh, ls, grep).
@@ -751,7 +766,6 @@ TEST_F(NamespaceTest, OverlappingRunsCannotSeeEachOther) {
   EXPECT_EQ(b.stdout_data.substr(0, b.stdout_data.find('\n')), "mine-b") << b.stdout_data;
   EXPECT_LE(std::stoi(a.stdout_data.substr(a.stdout_data.find('\n') + 1)), 4);
   if (::geteuid() == 0) {
-    host_uids.erase("0");
     EXPECT_GE(host_uids.size(), 2u) << "concurrent sandboxes must not share a host uid";
   }
 }
@@ -786,15 +800,18 @@ std::set<std::string> entries(const fs::path& dir, const std::string& prefix = "
 Snapshot snapshot(const std::vector<pid_t>& owners) {
   Snapshot s;
   s.mounts = lines("/proc/self/mountinfo");
-  for (const auto& line : lines("/proc/self/cgroup")) {
-    const auto c1 = line.find(':'), c2 = line.find(':', c1 + 1);
-    std::string ctrl = line.substr(c1 + 1, c2 - c1 - 1);
-    const std::string path = line.substr(c2 + 1);
-    if (ctrl.starts_with("name=")) continue;
-    const std::string root = ctrl.empty() ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup/" + ctrl;
-    for (const pid_t owner : owners) {
-      for (const auto& e : entries(root + path, "cordon-" + std::to_string(owner) + "-")) {
-        s.cgroups.insert(ctrl + ":" + e);
+  // Where cordon makes its groups in each hierarchy (below a delegated parent on a pure v2
+  // host, cgroup_delegation.h), without the leaf cordon itself may live in there
+  // ("cordon-<pid>-0", made once per process, not per run).
+  if (auto hierarchies = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) {
+    for (const auto& h : *hierarchies) {
+      std::string ctrl;
+      for (const auto& c : h.controllers) ctrl += (ctrl.empty() ? "" : ",") + c;
+      for (const pid_t owner : owners) {
+        const std::string prefix = "cordon-" + std::to_string(owner) + "-";
+        for (const auto& e : entries(proc::group_parent_dir(h), prefix)) {
+          if (e != prefix + "0") s.cgroups.insert(ctrl + ":" + e);
+        }
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cordon/proc/cgroup2.h"
+#include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/proc/pipe.h"
@@ -149,7 +150,8 @@ TEST(LimitGroupNoCgroups, FakeRootGivesReasonsAndEnforcesNothing) {
 
 // --- live, on this host's cgroups (root) ---
 
-// Every cordon-<our pid>-* directory under our own cgroup in every hierarchy.
+// Every cordon-<our pid>-* directory where cordon makes its groups in every hierarchy (below
+// our own cgroup, or on a pure v2 host the delegated parent), but the leaf we may live in.
 std::vector<fs::path> our_group_dirs() {
   std::vector<fs::path> out;
   auto all = discover_cgroup_hierarchies("/sys/fs/cgroup");
@@ -157,8 +159,9 @@ std::vector<fs::path> our_group_dirs() {
   const std::string prefix = "cordon-" + std::to_string(::getpid()) + "-";
   for (const auto& h : *all) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(h.own_dir, ec)) {
-      if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(group_parent_dir(h), ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with(prefix) && name != prefix + "0") out.push_back(e.path());
     }
   }
   return out;
@@ -225,7 +228,20 @@ class LimitGroupLive : public ::testing::Test {
   }
 };
 
-TEST_F(LimitGroupLive, EnforcedNamesV1MechanismsAndLimitsAreInPlaceBeforeJoin) {
+// The cgroup v1 hybrid layout (this machine kind, CI): one group per hierarchy, v1 files,
+// v1's OOM and pids accounting. A pure v2 host has no such layout to check; the backends'
+// suites cover its groups there (tests/guest, docs/GUEST.md).
+class LimitGroupLiveV1 : public LimitGroupLive {
+ protected:
+  void SetUp() override {
+    if (v1_own_dir("memory").empty() || v1_own_dir("pids").empty()) {
+      GTEST_SKIP() << "not a cgroup v1 hybrid host: no v1 memory and pids hierarchies";
+    }
+    LimitGroupLive::SetUp();
+  }
+};
+
+TEST_F(LimitGroupLiveV1, EnforcedNamesV1MechanismsAndLimitsAreInPlaceBeforeJoin) {
   LimitGroupOptions options;
   options.cpus = 0.5;
   auto group = LimitGroup::create(limits(64 * kMiB, 8), options);
@@ -275,7 +291,7 @@ TEST_F(LimitGroupLive, EnforcedNamesV1MechanismsAndLimitsAreInPlaceBeforeJoin) {
   EXPECT_TRUE(group->enforced().empty());
 }
 
-TEST_F(LimitGroupLive, AChildPlacesItselfThroughSelfJoinFds) {
+TEST_F(LimitGroupLiveV1, AChildPlacesItselfThroughSelfJoinFds) {
   LimitGroupOptions options;
   options.cpus = 0.5;
   auto group = LimitGroup::create(limits(64 * kMiB, 8), options);
@@ -352,7 +368,7 @@ TEST_F(LimitGroupLive, AllocationOverTheMemoryLimitIsOomKilled) {
   EXPECT_TRUE(group->remove(std::chrono::steady_clock::now() + seconds(2)).has_value());
 }
 
-TEST_F(LimitGroupLive, ForksStopAtMaxProcessesAndRemoveKillsTheRest) {
+TEST_F(LimitGroupLiveV1, ForksStopAtMaxProcessesAndRemoveKillsTheRest) {
   auto group = LimitGroup::create(limits(256 * kMiB, 8));
   ASSERT_TRUE(group.has_value()) << group.error().describe();
   const auto dirs = our_group_dirs();
@@ -394,7 +410,7 @@ TEST_F(LimitGroupLive, ForksStopAtMaxProcessesAndRemoveKillsTheRest) {
   ASSERT_TRUE(held->child.wait().has_value());
 }
 
-TEST_F(LimitGroupLive, DestructorKillsMembersAndRemovesGroups) {
+TEST_F(LimitGroupLiveV1, DestructorKillsMembersAndRemovesGroups) {
   std::vector<fs::path> dirs;
   pid_t member = -1;
   HeldChild held;
@@ -417,7 +433,7 @@ TEST_F(LimitGroupLive, DestructorKillsMembersAndRemovesGroups) {
   EXPECT_EQ(exit->signal(), SIGKILL);
 }
 
-TEST_F(LimitGroupLive, SweepRemovesGroupsOfDeadOwnersOnly) {
+TEST_F(LimitGroupLiveV1, SweepRemovesGroupsOfDeadOwnersOnly) {
   // A pid that is certainly dead: a child we started and reaped.
   SpawnOptions opts;
   opts.path = "/bin/true";

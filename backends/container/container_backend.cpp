@@ -160,6 +160,9 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
       why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
   }
+  // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the engine).
+  if (why.empty() && options_.engine.empty())
+    why = ContainerCgroups::unavailable_reason(hierarchies_);
   if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
     why = "root filesystem " + options_.rootfs + " is not a directory";
   }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_fs.h"
 
 namespace cordon::oci {
@@ -37,6 +38,30 @@ std::optional<std::int64_t> single(const fs::path& file) {
 
 }  // namespace
 
+std::string ContainerCgroups::unavailable_reason(
+    const std::vector<proc::CgroupHierarchy>& hierarchies) {
+  std::string missing;
+  for (const char* controller : {"memory", "pids"}) {
+    bool v1 = false;
+    for (const auto& h : hierarchies) v1 = v1 || (!h.v2 && has(h, controller));
+    if (v1) continue;
+    const auto* v2 = proc::find_v2_hierarchy(hierarchies);
+    const auto offered = v2 != nullptr
+                             ? proc::cgroupfs::read_small(v2->own_dir / "cgroup.controllers")
+                             : Result<std::string>(std::string());
+    if (!offered || (" " + *offered).find(std::string(" ") + controller) == std::string::npos) {
+      missing += missing.empty() ? controller : std::string(" and ") + controller;
+      continue;
+    }
+    auto parent = proc::v2_group_parent(*v2, "/sys/fs/cgroup", /*acquire=*/false);
+    if (!parent) return "no cgroup for the memory and process limits: " + parent.error().describe();
+  }
+  if (missing.empty()) return {};
+  return "no " + missing +
+         " controller for cordon's groups (neither a cgroup v1 hierarchy nor "
+         "available to our cgroup v2 group)";
+}
+
 Result<ContainerCgroups> ContainerCgroups::create(
     const std::vector<proc::CgroupHierarchy>& hierarchies, const std::string& group,
     std::uint64_t memory_bytes, std::uint64_t max_processes) {
@@ -50,7 +75,27 @@ Result<ContainerCgroups> ContainerCgroups::create(
     const bool pids_here = h.v2 ? false : has(h, "pids");
     const bool cpu_here = !h.v2 && has(h, "cpuacct");
     if (!mem_here && !pids_here && !cpu_here && !h.v2) continue;
-    const fs::path dir = h.own_dir / group;
+    if (h.v2) {
+      // A pure v2 host hands controllers only from a parent without processes of its own:
+      // the one cgroup_delegation.h finds (a delegated systemd scope, ...), with memory and
+      // pids enabled for its children. Where that fails the group has no memory.max and the
+      // run is refused below, with the reason.
+      auto parent = proc::v2_group_parent(h, "/sys/fs/cgroup", /*acquire=*/true);
+      if (!parent) {
+        remove_container_cgroups(hierarchies, group);
+        return fail(ErrorCode::kUnavailable,
+                    "no cgroup for the memory and process limits: " + parent.error().describe());
+      }
+      if (!parent->via.empty()) {
+        for (const char* c : {"memory", "pids"}) {
+          if (auto st = proc::enable_v2_controller(parent->dir, c); !st) {
+            remove_container_cgroups(hierarchies, group);
+            return std::unexpected(st.error());
+          }
+        }
+      }
+    }
+    const fs::path dir = proc::group_parent_dir(h) / group;
     if (::mkdir(dir.c_str(), 0755) != 0) {
       remove_container_cgroups(hierarchies, group);
       return fail_errno("mkdir " + dir.string());
@@ -114,7 +159,7 @@ Status ContainerCgroups::wait_empty(std::chrono::steady_clock::time_point until)
   // Every hierarchy the runtime made the container's group in lists the same processes;
   // an exited process leaves the list before its parent reaps it.
   for (const auto& h : hierarchies_) {
-    const fs::path procs = h.own_dir / group_ / "c" / "cgroup.procs";
+    const fs::path procs = proc::group_parent_dir(h) / group_ / "c" / "cgroup.procs";
     for (;;) {
       const auto text = proc::cgroupfs::read_small(procs);
       if (!text || text->empty()) break;
@@ -137,10 +182,14 @@ ContainerStats ContainerCgroups::stats() const {
     }
   }
   for (const auto& h : hierarchies_) {
-    const fs::path dir = h.own_dir / group_;
+    const fs::path dir = proc::group_parent_dir(h) / group_;
     if (h.v2) {
       if (auto n = keyed(dir / "memory.events", "oom_kill"); n && *n > 0) s.oom_killed = true;
-      if (auto n = keyed(dir / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+      // Linux before 6.10 counts a refused fork in pids.events of the forking process's own
+      // group (the container's, below our parent that holds the limit): read both.
+      for (const fs::path& d : {dir, dir / "c"}) {
+        if (auto n = keyed(d / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
+      }
       if (auto n = single(dir / "memory.peak")) s.memory_peak_kb = *n / 1024;
       if (auto n = keyed(dir / "cpu.stat", "usage_usec")) s.cpu_usec = n;
       continue;
@@ -165,7 +214,7 @@ ContainerStats ContainerCgroups::stats() const {
 std::optional<ResourceSample> ContainerCgroups::usage() const {
   ResourceSample out;
   for (const auto& h : hierarchies_) {
-    const fs::path dir = h.own_dir / group_;
+    const fs::path dir = proc::group_parent_dir(h) / group_;
     std::optional<std::int64_t> memory;
     std::optional<std::int64_t> cpu_usec;
     if (h.v2) {
@@ -187,8 +236,8 @@ std::optional<ResourceSample> ContainerCgroups::usage() const {
 void remove_container_cgroups(const std::vector<proc::CgroupHierarchy>& hierarchies,
                               const std::string& group) {
   for (const auto& h : hierarchies) {
-    ::rmdir((h.own_dir / group / "c").c_str());
-    ::rmdir((h.own_dir / group).c_str());
+    ::rmdir((proc::group_parent_dir(h) / group / "c").c_str());
+    ::rmdir((proc::group_parent_dir(h) / group).c_str());
   }
 }
 

@@ -41,6 +41,12 @@ class ContainerCgroups {
       const std::vector<proc::CgroupHierarchy>& hierarchies, const std::string& group,
       std::uint64_t memory_bytes, std::uint64_t max_processes);
 
+  // Why create() could not place both limits on this host ("" when it could), predicted
+  // without changing anything: a probe's answer, so that `cordon backends` and `auto` do not
+  // offer a backend every run of which would be refused.
+  [[nodiscard]] static std::string unavailable_reason(
+      const std::vector<proc::CgroupHierarchy>& hierarchies);
+
   ContainerCgroups() = default;
   ContainerCgroups(ContainerCgroups&&) noexcept = default;
   ContainerCgroups& operator=(ContainerCgroups&&) noexcept = default;

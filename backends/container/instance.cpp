@@ -15,6 +15,7 @@
 
 #include "container_cgroups.h"
 #include "cordon/lock_file.h"
+#include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/temp_dir.h"
 
@@ -131,7 +132,7 @@ std::set<std::string> cgroup_names(const std::vector<proc::CgroupHierarchy>& hie
   const std::string_view prefix = kContainerPrefix;
   for (const auto& h : hierarchies) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(h.own_dir, ec)) {
+    for (const auto& e : fs::directory_iterator(proc::group_parent_dir(h), ec)) {
       std::string name = e.path().filename();
       if (name.starts_with(prefix) && e.is_directory(ec)) out.insert(name.substr(prefix.size()));
     }
@@ -167,7 +168,8 @@ bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
     const std::string group = kContainerPrefix + name;
     (void)runtime.destroy(group, until);  // its state, if the runtime still has one
     for (const auto& h : hierarchies) {
-      if (!proc::kill_and_remove_group(h.own_dir / group, h.v2, until)) clean = false;
+      if (!proc::kill_and_remove_group(proc::group_parent_dir(h) / group, h.v2, until))
+        clean = false;
     }
     ++swept;
   }

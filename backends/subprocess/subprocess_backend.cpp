@@ -16,6 +16,7 @@
 #include "cordon/limit_check.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
+#include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/reaper.h"
 #include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
@@ -294,7 +295,13 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   if (uses_cgroup()) {
     cgroup = take_idle_cgroup();
     if (!cgroup) {
-      if (auto cg = proc::Cgroup2::create(*cgroup_parent_)) cgroup = std::move(*cg);
+      // No controller is needed here (cgroup.kill, cpu.stat), so nothing is delegated for it,
+      // but once another backend of this process has a delegated parent (on a pure v2
+      // host), every run group of cordon goes there.
+      const auto acquired = proc::acquired_v2_parent();
+      if (auto cg = proc::Cgroup2::create(acquired ? acquired->dir : *cgroup_parent_)) {
+        cgroup = std::move(*cg);
+      }
     }
   }
   if (!cgroup && !helper_) {

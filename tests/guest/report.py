@@ -9,7 +9,8 @@ import pathlib
 import re
 import sys
 
-TESTS = ["namespace_backend_test", "container_backend_test"]
+TESTS = ["proc_cgroup_delegation_test", "proc_limit_group_test", "namespace_backend_test",
+         "container_backend_test"]
 COMMANDS = [
     ("backends", "cordon backends"),
     ("plan-auto", "cordon plan -b auto"),

@@ -16,6 +16,7 @@
 
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
+#include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_fs.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/units.h"
@@ -74,40 +75,37 @@ bool has_word(std::string_view list, std::string_view word) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Where a kind's group goes: the parent directory (our own cgroup in that hierarchy).
+// Where a kind's group goes: the parent directory (our own cgroup in that hierarchy, or on
+// v2 the parent cgroup_delegation.h finds), and for a v2 parent still to be made (a
+// prediction) a directory to read its files from instead.
 struct Site {
   fs::path parent;
   bool v2 = false;
+  std::string via;     // how a v2 parent was had, in words ("" for our own cgroup)
+  fs::path probe_dir;  // where planned() reads what the parent will offer
 };
 
-// Our own v2 cgroup can give `controller` to a child only when it is enabled in our
-// cgroup.subtree_control. Enabling it there (with `enable`) fails with EBUSY when our cgroup
-// holds processes (v2's no-internal-process rule; we are in it ourselves unless it is the
-// root), and then this kind is unavailable: we do not move ourselves around to make room.
-Result<Site> locate_v2(const CgroupHierarchy& h, const char* controller, bool enable) {
-  const auto subtree = h.own_dir / "cgroup.subtree_control";
-  auto enabled = cgroupfs::read_small(subtree);
-  if (!enabled) return std::unexpected(enabled.error());
-  if (has_word(*enabled, controller)) return Site{h.own_dir, true};
+// A v2 parent can give `controller` to a child only when it is enabled in its
+// cgroup.subtree_control, which v2 allows only in a group without processes (the root
+// excepted). v2_group_parent() finds or predicts such a parent (a delegated systemd scope,
+// or our own group with its processes moved to a leaf); `enable` acquires it and enables the
+// controller there, a probe (enable=false) changes nothing.
+Result<Site> locate_v2(const CgroupHierarchy& h, const fs::path& cgroup_root,
+                       const char* controller, bool enable) {
+  auto parent = v2_group_parent(h, cgroup_root, enable);
+  if (!parent) {
+    return fail(ErrorCode::kUnavailable, std::string(controller) +
+                                             " is not enabled for cordon's groups and cannot "
+                                             "be: " +
+                                             parent.error().describe());
+  }
+  if (parent->dir.empty()) return Site{{}, true, parent->via, h.own_dir};  // a scope to come
   if (enable) {
-    if (auto st = cgroupfs::write(subtree, std::string("+") + controller); !st) {
-      return fail(ErrorCode::kUnavailable, std::string("cannot enable ") + controller + " in " +
-                                               subtree.string() + ": " +
-                                               errno_text(st.error().sys_errno));
+    if (auto st = enable_v2_controller(parent->dir, controller); !st) {
+      return std::unexpected(st.error());
     }
-    return Site{h.own_dir, true};
   }
-  // A probe does not change anything: predict the EBUSY instead.
-  auto procs = cgroupfs::read(h.own_dir / "cgroup.procs");
-  std::error_code ec;
-  const bool is_root = !fs::exists(h.own_dir / "cgroup.type", ec);  // the root has none
-  if (!is_root && procs && !procs->empty()) {
-    return fail(ErrorCode::kUnavailable,
-                std::string(controller) + " is not enabled in " + subtree.string() +
-                    " and cannot be: our own cgroup holds processes (cgroup v2 allows "
-                    "controllers for child groups only in a cgroup without processes)");
-  }
-  return Site{h.own_dir, true};
+  return Site{parent->dir, true, parent->via, parent->dir};
 }
 
 // Where `kind` can be placed. A controller is either in a v1 hierarchy or available to the
@@ -115,12 +113,16 @@ Result<Site> locate_v2(const CgroupHierarchy& h, const char* controller, bool en
 Result<Site> locate(LimitKindCg kind, const std::vector<CgroupHierarchy>& hierarchies,
                     const fs::path& cgroup_root, bool enable) {
   const char* controller = controller_of(kind);
-  if (const auto* v1 = find_v1_hierarchy(hierarchies, controller)) return Site{v1->own_dir, false};
+  if (const auto* v1 = find_v1_hierarchy(hierarchies, controller)) {
+    return Site{v1->own_dir, false, "", v1->own_dir};
+  }
   const auto* v2 = find_v2_hierarchy(hierarchies);
   if (v2 != nullptr) {
     // Our cgroup.controllers lists what our parent gives us, i.e. what we could hand on.
     const auto available = cgroupfs::read_small(v2->own_dir / "cgroup.controllers");
-    if (available && has_word(*available, controller)) return locate_v2(*v2, controller, enable);
+    if (available && has_word(*available, controller)) {
+      return locate_v2(*v2, cgroup_root, controller, enable);
+    }
   }
   return fail(ErrorCode::kUnavailable,
               std::string("no ") + controller + " controller mounted under " +
@@ -168,6 +170,13 @@ LimitApplied describe(LimitKindCg kind, bool v2, bool swap_accounted) {
       a.detail = "CPU bandwidth";
       break;
   }
+  return a;
+}
+
+// Where the group of a claim or of a run is, when that is not simply below our own cgroup
+// (the same words for both, like describe()).
+LimitApplied placed_in(LimitApplied a, const std::string& via) {
+  if (!via.empty()) a.detail += "; the group is in " + via;
   return a;
 }
 
@@ -375,7 +384,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
     if (!applied) return std::unexpected(applied.error());  // ~LimitGroup removes the groups
     (*g)->roles |= role_of(kind);
     if ((*g)->v2) (*g)->roles |= kRoleCpuacct;  // v2 cpu.stat has usage_usec, no controller
-    group.enforced_.push_back(std::move(*applied));
+    group.enforced_.push_back(placed_in(std::move(*applied), site->via));
   }
 
   // v1 CPU time comes from cpuacct, which this machine kind mounts apart from cpu: one more
@@ -533,8 +542,8 @@ std::optional<LimitApplied> LimitGroup::planned(LimitKindCg kind,
   // is told "no swap" here while its groups get memory.swap.max).
   const char* swap_file = site->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
   std::error_code ec;
-  const bool swap = kind == LimitKindCg::kMemory && fs::exists(site->parent / swap_file, ec);
-  return describe(kind, site->v2, swap);
+  const bool swap = kind == LimitKindCg::kMemory && fs::exists(site->probe_dir / swap_file, ec);
+  return placed_in(describe(kind, site->v2, swap), site->via);
 }
 
 std::string LimitGroup::unavailable_reason(LimitKindCg kind, const LimitGroupOptions& options) {
@@ -542,9 +551,9 @@ std::string LimitGroup::unavailable_reason(LimitKindCg kind, const LimitGroupOpt
   if (!hierarchies) return hierarchies.error().describe();
   auto site = locate(kind, **hierarchies, options.cgroup_root, /*enable=*/false);
   if (!site) return site.error().describe();
-  // Creating a group is a mkdir in our own cgroup's directory: write access is the test
-  // (EROFS for a read-only mount, EACCES without delegation).
-  if (::access(site->parent.c_str(), W_OK) != 0) {
+  // Creating a group is a mkdir in the parent's directory: write access is the test (EROFS
+  // for a read-only mount, EACCES without delegation). A scope still to be made is ours.
+  if (!site->parent.empty() && ::access(site->parent.c_str(), W_OK) != 0) {
     return "cannot create a group under " + site->parent.string() + ": " + errno_text(errno);
   }
   return {};
@@ -557,7 +566,9 @@ Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options) {
   for (const auto& h : **hierarchies) {
     if (h.v2) {
       // Same names, same rule (owner dead): the cgroup v2 sweep does it.
-      if (auto n = sweep_stale_cgroups(h.own_dir)) removed += *n;
+      // Below the delegated parent once we have one (the dead cordons' scopes are swept
+      // when it is acquired), else below our own group.
+      if (auto n = sweep_stale_cgroups(group_parent_dir(h))) removed += *n;
       continue;
     }
     if (!is_limit_controller(h)) continue;  // we never create groups elsewhere
