@@ -150,7 +150,7 @@ TEST_F(ContainerTest, ExitCodeSignalTimeoutCancel) {
   EXPECT_EQ(r.signal, SIGSEGV);
   auto start = Clock::now();
   r = run(sh("echo before; sleep 5", milliseconds(300)));
-  EXPECT_LT(Clock::now() - start, seconds(3));
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(3)));
   EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
   EXPECT_EQ(r.stdout_data, "before\n");
   CancelSource source;
@@ -161,7 +161,7 @@ TEST_F(ContainerTest, ExitCodeSignalTimeoutCancel) {
   start = Clock::now();
   r = run(sh("sleep 30", seconds(20)), source.token());
   canceller.join();
-  EXPECT_LT(Clock::now() - start, seconds(4));
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(4)));
   EXPECT_EQ(r.outcome, Outcome::kCancelled) << r.error.value_or("");
 }
 
@@ -402,7 +402,7 @@ TEST_F(ContainerTest, CpuSpinTimesOutPromptly) {
   const auto start = Clock::now();
   const RunResult r = run(sh("while :; do :; done", seconds(1)));
   EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
-  EXPECT_LT(Clock::now() - start, seconds(3));
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(3)));
 }
 
 // The code still printing at the deadline: the pipes are full and nobody reads them any
@@ -414,7 +414,7 @@ TEST_F(ContainerTest, TimeoutWhilePrintingIsATimeoutPromptly) {
     const auto start = Clock::now();
     const RunResult r = run(req);
     EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
-    EXPECT_LT(Clock::now() - start, seconds(5));
+    EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(5)));
     EXPECT_FALSE(r.stdout_data.empty());
   }
 }
@@ -425,7 +425,10 @@ TEST_F(ContainerTest, AFailureAfterARefusedForkIsTheProcessLimit) {
 }
 
 TEST_F(ContainerTest, MemoryHogIsOomKilledAndReportedSo) {
-  RunRequest req = py("b = bytearray(2 << 30)\nprint('allocated')");
+  // 2 GiB in 16 MiB pieces, each written as it is made: the memory limit is what stops it,
+  // not the kernel's overcommit check refusing one huge allocation (a MemoryError on a host
+  // with little RAM, as the guest of tests/guest has).
+  RunRequest req = py("b = [bytearray(16 << 20) for _ in range(128)]\nprint('allocated')");
   req.limits.memory_bytes = 128u << 20;
   const RunResult r = run(req);
   EXPECT_EQ(r.stdout_data, "");
@@ -479,7 +482,7 @@ TEST_F(ContainerTest, ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive) {
   const RunResult r = run(req);
   done = true;
   prober.join();
-  EXPECT_LT(Clock::now() - start, seconds(7));
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(seconds(7)));
   EXPECT_LT(worst_ms.load(), 1000);
   EXPECT_NE(r.outcome, Outcome::kSandboxError) << r.error.value_or("");
   EXPECT_TRUE(host_processes_with("ocibomb").empty());

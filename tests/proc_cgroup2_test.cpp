@@ -15,21 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::seconds;
 
-TEST(Cgroup2Parse, FindsTheMountAfterOptionalFields) {
-  const char* text =
-      "25 30 0:23 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
-      "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 master:2 - cgroup2 cgroup2 rw\n";
-  EXPECT_EQ(parse_cgroup2_mount(text), fs::path("/sys/fs/cgroup/unified"));
-  EXPECT_EQ(parse_cgroup2_mount("41 31 0:38 / /a\\040b rw - cgroup2 none rw\n"), fs::path("/a b"));
-  EXPECT_FALSE(parse_cgroup2_mount("25 30 0:23 / /sys rw - sysfs sysfs rw\n").has_value());
-}
-
-TEST(Cgroup2Parse, OwnPathFromProcCgroup) {
-  EXPECT_EQ(parse_cgroup2_path("4:memory:/x\n0::/user.slice/a.scope\n"), "/user.slice/a.scope");
-  EXPECT_EQ(parse_cgroup2_path("0::/\n"), "/");
-  EXPECT_FALSE(parse_cgroup2_path("4:memory:/x\n").has_value());
-}
-
 TEST(Cgroup2Parse, OwnerPid) {
   EXPECT_EQ(cgroup_owner_pid("cordon-123-4"), 123);
   EXPECT_FALSE(cgroup_owner_pid("cordon-123").has_value());

@@ -11,6 +11,7 @@
 
 #include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_fs.h"
+#include "cordon/proc/limit_group.h"
 
 namespace cordon::oci {
 namespace {
@@ -70,6 +71,11 @@ Result<ContainerCgroups> ContainerCgroups::create(
   cg.hierarchies_ = hierarchies;
   bool memory = false;
   bool pids = false;
+  // The limits as the limit groups write them (proc::write_group_limit): the init counts as
+  // one process of the container.
+  Limits limits;
+  limits.memory_bytes = memory_bytes;
+  limits.max_processes = max_processes + 1;
   for (const auto& h : hierarchies) {
     const bool mem_here = h.v2 ? false : has(h, "memory");
     const bool pids_here = h.v2 ? false : has(h, "pids");
@@ -78,20 +84,20 @@ Result<ContainerCgroups> ContainerCgroups::create(
     if (h.v2) {
       // A pure v2 host hands controllers only from a parent without processes of its own:
       // the one cgroup_delegation.h finds (a delegated systemd scope, ...), with memory and
-      // pids enabled for its children. Where that fails the group has no memory.max and the
-      // run is refused below, with the reason.
+      // pids enabled for its children where our group is offered them. Where that fails the
+      // group has no memory.max and the run is refused below, with the reason.
       auto parent = proc::v2_group_parent(h, "/sys/fs/cgroup", /*acquire=*/true);
       if (!parent) {
         remove_container_cgroups(hierarchies, group);
         return fail(ErrorCode::kUnavailable,
                     "no cgroup for the memory and process limits: " + parent.error().describe());
       }
-      if (!parent->via.empty()) {
-        for (const char* c : {"memory", "pids"}) {
-          if (auto st = proc::enable_v2_controller(parent->dir, c); !st) {
-            remove_container_cgroups(hierarchies, group);
-            return std::unexpected(st.error());
-          }
+      const auto offered = proc::cgroupfs::read_small(h.own_dir / "cgroup.controllers");
+      for (const char* c : {"memory", "pids"}) {
+        if (!offered || (" " + *offered).find(std::string(" ") + c) == std::string::npos) continue;
+        if (auto st = proc::enable_v2_controller(parent->dir, c); !st) {
+          remove_container_cgroups(hierarchies, group);
+          return std::unexpected(st.error());
         }
       }
     }
@@ -101,27 +107,14 @@ Result<ContainerCgroups> ContainerCgroups::create(
       return fail_errno("mkdir " + dir.string());
     }
     Status st;
-    if (h.v2) {
-      // A v2 tree without the controllers delegated to us has no memory.max: the limit
-      // is then the runtime's to refuse or not; here only the counters are read.
-      if (fs::exists(dir / "memory.max")) {
-        st = proc::cgroupfs::write(dir / "memory.max", std::to_string(memory_bytes));
-        if (st) st = proc::cgroupfs::write(dir / "memory.swap.max", "0");
-        memory = st.has_value();
-      }
-      if (st && fs::exists(dir / "pids.max")) {
-        st = proc::cgroupfs::write(dir / "pids.max", std::to_string(max_processes + 1));
-        pids = st.has_value();
-      }
-    }
-    if (mem_here) {
-      st = proc::cgroupfs::write(dir / "memory.limit_in_bytes", std::to_string(memory_bytes));
-      // memory+swap no larger than memory: no swap. Absent when swap accounting is off.
-      if (st && fs::exists(dir / "memory.memsw.limit_in_bytes")) {
-        st = proc::cgroupfs::write(dir / "memory.memsw.limit_in_bytes",
-                                   std::to_string(memory_bytes));
-      }
-      if (st) {
+    // A v2 tree without the controllers (a hybrid host's) has no memory.max: only the
+    // counters are read there.
+    const bool v2_memory = h.v2 && fs::exists(dir / "memory.max");
+    const bool v2_pids = h.v2 && fs::exists(dir / "pids.max");
+    if (mem_here || v2_memory) {
+      auto applied = proc::write_group_limit(dir, h.v2, proc::LimitKindCg::kMemory, limits);
+      st = applied ? Status() : Status(std::unexpected(applied.error()));
+      if (st && mem_here) {
         // v1 OOM notification: "<eventfd> <fd of memory.oom_control>" to
         // cgroup.event_control; the eventfd counts OOM events of this group's subtree.
         UniqueFd efd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -136,8 +129,9 @@ Result<ContainerCgroups> ContainerCgroups::create(
       }
       memory = memory || st.has_value();
     }
-    if (st && pids_here) {
-      st = proc::cgroupfs::write(dir / "pids.max", std::to_string(max_processes + 1));
+    if (st && (pids_here || v2_pids)) {
+      auto applied = proc::write_group_limit(dir, h.v2, proc::LimitKindCg::kProcesses, limits);
+      st = applied ? Status() : Status(std::unexpected(applied.error()));
       pids = pids || st.has_value();
     }
     if (!st) {

@@ -7,104 +7,25 @@
 
 #include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup_fs.h"
+#include "cordon/proc/cgroup_layout.h"
 
 namespace cordon::proc {
 namespace fs = std::filesystem;
-namespace {
-
-std::optional<std::string> read_small_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_mountinfo(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      int v = 0;
-      bool ok = true;
-      for (std::size_t k = 1; k <= 3; ++k) {
-        const char c = s[i + k];
-        if (c < '0' || c > '7') ok = false;
-        v = v * 8 + (c - '0');
-      }
-      if (ok) {
-        out.push_back(static_cast<char>(v));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      break;
-    }
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::optional<fs::path> parse_cgroup2_mount(std::string_view mountinfo) {
-  for (const auto line : split(mountinfo, '\n')) {
-    // "36 25 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw": fields before " - "
-    // vary in number (optional fields), the fs type is the first one after it.
-    const auto dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    const auto after = split(line.substr(dash + 3), ' ');
-    if (after.empty() || after[0] != "cgroup2") continue;
-    const auto before = split(line.substr(0, dash), ' ');
-    if (before.size() < 5 || before[3] != "/") continue;  // a bind of a subtree: skip
-    return fs::path(unescape_mountinfo(before[4]));
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> parse_cgroup2_path(std::string_view proc_cgroup) {
-  for (const auto line : split(proc_cgroup, '\n')) {
-    if (line.starts_with("0::")) return std::string(line.substr(3));
-  }
-  return std::nullopt;
-}
 
 Result<fs::path> own_cgroup2_dir() {
-  const auto mountinfo = read_small_file("/proc/self/mountinfo");
-  if (!mountinfo) return fail_errno("read /proc/self/mountinfo");
-  const auto mount = parse_cgroup2_mount(*mountinfo);
-  if (!mount) return fail(ErrorCode::kUnavailable, "no cgroup2 filesystem is mounted");
-  const auto cgroup = read_small_file("/proc/self/cgroup");
-  if (!cgroup) return fail_errno("read /proc/self/cgroup");
-  const auto own = parse_cgroup2_path(*cgroup);
-  if (!own) return fail(ErrorCode::kUnavailable, "/proc/self/cgroup has no cgroup v2 entry");
-  // "/../x" would mean a cgroup namespace hides our real place: do not guess.
-  if (own->find("..") != std::string::npos || !own->starts_with("/")) {
-    return fail(ErrorCode::kUnavailable, "own cgroup v2 path is outside this namespace: " + *own);
-  }
-  if (*own == "/") return *mount;  // mount / "" would leave a trailing slash
-  return *mount / own->substr(1);
+  // The one reader of mountinfo and /proc/self/cgroup (cgroup_layout.h), any mount point.
+  auto all = discover_cgroup_hierarchies("/");
+  if (!all) return std::unexpected(all.error());
+  if (const auto* v2 = find_v2_hierarchy(*all)) return v2->own_dir;
+  return fail(ErrorCode::kUnavailable,
+              "no cgroup2 filesystem shows our own cgroup v2 (none is mounted, or a cgroup "
+              "namespace hides our place in it)");
 }
 
 std::optional<pid_t> cgroup_owner_pid(std::string_view name) {
@@ -192,8 +113,8 @@ Status Cgroup2::kill() const {
 
 Result<bool> Cgroup2::populated() const {
   const fs::path events = path_ / "cgroup.events";
-  const auto text = read_small_file(events);
-  if (!text) return fail_errno("read " + events.string());
+  const auto text = cgroupfs::read_small(events);
+  if (!text) return std::unexpected(text.error());
   return text->find("populated 1") != std::string::npos;
 }
 
@@ -220,15 +141,9 @@ Result<bool> Cgroup2::wait_empty(Clock::time_point until) const {
 }
 
 Result<std::int64_t> Cgroup2::cpu_usage_usec() const {
-  const auto text = read_small_file(path_ / "cpu.stat");
-  if (!text) return fail_errno("read " + (path_ / "cpu.stat").string());
-  for (const auto line : split(*text, '\n')) {
-    if (line.starts_with("usage_usec ")) {
-      std::int64_t v = 0;
-      const auto num = line.substr(11);
-      if (std::from_chars(num.data(), num.data() + num.size(), v).ec == std::errc()) return v;
-    }
-  }
+  const auto text = cgroupfs::read_small(path_ / "cpu.stat");
+  if (!text) return std::unexpected(text.error());
+  if (auto v = cgroupfs::keyed_value(*text, "usage_usec")) return *v;
   return fail(ErrorCode::kSystem, "no usage_usec in " + (path_ / "cpu.stat").string());
 }
 

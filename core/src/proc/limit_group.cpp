@@ -180,10 +180,12 @@ LimitApplied placed_in(LimitApplied a, const std::string& via) {
   return a;
 }
 
+}  // namespace
+
 // Writes the limit of `kind` into a fresh group. On v1 everything is written BEFORE any
 // process joins: a process joining a group without its limits could grow past them first.
-Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
-                                 const Limits& limits, const LimitGroupOptions& options) {
+Result<LimitApplied> write_group_limit(const fs::path& dir, bool v2, LimitKindCg kind,
+                                       const Limits& limits, const LimitGroupOptions& options) {
   std::string value;  // set by each case before it writes
   const auto with_value = [&value](LimitApplied applied) {
     applied.value = value;
@@ -249,6 +251,8 @@ Result<LimitApplied> write_limit(const fs::path& dir, bool v2, LimitKindCg kind,
   }
   return fail(ErrorCode::kInternal, "unknown limit kind");
 }
+
+namespace {
 
 // The pids in `dir` and in any groups below it (a v1 process in a child group is not listed
 // in the parent's cgroup.procs).
@@ -380,7 +384,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
       g = group_under(site->parent, site->v2);
     }
     if (!g) continue;  // no permission (no delegation), read-only: a limit not placed
-    auto applied = write_limit((*g)->dir, (*g)->v2, kind, limits, options);
+    auto applied = write_group_limit((*g)->dir, (*g)->v2, kind, limits, options);
     if (!applied) return std::unexpected(applied.error());  // ~LimitGroup removes the groups
     (*g)->roles |= role_of(kind);
     if ((*g)->v2) (*g)->roles |= kRoleCpuacct;  // v2 cpu.stat has usage_usec, no controller
@@ -538,11 +542,28 @@ std::optional<LimitApplied> LimitGroup::planned(LimitKindCg kind,
   auto site = locate(kind, **hierarchies, options.cgroup_root, /*enable=*/false);
   if (!site) return std::nullopt;
   // The swap files are in every memory group of a kernel that accounts swap, ours
-  // included (v1: the root too; v2: every group but the root, so a cordon in the v2 root
-  // is told "no swap" here while its groups get memory.swap.max).
+  // included (v1: the root too; v2: every group but the root, handled below).
   const char* swap_file = site->v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
   std::error_code ec;
-  const bool swap = kind == LimitKindCg::kMemory && fs::exists(site->probe_dir / swap_file, ec);
+  bool swap = kind == LimitKindCg::kMemory && fs::exists(site->probe_dir / swap_file, ec);
+  if (kind == LimitKindCg::kMemory && site->v2 &&
+      !fs::exists(site->probe_dir / "cgroup.type", ec)) {
+    // The v2 root has no memory.swap.max even where swap is accounted (a bare v2 host with
+    // cordon in the root group): ask a child group with the memory controller, or, with
+    // none, the kernel's command line (swap is accounted unless swapaccount=0).
+    swap = false;
+    bool asked = false;
+    for (const auto& child : fs::directory_iterator(site->probe_dir, ec)) {
+      if (!fs::exists(child.path() / "memory.max", ec)) continue;
+      swap = fs::exists(child.path() / "memory.swap.max", ec);
+      asked = true;
+      break;
+    }
+    if (!asked) {
+      const auto cmdline = cgroupfs::read("/proc/cmdline");
+      swap = cmdline && cmdline->find("swapaccount=0") == std::string::npos;
+    }
+  }
   return placed_in(describe(kind, site->v2, swap), site->via);
 }
 

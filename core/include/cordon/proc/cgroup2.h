@@ -23,11 +23,6 @@
 
 namespace cordon::proc {
 
-// The mount point of the cgroup2 filesystem, from /proc/self/mountinfo text.
-[[nodiscard]] std::optional<std::filesystem::path> parse_cgroup2_mount(std::string_view mountinfo);
-// Our v2 path ("/", "/user.slice/x.scope") from the "0::" line of /proc/self/cgroup text.
-[[nodiscard]] std::optional<std::string> parse_cgroup2_path(std::string_view proc_cgroup);
-
 // <cgroup2 mount>/<our own v2 path>: where this process may create its run cgroups.
 [[nodiscard]] Result<std::filesystem::path> own_cgroup2_dir();
 

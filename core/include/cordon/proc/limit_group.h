@@ -124,6 +124,15 @@ class LimitGroup {
   UniqueFd v2_dir_;
 };
 
+// Writes the limit of `kind` (limits.memory_bytes, limits.max_processes or options.cpus)
+// into the fresh group `dir` of a v1 hierarchy or the v2 tree, before anything joins it, and
+// says how it is held: the one place cordon's limit files are written, for LimitGroup and
+// for the container backend's parent groups (v2: memory.swap.max 0 where swap is
+// accounted; v1: memory+swap capped too where accounted, and the OOM killer's pause off).
+[[nodiscard]] Result<LimitApplied> write_group_limit(const std::filesystem::path& dir, bool v2,
+                                                     LimitKindCg kind, const Limits& limits,
+                                                     const LimitGroupOptions& options = {});
+
 // Removes cordon-<pid>-* groups of dead owners in every hierarchy under our own cgroups.
 [[nodiscard]] Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options = {});
 
