@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "contained_tree.h"
+#include "cordon/common_claims.h"
 #include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/owner.h"
@@ -137,7 +138,6 @@ Probe SubprocessBackend::probe() const {
 }
 
 Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
-  Capabilities caps;
   const RlimitPlan plan = plan_rlimits(limits);
   // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
   const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
@@ -148,94 +148,58 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
     }
     return nullptr;
   };
-  for (const Aspect aspect : kAllAspects) {
-    switch (aspect) {
-      case Aspect::kNetwork:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "the code has the host's full network access"));
-        break;
-      case Aspect::kFilesystem:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "runs in a fresh temp dir, but can read and write every "
-                                          "host file the user running cordon can"));
-        break;
-      case Aspect::kEnvironment:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kNone, "", std::nullopt,
-            "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
-            "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
-            "readable"));
-        break;
-      case Aspect::kProcessTree:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "the code sees and can signal every process of the user, "
-                                          "cordon itself included"));
-        break;
-      case Aspect::kSyscallFilter:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kNone, "", std::nullopt, "no seccomp filter"));
-        break;
-      case Aspect::kMemory:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                         "address space per process, not the whole tree's memory", memory_range));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "not limited unless a memory limit is asked for "
-                                            "(then RLIMIT_AS per process)",
-                                            memory_range));
-        }
-        break;
-      case Aspect::kProcesses:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                         "RLIMIT_NPROC counts every process of the uid, not only "
-                         "the run's",
-                         rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit)));
-        } else if (limits.max_processes && ::geteuid() == 0) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kNone, "", std::nullopt,
-                         "RLIMIT_NPROC does not apply to root; the process count "
-                         "is not limited"));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "the process count is not limited"));
-        }
-        break;
-      case Aspect::kCpu:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                            "CPU time per process, not the whole tree's",
-                                            cpu_range));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "CPU time is bounded only by the wall-clock timeout",
-                                            cpu_range));
-        }
-        break;
-      case Aspect::kDisk:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "writes are limited only by the host's free space"));
-        break;
-      case Aspect::kOutput:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
-                       format_size(effective_output_cap(limits)),
-                       "output past the cap is read and discarded; the result is "
-                       "marked truncated",
-                       kOutputRange));
-        break;
-      case Aspect::kTimeout:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
-                       "the whole process tree is killed at the deadline, including descendants "
-                       "that called setsid or daemonised, and after the main process exits"));
-        break;
-    }
+  const Enforced* memory = enforced_value(Aspect::kMemory);
+  const Enforced* processes = enforced_value(Aspect::kProcesses);
+  const Enforced* cpu = enforced_value(Aspect::kCpu);
+  AspectClaims claims{
+      .network = capability(Aspect::kNetwork, Enforcement::kNone, "", std::nullopt,
+                            "the code has the host's full network access"),
+      .filesystem = capability(Aspect::kFilesystem, Enforcement::kNone, "", std::nullopt,
+                               "runs in a fresh temp dir, but can read and write every host file "
+                               "the user running cordon can"),
+      .environment = capability(
+          Aspect::kEnvironment, Enforcement::kNone, "", std::nullopt,
+          "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
+          "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
+          "readable"),
+      .process_tree = capability(Aspect::kProcessTree, Enforcement::kNone, "", std::nullopt,
+                                 "the code sees and can signal every process of the user, "
+                                 "cordon itself included"),
+      .syscall_filter = capability(Aspect::kSyscallFilter, Enforcement::kNone, "", std::nullopt,
+                                   "no seccomp filter"),
+      .memory =
+          memory != nullptr
+              ? capability(Aspect::kMemory, Enforcement::kPartial, memory->mechanism, memory->value,
+                           "address space per process, not the whole tree's memory", memory_range)
+              : capability(Aspect::kMemory, Enforcement::kNone, "", std::nullopt,
+                           "not limited unless a memory limit is asked for (then RLIMIT_AS "
+                           "per process)",
+                           memory_range),
+      .processes = capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
+                              "the process count is not limited"),
+      .cpu = cpu != nullptr
+                 ? capability(Aspect::kCpu, Enforcement::kPartial, cpu->mechanism, cpu->value,
+                              "CPU time per process, not the whole tree's", cpu_range)
+                 : capability(Aspect::kCpu, Enforcement::kNone, "", std::nullopt,
+                              "CPU time is bounded only by the wall-clock timeout", cpu_range),
+      .disk = capability(Aspect::kDisk, Enforcement::kNone, "", std::nullopt,
+                         "writes are limited only by the host's free space"),
+      .timeout = capability(
+          Aspect::kTimeout, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
+          "the whole process tree is killed at the deadline, including descendants that called "
+          "setsid or daemonised, and after the main process exits"),
+  };
+  if (processes != nullptr) {
+    claims.processes = capability(
+        Aspect::kProcesses, Enforcement::kPartial, processes->mechanism, processes->value,
+        "RLIMIT_NPROC counts every process of the uid, not only the run's",
+        rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit));
+  } else if (limits.max_processes && ::geteuid() == 0) {
+    claims.processes =
+        capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
+                   "RLIMIT_NPROC does not apply to root; the process count is not limited");
   }
-  return caps;
+  return in_aspect_order(std::move(claims), limits);
 }
 
 RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& cancel,
