@@ -530,29 +530,18 @@ class ContainerTree final : public StartedTree {
 
 RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. The request, and whether this host can do it at all.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
-  if (!probe_.available) return error(probe_.reason);
+  // 1. The request, and whether this host can do it at all (run_driver.h).
+  RunSetup setup(*this, request, observer, &probe_);
+  if (setup.refused) return std::move(*setup.refused);
   const milliseconds timeout = effective_timeout(request);
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
-  if (!payload) return error("plan: " + payload.error().describe());
-  RunFrame frame;
-  frame.backend = id;
-  frame.setup_started = t_setup;
+  if (!payload) return setup.error("plan: " + payload.error().describe());
+  RunFrame frame = setup.frame();
   if (options_.seccomp) frame.policy = PolicyId{policy_name_, policy_hash_};
   if (engine_) {
     return run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
-                         cancel, state, std::move(frame));
+                         cancel, setup.state, std::move(frame));
   }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.
@@ -563,8 +552,8 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   if (pooled) {
     c = std::move(*pooled);
   } else {
-    auto launched = launch(key, setup_until);
-    if (!launched) return error("start the container: " + launched.error().describe());
+    auto launched = launch(key, setup.until);
+    if (!launched) return setup.error("start the container: " + launched.error().describe());
     c = std::move(*launched);
   }
   // Whatever happens next, the container, its cgroups, mounts and bundle go (a pooled
@@ -582,12 +571,12 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
 
   // 3. The run's files, then the code to the init.
   if (auto st = place_run_files(bundle, *payload, request.input_files); !st) {
-    return error("place files: " + st.error().describe());
+    return setup.error("place files: " + st.error().describe());
   }
-  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+  if (cancel.cancelled()) return setup.cancelled();
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
       !st) {
-    return error(st.error().describe());
+    return setup.error(st.error().describe());
   }
 
   // 4. The driver pumps, kills, reaps, decides and tears down (cordon/run_driver.h).
@@ -613,7 +602,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   frame.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
   for (auto& e : bundle_enforced(key)) frame.enforced.push_back(std::move(e));
-  return drive_run(request, cancel, state, tree, std::move(pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
 }
 
 }  // namespace cordon::oci

@@ -448,18 +448,9 @@ bool NamespaceBackend::pool_fits(const RunRequest& request) const {
 
 RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. The request, and whether this host can do it at all.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
-  if (!probe_.available) return error(probe_.reason);
+  // 1. The request, and whether this host can do it at all (run_driver.h).
+  RunSetup setup(*this, request, observer, &probe_);
+  if (setup.refused) return std::move(*setup.refused);
   // The pools refill around runs, not during them (WarmPool::Busy).
   std::optional<WarmPool<BuiltSandbox>::Busy> busy;
   std::optional<WarmPool<BuiltSandbox>::Busy> python_busy;
@@ -496,20 +487,20 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     return {};
   };
   if (prestart_fits(request)) {
-    if (auto st = take_from(python_pool_.get()); !st) return error(st.error().describe());
+    if (auto st = take_from(python_pool_.get()); !st) return setup.error(st.error().describe());
   }
   if (!sandbox && pool_ && pool_fits(request)) {
-    if (auto st = take_from(pool_.get()); !st) return error(st.error().describe());
+    if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());
   }
   const Limits ceilings = with_default_ceilings(request.limits, options_);
   std::optional<RunPipes> pipes;
   for (;;) {
     if (!sandbox) {
-      auto built = build(request, !request.artifact_globs.empty(), setup_until, &plan);
-      if (!built) return error(built.error().describe());
+      auto built = build(request, !request.artifact_globs.empty(), setup.until, &plan);
+      if (!built) return setup.error(built.error().describe());
       sandbox = std::move(*built);
     }
-    if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+    if (cancel.cancelled()) return setup.cancelled();
 
     // 3. Pipes (the parent ends stay CLOEXEC); a prestarted interpreter's are the ones it
     //    was started with.
@@ -519,7 +510,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
                        proc::Pipe{std::move(sandbox->prestarted->stderr_read), {}}, std::nullopt};
     } else {
       auto made = make_run_pipes(request);
-      if (!made) return error("pipe: " + made.error().describe());
+      if (!made) return setup.error("pipe: " + made.error().describe());
       pipes = std::move(*made);
     }
 
@@ -540,17 +531,15 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
       taken_from = nullptr;
       continue;
     }
-    if (!launched) return error(launched.error().describe());
+    if (!launched) return setup.error(launched.error().describe());
     if (prestarted) prestarted_runs_.fetch_add(1);
     break;
   }
 
-  RunFrame frame{
-      id,
-      t_setup,
-      "deadline + SIGKILL of the PID namespace's init",
-      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings),
-      {}};
+  RunFrame frame = setup.frame();
+  frame.timeout_mechanism = "deadline + SIGKILL of the PID namespace's init";
+  frame.enforced =
+      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings);
   if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
 
   // 5. The shared driver (run_driver.h) runs it to the end: pump output until the init
@@ -575,7 +564,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
           retire_to->retire(std::move(retired));
         });
   }
-  return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::ns

@@ -204,41 +204,33 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
 
 RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& cancel,
                                  RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. Check the request.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
+  // 1. Check the request (run_driver.h).
+  RunSetup setup(*this, request, observer);
+  if (setup.refused) return std::move(*setup.refused);
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.
   auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), run_parent_);
-  if (!tmp) return error("create temp dir: " + tmp.error().describe());
+  if (!tmp) return setup.error("create temp dir: " + tmp.error().describe());
   const fs::path work = tmp->path() / "work";
   const fs::path home = tmp->path() / "home";
   if (::mkdir(work.c_str(), 0700) != 0 || ::mkdir(home.c_str(), 0700) != 0) {
-    return error("mkdir in " + tmp->path().string() + ": " + std::strerror(errno));
+    return setup.error("mkdir in " + tmp->path().string() + ": " + std::strerror(errno));
   }
   if (auto st = place_input_files(work, request.input_files); !st) {
-    return error("place input files: " + st.error().describe());
+    return setup.error("place input files: " + st.error().describe());
   }
 
   // 3. The interpreter from the fixed system PATH, never the caller's.
   auto interp = find_interpreter(request.language);
-  if (!interp) return error(interp.error().describe());
+  if (!interp) return setup.error(interp.error().describe());
   bool needs_file = false;
   const fs::path code_file = tmp->path() / "code";
   proc::SpawnOptions code;
   code.argv = interpreter_argv(*interp, request.code, code_file, &needs_file);
   if (needs_file) {
     if (auto st = write_new_file(code_file, request.code, 0644); !st)
-      return error(st.error().describe());
+      return setup.error(st.error().describe());
   }
   code.path = interp->string();
   code.env = make_env(request, home);
@@ -248,7 +240,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
 
   // 4. Pipes. Parent ends stay CLOEXEC; spawn() places the child ends at 0/1/2.
   auto pipes = make_run_pipes(request);
-  if (!pipes) return error("pipe: " + pipes.error().describe());
+  if (!pipes) return setup.error("pipe: " + pipes.error().describe());
   code.stdin_fd = pipes->child_stdin();
   code.stdout_fd = pipes->child_stdout();
   code.stderr_fd = pipes->child_stderr();
@@ -262,19 +254,21 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
     }
   }
   if (!cgroup && !helper_) {
-    return error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
+    return setup.error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
   }
-  if (Clock::now() > setup_until) return error("set-up exceeded its bound");
-  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+  if (Clock::now() > setup.until) return setup.error("set-up exceeded its bound");
+  if (cancel.cancelled()) return setup.cancelled();
 
   // 6. Start the code, then the shared driver runs it to the end (run_driver.h).
   auto tree =
-      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup_until);
-  if (!tree) return error(tree.error().describe());
-  RunFrame frame{id, t_setup, std::string(tree->mechanism()), std::move(rlimits.enforced), {}};
+      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup.until);
+  if (!tree) return setup.error(tree.error().describe());
+  RunFrame frame = setup.frame();
+  frame.timeout_mechanism = tree->mechanism();
+  frame.enforced = std::move(rlimits.enforced);
   SubprocessTree started(std::move(*tree), std::move(*tmp), work,
                          [this](proc::Cgroup2 cg) { give_back_cgroup(std::move(cg)); });
-  return drive_run(request, cancel, state, started, std::move(*pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, started, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::subprocess
