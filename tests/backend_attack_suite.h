@@ -41,6 +41,16 @@ struct Weakening {
   bool host_network = false;       // network_namespace = false
 };
 
+// A backend's options (NamespaceOptions, ContainerOptions) with `weakening` applied.
+template <class Options>
+Options weakened(const Weakening& weakening) {
+  Options options;
+  options.drop_capabilities = !weakening.keep_capabilities;
+  options.seccomp = !weakening.no_seccomp;
+  options.network_namespace = !weakening.host_network;
+  return options;
+}
+
 // One isolating backend as the suite sees it. One target per test: set_up() before it,
 // tear_down() after it.
 class AttackTarget {

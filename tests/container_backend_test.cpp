@@ -86,11 +86,8 @@ class ContainerTarget final : public testing::AttackTarget {
     return r;
   }
   std::unique_ptr<Backend> make(const testing::Weakening& weakening) const override {
-    oci::ContainerOptions options;
-    options.drop_capabilities = !weakening.keep_capabilities;
-    options.seccomp = !weakening.no_seccomp;
-    options.network_namespace = !weakening.host_network;
-    return std::make_unique<oci::ContainerBackend>(options);
+    return std::make_unique<oci::ContainerBackend>(
+        testing::weakened<oci::ContainerOptions>(weakening));
   }
   const Facts& facts() const override {
     static const Facts kFacts{.name = "container",

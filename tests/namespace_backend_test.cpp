@@ -114,11 +114,8 @@ class NamespaceTarget final : public testing::AttackTarget {
     return r;
   }
   std::unique_ptr<Backend> make(const testing::Weakening& weakening) const override {
-    ns::NamespaceOptions options;
-    options.drop_capabilities = !weakening.keep_capabilities;
-    options.seccomp = !weakening.no_seccomp;
-    options.network_namespace = !weakening.host_network;
-    return std::make_unique<ns::NamespaceBackend>(options);
+    return std::make_unique<ns::NamespaceBackend>(
+        testing::weakened<ns::NamespaceOptions>(weakening));
   }
   const Facts& facts() const override {
     static const Facts kFacts{.name = "namespace",
