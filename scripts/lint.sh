@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Format check (clang-format-19) over every C++ file of ours, then clang-tidy-19 over the
-# sources of core/, backends/ and cli/ using a build's compile_commands.json.
+# Format check (clang-format-19) over every C++ file of ours, the copy-paste check between
+# backends (jscpd), then clang-tidy-19 over the sources of core/, backends/ and cli/ using a
+# build's compile_commands.json.
 #   scripts/lint.sh [--update-cache] [BUILD_DIR]   (default: build/dev, configured if missing)
 # Debian's -19 tools: clang-tidy 14 rejects std::expected (docs/CONVENTIONS.md §10).
 #
@@ -34,6 +35,18 @@ fi
 
 echo "lint: clang-format-19 on ${#files[@]} files"
 clang-format-19 --dry-run -Werror "${files[@]}"
+
+# No run of six or more lines copied between two backends, in their code or their tests
+# (issue #14): jscpd, pinned by scripts/jscpd/package-lock.json (scripts/test.sh runs
+# `npm ci` there; node_modules stays out of git); scripts/cross_backend_clones.py says what
+# counts. A few seconds.
+jscpd=scripts/jscpd/node_modules/.bin/jscpd
+if [[ ! -x "$jscpd" ]]; then
+  echo "lint: jscpd is not installed here: run (cd scripts/jscpd && npm ci)" >&2
+  exit 1
+fi
+echo "lint: copy-paste between backends (jscpd $("$jscpd" --version))"
+python3 scripts/cross_backend_clones.py "$jscpd"
 
 if [[ ! -f "$build_dir/compile_commands.json" ]]; then
   cmake --preset dev >/dev/null

@@ -66,10 +66,12 @@ cmake --preset ci
 step build
 cmake --build --preset ci
 
-# The pinned MCP SDK that the CTest mcp_sdk_client drives `cordon mcp` with (its lockfile is
-# tests/mcp_node/package-lock.json; node_modules stays out of git).
+# The pinned npm packages (their lockfiles; node_modules stays out of git): the MCP SDK that
+# the CTest mcp_sdk_client drives `cordon mcp` with (tests/mcp_node), and the copy-paste
+# detector the lint runs (scripts/jscpd).
 step "npm ci"
 (cd tests/mcp_node && npm ci --no-audit --no-fund --loglevel=error)
+(cd scripts/jscpd && npm ci --no-audit --no-fund --loglevel=error)
 
 # Lint before the tests so the closing lines of the run are CTest's summary.
 step lint

@@ -19,6 +19,7 @@
 #include "container_backend.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
+#include "run_request_support.h"
 
 namespace cordon {
 namespace {
@@ -29,11 +30,9 @@ using std::chrono::seconds;
 
 constexpr const char* kImage = "localhost/cordon-engine-test:2";
 
+// Engine runs start podman: a longer default timeout than the other backends' tests.
 RunRequest sh(std::string code, milliseconds timeout = seconds(20)) {
-  RunRequest r;
-  r.code = std::move(code);
-  r.timeout = timeout;
-  return r;
+  return testing::sh(std::move(code), timeout);
 }
 
 class EngineTest : public ::testing::Test {

@@ -14,6 +14,7 @@
 
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
+#include "host_layout_support.h"
 #include "init_protocol.h"
 #include "init_report.h"
 
@@ -22,17 +23,11 @@ namespace {
 
 using nlohmann::json;
 
-policy::HostLayout layout() {
-  policy::HostLayout l;
-  l.top_level = {{"/bin", policy::HostEntry::Kind::kSymlink, "usr/bin"},
-                 {"/lib", policy::HostEntry::Kind::kSymlink, "usr/lib"},
-                 {"/lib64", policy::HostEntry::Kind::kSymlink, "usr/lib64"}};
-  return l;
-}
+using testing::debian_layout;
 
 BundleInputs inputs() {
   BundleInputs in;
-  in.layout = layout();
+  in.layout = debian_layout();
   in.init_host_path = "/opt/cordon/libexec/cordon-oci-init";
   in.scratch_host_path = "/run/cordon-oci/bundles/1-0-0/scratch";
   in.code_host_path = "/run/cordon-oci/bundles/1-0-0/code";

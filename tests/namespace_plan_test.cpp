@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cordon/policy/syscall_policy.h"
+#include "host_layout_support.h"
 #include "mount_apply.h"
 #include "prebuilt_seccomp.h"
 #include "sandbox_plan.h"
@@ -15,13 +16,7 @@
 namespace cordon::ns {
 namespace {
 
-policy::HostLayout debian_layout() {
-  policy::HostLayout l;
-  l.top_level = {{"/bin", policy::HostEntry::Kind::kSymlink, "usr/bin"},
-                 {"/lib", policy::HostEntry::Kind::kSymlink, "usr/lib"},
-                 {"/lib64", policy::HostEntry::Kind::kSymlink, "usr/lib64"}};
-  return l;
-}
+using testing::debian_layout;
 
 struct Fixture {
   RunRequest req;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/common_claims.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/temp_dir.h"
 
@@ -311,6 +312,83 @@ TEST(RunDriver, CancelledBeforeStart) {
   EXPECT_EQ(r.signal, 0);
   EXPECT_FALSE(r.cpu_ms.has_value());
   EXPECT_FALSE(r.max_rss_kb.has_value());
+}
+
+// ---- RunSetup: the first steps of every backend's run() ----
+
+// The smallest backend RunSetup can check a request against: it enforces no limit but the
+// output cap every backend enforces (so a request asking for another is refused,
+// limit_check.h), and its probe is given.
+class LimitlessBackend final : public Backend {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "limitless"; }
+  [[nodiscard]] std::string_view version() const override { return "9"; }
+  [[nodiscard]] Probe probe() const override { return {true, ""}; }
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override {
+    return {{output_capability(limits)}};
+  }
+  [[nodiscard]] RunResult run(const RunRequest& /*request*/, const CancelToken& /*cancel*/,
+                              RunObserver* /*observer*/) override {
+    return {};
+  }
+};
+
+TEST(RunSetup, AnAcceptedRequestStartsTheClockAndReportsPreparingThenFinished) {
+  const LimitlessBackend backend;
+  RunRequest request;
+  request.code = "true";
+  request.setup_bound = std::chrono::milliseconds(1234);
+  StateLog log;
+  const auto before = RunClock::now();
+  {
+    const Probe probe{true, "fine"};
+    RunSetup setup(backend, request, &log, &probe);
+    EXPECT_FALSE(setup.refused.has_value());
+    EXPECT_EQ(setup.id.name, "limitless");
+    EXPECT_EQ(setup.id.version, "9");
+    EXPECT_GE(setup.started, before);
+    EXPECT_EQ(setup.until - setup.started, std::chrono::milliseconds(1234));
+    EXPECT_EQ(log.states, std::vector<std::string>{"preparing"});
+    const RunFrame frame = setup.frame();
+    EXPECT_EQ(frame.backend.name, "limitless");
+    EXPECT_EQ(frame.setup_started, setup.started);
+    const RunResult error = setup.error("no room");
+    EXPECT_EQ(error.outcome, Outcome::kSandboxError);
+    EXPECT_EQ(error.error, "no room");
+    EXPECT_EQ(error.backend.name, "limitless");
+    const RunResult cancelled = setup.cancelled();
+    EXPECT_EQ(cancelled.outcome, Outcome::kCancelled);
+    EXPECT_EQ(cancelled.backend.version, "9");
+  }
+  EXPECT_EQ(log.states, (std::vector<std::string>{"preparing", "finished"}));
+}
+
+TEST(RunSetup, AnInvalidRequestIsRefusedBeforeTheProbeIsRead) {
+  const LimitlessBackend backend;
+  RunRequest request;
+  request.code = "true";
+  request.limits.memory_bytes = 64u << 20;  // a limit this backend does not enforce
+  const Probe unavailable{false, "no kernel here"};
+  const RunSetup setup(backend, request, nullptr, &unavailable);
+  ASSERT_TRUE(setup.refused.has_value());
+  EXPECT_EQ(setup.refused->outcome, Outcome::kSandboxError);
+  EXPECT_TRUE(setup.refused->error.value_or("").starts_with("invalid request: "))
+      << setup.refused->error.value_or("");
+  EXPECT_EQ(setup.refused->backend.name, "limitless");
+}
+
+TEST(RunSetup, AValidRequestOnAHostTheProbeRefusesGetsTheProbesReason) {
+  const LimitlessBackend backend;
+  RunRequest request;
+  request.code = "true";
+  const Probe unavailable{false, "no kernel here"};
+  const RunSetup refused(backend, request, nullptr, &unavailable);
+  ASSERT_TRUE(refused.refused.has_value());
+  EXPECT_EQ(refused.refused->outcome, Outcome::kSandboxError);
+  EXPECT_EQ(refused.refused->error, "no kernel here");
+  // Without a probe (a backend that checks its host later), only the request is checked.
+  const RunSetup unprobed(backend, request, nullptr);
+  EXPECT_FALSE(unprobed.refused.has_value());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "bundle_writer.h"
 #include "container_cgroups.h"
+#include "cordon/common_claims.h"
 #include "cordon/install_layout.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/oci_seccomp.h"
@@ -46,7 +47,6 @@ constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after
 constexpr LimitRange kMemoryRange{16ULL << 20, kCgroupMemoryMax};
 constexpr LimitRange kProcessRange{8, kPidsMaxLimit - 1};
 // Scratch: the /tmp tmpfs cordon mounts; a size of 0 would be unlimited to tmpfs.
-constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
 
 // A connected AF_UNIX stream pair, both ends CLOEXEC: the init reads a byte stream.
 Result<proc::Pipe> stream_pair() {
@@ -342,115 +342,65 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
 }
 
 Capabilities ContainerBackend::capabilities(const Limits& limits) const {
-  Capabilities caps;
   const BundleKey key = bundle_key(limits, options_);
   const std::string rt = runtime_probe_.name;
-  for (const Aspect aspect : kAllAspects) {
-    switch (aspect) {
-      case Aspect::kNetwork:
-        caps.aspects.push_back(
-            options_.network_namespace
-                ? capability(aspect, Enforcement::kEnforced, "network namespace with loopback only",
-                             std::nullopt,
-                             "OCI network namespace without interfaces but lo; no route out; the "
-                             "host's loopback and abstract unix sockets are unreachable")
-                : capability(aspect, Enforcement::kNone, "", std::nullopt,
-                             "network namespace switched off: the host's network is reachable"));
-        break;
-      case Aspect::kFilesystem:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kEnforced, fs_summary(options_, key.scratch_bytes), std::nullopt,
-            rt + " mount namespace and pivot_root into a read-only root; the host's /root, "
-                 "/home, /tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon "
-                 "mounted) and /dev/shm; /proc and /sys paths masked or read-only as runtimes "
-                 "do"));
-        break;
-      case Aspect::kEnvironment:
-        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
-                                          "clean environment + mount namespace", std::nullopt,
-                                          "only PATH, HOME, LANG and the request's variables; the "
-                                          "container's init starts with an empty environment"));
-        break;
-      case Aspect::kProcessTree:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
-            "the code sees only its container's processes; uid 65534 with no capabilities and "
-            "no_new_privs; the container is killed at the deadline and on cancel, and its init "
-            "ends it when cordon dies; concurrent containers share the host uid 65534"));
-        break;
-      case Aspect::kSyscallFilter:
-        caps.aspects.push_back(
-            options_.seccomp
-                ? capability(
-                      aspect, Enforcement::kEnforced,
-                      "seccomp " + policy_name_ + " v" + std::to_string(policy_version_) + " " +
-                          policy_hash_,
-                      std::nullopt,
-                      "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls "
-                      "fail with ENOSYS, dangerous ones with EPERM")
-                : capability(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
-        break;
-      case Aspect::kMemory:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kEnforced,
-            engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
-            format_size(key.memory_bytes),
-            std::string(limits.memory_bytes ? "" : "default ceiling; ") +
-                "the whole container, swap included; an OOM kill is "
-                "reported as oom_killed",
-            kMemoryRange));
-        break;
-      case Aspect::kProcesses:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kEnforced,
-            engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
-            std::to_string(key.max_processes),
-            std::string(limits.max_processes ? "" : "default ceiling; ") +
-                "every process and thread of the container (its init not "
-                "counted)",
-            kProcessRange));
-        break;
-      case Aspect::kCpu:
-        if (limits.cpu_time) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
-                                            format_duration(*limits.cpu_time),
-                                            "CPU time per process, not the whole container's",
-                                            rlimit_cpu_range()));
-        } else {
-          caps.aspects.push_back(capability(
-              aspect, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
-              options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
-              options_.cpus > 0 ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
-                                : std::nullopt,
-              "CPU time is bounded by the wall-clock timeout", rlimit_cpu_range()));
-        }
-        break;
-      case Aspect::kDisk:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "tmpfs size", format_size(key.scratch_bytes),
-                       "the only writable places are the /tmp tmpfs and a 16 MiB "
-                       "/dev/shm; writes past them fail with ENOSPC",
-                       kScratchRange));
-        break;
-      case Aspect::kOutput:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
-                       format_size(effective_output_cap(limits)),
-                       "output past the cap is read and discarded; the result is "
-                       "marked truncated",
-                       kOutputRange));
-        break;
-      case Aspect::kTimeout:
-        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
-                                          "deadline + " + rt + " kill of the container",
-                                          std::nullopt,
-                                          "every process of the container dies with its init; the "
-                                          "init also stops at a backstop deadline and when cordon "
-                                          "dies"));
-        break;
-    }
-  }
-  return caps;
+  AspectClaims claims{
+      .network = network_namespace_capability(
+          options_.network_namespace,
+          "OCI network namespace without interfaces but lo; no route out; the host's loopback "
+          "and abstract unix sockets are unreachable"),
+      .filesystem = capability(
+          Aspect::kFilesystem, Enforcement::kEnforced, fs_summary(options_, key.scratch_bytes),
+          std::nullopt,
+          rt + " mount namespace and pivot_root into a read-only root; the host's /root, "
+               "/home, /tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon "
+               "mounted) and /dev/shm; /proc and /sys paths masked or read-only as runtimes "
+               "do"),
+      .environment = capability(Aspect::kEnvironment, Enforcement::kEnforced,
+                                "clean environment + mount namespace", std::nullopt,
+                                "only PATH, HOME, LANG and the request's variables; the "
+                                "container's init starts with an empty environment"),
+      .process_tree = capability(
+          Aspect::kProcessTree, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
+          "the code sees only its container's processes; uid 65534 with no capabilities and "
+          "no_new_privs; the container is killed at the deadline and on cancel, and its init "
+          "ends it when cordon dies; concurrent containers share the host uid 65534"),
+      .syscall_filter = syscall_filter_capability(
+          options_.seccomp, seccomp_mechanism(policy_name_, policy_version_, policy_hash_),
+          "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls fail with "
+          "ENOSYS, dangerous ones with EPERM"),
+      .memory = capability(
+          Aspect::kMemory, Enforcement::kEnforced,
+          engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
+          format_size(key.memory_bytes),
+          std::string(limits.memory_bytes ? "" : "default ceiling; ") +
+              "the whole container, swap included; an OOM kill is reported as oom_killed",
+          kMemoryRange),
+      .processes = capability(
+          Aspect::kProcesses, Enforcement::kEnforced,
+          engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
+          std::to_string(key.max_processes),
+          std::string(limits.max_processes ? "" : "default ceiling; ") +
+              "every process and thread of the container (its init not counted)",
+          kProcessRange),
+      .cpu = limits.cpu_time
+                 ? capability(Aspect::kCpu, Enforcement::kPartial, "RLIMIT_CPU per process",
+                              format_duration(*limits.cpu_time),
+                              "CPU time per process, not the whole container's", rlimit_cpu_range())
+                 : capability(
+                       Aspect::kCpu, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
+                       options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
+                       options_.cpus > 0
+                           ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
+                           : std::nullopt,
+                       "CPU time is bounded by the wall-clock timeout", rlimit_cpu_range()),
+      .disk = scratch_capability(key.scratch_bytes),
+      .timeout = capability(Aspect::kTimeout, Enforcement::kEnforced,
+                            "deadline + " + rt + " kill of the container", std::nullopt,
+                            "every process of the container dies with its init; the init also "
+                            "stops at a backstop deadline and when cordon dies"),
+  };
+  return in_aspect_order(std::move(claims), limits);
 }
 
 Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request) const {
@@ -583,29 +533,18 @@ class ContainerTree final : public StartedTree {
 
 RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. The request, and whether this host can do it at all.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
-  if (!probe_.available) return error(probe_.reason);
+  // 1. The request, and whether this host can do it at all (run_driver.h).
+  RunSetup setup(*this, request, observer, &probe_);
+  if (setup.refused) return std::move(*setup.refused);
   const milliseconds timeout = effective_timeout(request);
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
-  if (!payload) return error("plan: " + payload.error().describe());
-  RunFrame frame;
-  frame.backend = id;
-  frame.setup_started = t_setup;
+  if (!payload) return setup.error("plan: " + payload.error().describe());
+  RunFrame frame = setup.frame();
   if (options_.seccomp) frame.policy = PolicyId{policy_name_, policy_hash_};
   if (engine_) {
     return run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
-                         cancel, state, std::move(frame));
+                         cancel, setup.state, std::move(frame));
   }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.
@@ -616,8 +555,8 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   if (pooled) {
     c = std::move(*pooled);
   } else {
-    auto launched = launch(key, setup_until);
-    if (!launched) return error("start the container: " + launched.error().describe());
+    auto launched = launch(key, setup.until);
+    if (!launched) return setup.error("start the container: " + launched.error().describe());
     c = std::move(*launched);
   }
   // Whatever happens next, the container, its cgroups, mounts and bundle go (a pooled
@@ -635,12 +574,12 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
 
   // 3. The run's files, then the code to the init.
   if (auto st = place_run_files(bundle, *payload, request.input_files); !st) {
-    return error("place files: " + st.error().describe());
+    return setup.error("place files: " + st.error().describe());
   }
-  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+  if (cancel.cancelled()) return setup.cancelled();
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
       !st) {
-    return error(st.error().describe());
+    return setup.error(st.error().describe());
   }
 
   // 4. The driver pumps, kills, reaps, decides and tears down (cordon/run_driver.h).
@@ -666,7 +605,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   frame.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
   for (auto& e : bundle_enforced(key)) frame.enforced.push_back(std::move(e));
-  return drive_run(request, cancel, state, tree, std::move(pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
 }
 
 }  // namespace cordon::oci

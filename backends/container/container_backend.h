@@ -45,6 +45,8 @@ class ContainerBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return "container"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  // Found at construction: the runtime (or engine), the instance's runtime directory, the
+  // host layout, cordon-oci-init and the shared root directory.
   [[nodiscard]] Probe probe() const override { return probe_; }
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,

@@ -33,6 +33,7 @@
 #include <ctime>
 #include <vector>
 
+#include "cordon/proc/rusage_usec.h"
 #include "init_protocol.h"
 
 namespace {
@@ -40,10 +41,7 @@ namespace {
 using cordon::oci::InitReport;
 using cordon::oci::InitRequest;
 using cordon::oci::kInitControlFd;
-
-std::int64_t usec(const struct timeval& tv) {
-  return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
-}
+using cordon::proc::usec;
 
 std::int64_t now_ms() {
   struct timespec ts{};

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "cordon/common_claims.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/pipe.h"
@@ -40,7 +41,6 @@ LimitRange rlimit_process_range() {
   return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
 }
 // Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
-constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
 
 // Says whether a ceiling is the request's own or the backend's default.
 std::string default_note(bool requested) {
@@ -165,7 +165,6 @@ NamespaceBackend::~NamespaceBackend() = default;
 bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailable_[kind].empty(); }
 
 Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
-  Capabilities caps;
   const std::uint64_t tmp = limits.scratch_bytes.value_or(kDefaultScratchBytes);
   // Memory and processes are never unlimited: the request's ceiling or the default one.
   const Limits ceilings = with_default_ceilings(limits, options_);
@@ -178,140 +177,86 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) && mem_group;
   const bool cg_pids =
       cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses)) && pids_group;
-  const std::string policy_text = seccomp_ ? "seccomp " + seccomp_->policy_name + " v" +
-                                                 std::to_string(seccomp_->policy_version) + " " +
-                                                 seccomp_->policy_hash
-                                           : "seccomp";
-  for (const Aspect aspect : kAllAspects) {
-    switch (aspect) {
-      case Aspect::kNetwork:
-        caps.aspects.push_back(
-            options_.network_namespace
-                ? capability(
-                      aspect, Enforcement::kEnforced, "network namespace with loopback only",
-                      std::nullopt,
-                      "no interface but lo and no route out; the host's loopback and abstract "
-                      "unix sockets are unreachable")
-                : capability(aspect, Enforcement::kNone, "", std::nullopt,
-                             "network namespace switched off: the host's network is reachable"));
-        break;
-      case Aspect::kFilesystem:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
-            std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
-                        "and the host's /bin, /lib* read-only") +
-                (options_.hide_usr_local ? ", /usr/local hidden" : "") +
-                ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
-                "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
-                "/dev/shm"));
-        break;
-      case Aspect::kEnvironment:
-        caps.aspects.push_back(capability(aspect, Enforcement::kEnforced,
-                                          "clean environment + mount namespace", std::nullopt,
-                                          "only PATH, HOME, LANG and the request's variables; no "
-                                          "process inside (PID 1 included) holds the caller's "
-                                          "environment, fds or memory; host credential files are "
-                                          "not mounted"));
-        break;
-      case Aspect::kProcessTree:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "PID namespace", std::nullopt,
-                       "the code sees only its own processes; the whole namespace "
-                       "is killed when the main process ends, at the deadline and "
-                       "on cancel; it runs as uid 65534 with no capabilities and "
-                       "no_new_privs" +
-                           std::string(root_ ? ", mapped to a host uid of its own" : "")));
-        break;
-      case Aspect::kSyscallFilter:
-        caps.aspects.push_back(
-            options_.seccomp
-                ? capability(
-                      aspect, Enforcement::kEnforced, policy_text, std::nullopt,
-                      "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, "
-                      "mount, unshare, keyctl, bpf, ...) with EPERM; other architectures are "
-                      "killed")
-                : capability(aspect, Enforcement::kNone, "", std::nullopt, "seccomp switched off"));
-        break;
-      case Aspect::kMemory:
-        if (cg_mem) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, mem_group->mechanism,
-                                            format_size(*ceilings.memory_bytes),
-                                            default_note(limits.memory_bytes.has_value()) +
-                                                "the whole sandbox, " + mem_group->detail +
-                                                "; an OOM kill is reported as oom_killed",
-                                            kCgroupMemoryRange));
-        } else {
-          caps.aspects.push_back(capability(
-              aspect, Enforcement::kPartial, "RLIMIT_AS per process",
-              format_size(*ceilings.memory_bytes),
-              default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
-                  limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
-                  "): address space per process, not the sandbox's total; an OOM kill cannot "
-                  "be reported",
-              rlimit_memory_range()));
-        }
-        break;
-      case Aspect::kProcesses:
-        if (cg_pids) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kEnforced, pids_group->mechanism,
-                                            std::to_string(*ceilings.max_processes),
-                                            default_note(limits.max_processes.has_value()) +
-                                                "every process and thread of the sandbox (its init "
-                                                "not counted)",
-                                            kProcessRange));
-        } else {
-          caps.aspects.push_back(capability(
-              aspect, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
-              root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
-              std::to_string(*ceilings.max_processes),
-              default_note(limits.max_processes.has_value()) +
-                  (root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
-                         : "counts every process of the user running cordon, not only the "
-                           "run's"),
-              rlimit_process_range()));
-        }
-        break;
-      case Aspect::kCpu:
-        if (limits.cpu_time) {
-          const auto secs = std::max<long long>((limits.cpu_time->count() + 999) / 1000, 1);
-          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, "RLIMIT_CPU per process",
-                                            format_duration(std::chrono::seconds(secs)),
-                                            "CPU time per process, not the whole sandbox's",
-                                            rlimit_cpu_range()));
-        } else {
-          // Not limited, as none was asked for; the range is what a request may ask.
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "CPU time is bounded only by the wall-clock timeout",
-                                            rlimit_cpu_range()));
-        }
-        break;
-      case Aspect::kDisk:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "tmpfs size", format_size(tmp),
-                       "the only writable places are the /tmp tmpfs and a 16 MiB "
-                       "/dev/shm; writes past them fail with ENOSPC; the host's "
-                       "disk is never written",
-                       kScratchRange));
-        break;
-      case Aspect::kOutput:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
-                       format_size(effective_output_cap(limits)),
-                       "output past the cap is read and discarded; the result is "
-                       "marked truncated",
-                       kOutputRange));
-        break;
-      case Aspect::kTimeout:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced,
-                       "deadline + SIGKILL of the PID namespace's init", std::nullopt,
-                       "the kernel kills every process of the sandbox at once, "
-                       "including setsid'd and daemonised ones; also when cordon "
-                       "itself dies"));
-        break;
-    }
-  }
-  return caps;
+  const std::string policy_text =
+      seccomp_ ? seccomp_mechanism(seccomp_->policy_name, seccomp_->policy_version,
+                                   seccomp_->policy_hash)
+               : "seccomp";
+  AspectClaims claims{
+      .network = network_namespace_capability(
+          options_.network_namespace,
+          "no interface but lo and no route out; the host's loopback and abstract unix sockets "
+          "are unreachable"),
+      .filesystem = capability(
+          Aspect::kFilesystem, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
+          std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
+                      "and the host's /bin, /lib* read-only") +
+              (options_.hide_usr_local ? ", /usr/local hidden" : "") +
+              ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
+              "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
+              "/dev/shm"),
+      .environment = capability(Aspect::kEnvironment, Enforcement::kEnforced,
+                                "clean environment + mount namespace", std::nullopt,
+                                "only PATH, HOME, LANG and the request's variables; no process "
+                                "inside (PID 1 included) holds the caller's environment, fds or "
+                                "memory; host credential files are not mounted"),
+      .process_tree = capability(
+          Aspect::kProcessTree, Enforcement::kEnforced, "PID namespace", std::nullopt,
+          "the code sees only its own processes; the whole namespace is killed when the main "
+          "process ends, at the deadline and on cancel; it runs as uid 65534 with no "
+          "capabilities and no_new_privs" +
+              std::string(root_ ? ", mapped to a host uid of its own" : "")),
+      .syscall_filter = syscall_filter_capability(
+          options_.seccomp, policy_text,
+          "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, mount, "
+          "unshare, keyctl, bpf, ...) with EPERM; other architectures are killed"),
+      .memory =
+          cg_mem
+              ? capability(Aspect::kMemory, Enforcement::kEnforced, mem_group->mechanism,
+                           format_size(*ceilings.memory_bytes),
+                           default_note(limits.memory_bytes.has_value()) + "the whole sandbox, " +
+                               mem_group->detail + "; an OOM kill is reported as oom_killed",
+                           kCgroupMemoryRange)
+              : capability(Aspect::kMemory, Enforcement::kPartial, "RLIMIT_AS per process",
+                           format_size(*ceilings.memory_bytes),
+                           default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
+                               limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
+                               "): address space per process, not the sandbox's total; an OOM "
+                               "kill cannot be reported",
+                           rlimit_memory_range()),
+      .processes =
+          cg_pids ? capability(Aspect::kProcesses, Enforcement::kEnforced, pids_group->mechanism,
+                               std::to_string(*ceilings.max_processes),
+                               default_note(limits.max_processes.has_value()) +
+                                   "every process and thread of the sandbox (its init not "
+                                   "counted)",
+                               kProcessRange)
+                  : capability(
+                        Aspect::kProcesses, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
+                        root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
+                        std::to_string(*ceilings.max_processes),
+                        default_note(limits.max_processes.has_value()) +
+                            (root_ ? "the sandbox's host uid is its own, so the count is "
+                                     "the sandbox's"
+                                   : "counts every process of the user running cordon, "
+                                     "not only the run's"),
+                        rlimit_process_range()),
+      // Not limited without a CPU limit, as none was asked for; the range is what a request
+      // may ask.
+      .cpu = limits.cpu_time
+                 ? capability(Aspect::kCpu, Enforcement::kPartial, "RLIMIT_CPU per process",
+                              format_duration(std::chrono::seconds(
+                                  std::max<long long>((limits.cpu_time->count() + 999) / 1000, 1))),
+                              "CPU time per process, not the whole sandbox's", rlimit_cpu_range())
+                 : capability(Aspect::kCpu, Enforcement::kNone, "", std::nullopt,
+                              "CPU time is bounded only by the wall-clock timeout",
+                              rlimit_cpu_range()),
+      .disk = scratch_capability(tmp, "; the host's disk is never written"),
+      .timeout = capability(Aspect::kTimeout, Enforcement::kEnforced,
+                            "deadline + SIGKILL of the PID namespace's init", std::nullopt,
+                            "the kernel kills every process of the sandbox at once, including "
+                            "setsid'd and daemonised ones; also when cordon itself dies"),
+  };
+  return in_aspect_order(std::move(claims), limits);
 }
 
 Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const HostIdentity& host,
@@ -503,18 +448,9 @@ bool NamespaceBackend::pool_fits(const RunRequest& request) const {
 
 RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. The request, and whether this host can do it at all.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
-  if (!probe_.available) return error(probe_.reason);
+  // 1. The request, and whether this host can do it at all (run_driver.h).
+  RunSetup setup(*this, request, observer, &probe_);
+  if (setup.refused) return std::move(*setup.refused);
   // The pools refill around runs, not during them (WarmPool::Busy).
   std::optional<WarmPool<BuiltSandbox>::Busy> busy;
   std::optional<WarmPool<BuiltSandbox>::Busy> python_busy;
@@ -551,20 +487,20 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     return {};
   };
   if (prestart_fits(request)) {
-    if (auto st = take_from(python_pool_.get()); !st) return error(st.error().describe());
+    if (auto st = take_from(python_pool_.get()); !st) return setup.error(st.error().describe());
   }
   if (!sandbox && pool_ && pool_fits(request)) {
-    if (auto st = take_from(pool_.get()); !st) return error(st.error().describe());
+    if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());
   }
   const Limits ceilings = with_default_ceilings(request.limits, options_);
   std::optional<RunPipes> pipes;
   for (;;) {
     if (!sandbox) {
-      auto built = build(request, !request.artifact_globs.empty(), setup_until, &plan);
-      if (!built) return error(built.error().describe());
+      auto built = build(request, !request.artifact_globs.empty(), setup.until, &plan);
+      if (!built) return setup.error(built.error().describe());
       sandbox = std::move(*built);
     }
-    if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+    if (cancel.cancelled()) return setup.cancelled();
 
     // 3. Pipes (the parent ends stay CLOEXEC); a prestarted interpreter's are the ones it
     //    was started with.
@@ -574,7 +510,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
                        proc::Pipe{std::move(sandbox->prestarted->stderr_read), {}}, std::nullopt};
     } else {
       auto made = make_run_pipes(request);
-      if (!made) return error("pipe: " + made.error().describe());
+      if (!made) return setup.error("pipe: " + made.error().describe());
       pipes = std::move(*made);
     }
 
@@ -595,17 +531,15 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
       taken_from = nullptr;
       continue;
     }
-    if (!launched) return error(launched.error().describe());
+    if (!launched) return setup.error(launched.error().describe());
     if (prestarted) prestarted_runs_.fetch_add(1);
     break;
   }
 
-  RunFrame frame{
-      id,
-      t_setup,
-      "deadline + SIGKILL of the PID namespace's init",
-      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings),
-      {}};
+  RunFrame frame = setup.frame();
+  frame.timeout_mechanism = "deadline + SIGKILL of the PID namespace's init";
+  frame.enforced =
+      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings);
   if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
 
   // 5. The shared driver (run_driver.h) runs it to the end: pump output until the init
@@ -630,7 +564,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
           retire_to->retire(std::move(retired));
         });
   }
-  return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::ns

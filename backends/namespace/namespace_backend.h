@@ -62,6 +62,8 @@ class NamespaceBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return "namespace"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  // Found at construction: the host layout, the seccomp program, cordon-ns-init and the
+  // settings that refuse namespaces for certain (no trial clone).
   [[nodiscard]] Probe probe() const override { return probe_; }
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,

@@ -37,6 +37,7 @@
 #include <cstring>
 
 #include "cordon/proc/kernel_sigset.h"
+#include "cordon/proc/rusage_usec.h"
 #include "fd_passing.h"
 #include "init_protocol.h"
 
@@ -48,10 +49,7 @@ using cordon::ns::InitEventKind;
 using cordon::ns::OrderKind;
 using cordon::ns::OrderRecord;
 using cordon::ns::OrderTag;
-
-std::int64_t usec(const struct timeval& tv) {
-  return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
-}
+using cordon::proc::usec;
 
 void send_event(const InitEvent& ev) {
   // MSG_NOSIGNAL: a cordon that gave up must not turn our report into a SIGPIPE.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "contained_tree.h"
+#include "cordon/common_claims.h"
 #include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/owner.h"
@@ -138,7 +139,6 @@ Probe SubprocessBackend::probe() const {
 }
 
 Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
-  Capabilities caps;
   const RlimitPlan plan = plan_rlimits(limits);
   // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
   const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
@@ -149,133 +149,89 @@ Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
     }
     return nullptr;
   };
-  for (const Aspect aspect : kAllAspects) {
-    switch (aspect) {
-      case Aspect::kNetwork:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "the code has the host's full network access"));
-        break;
-      case Aspect::kFilesystem:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "runs in a fresh temp dir, but can read and write every "
-                                          "host file the user running cordon can"));
-        break;
-      case Aspect::kEnvironment:
-        caps.aspects.push_back(capability(
-            aspect, Enforcement::kNone, "", std::nullopt,
-            "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
-            "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
-            "readable"));
-        break;
-      case Aspect::kProcessTree:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "the code sees and can signal every process of the user, "
-                                          "cordon itself included"));
-        break;
-      case Aspect::kSyscallFilter:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kNone, "", std::nullopt, "no seccomp filter"));
-        break;
-      case Aspect::kMemory:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                         "address space per process, not the whole tree's memory", memory_range));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "not limited unless a memory limit is asked for "
-                                            "(then RLIMIT_AS per process)",
-                                            memory_range));
-        }
-        break;
-      case Aspect::kProcesses:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                         "RLIMIT_NPROC counts every process of the uid, not only "
-                         "the run's",
-                         rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit)));
-        } else if (limits.max_processes && ::geteuid() == 0) {
-          caps.aspects.push_back(
-              capability(aspect, Enforcement::kNone, "", std::nullopt,
-                         "RLIMIT_NPROC does not apply to root; the process count "
-                         "is not limited"));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "the process count is not limited"));
-        }
-        break;
-      case Aspect::kCpu:
-        if (const auto* e = enforced_value(aspect)) {
-          caps.aspects.push_back(capability(aspect, Enforcement::kPartial, e->mechanism, e->value,
-                                            "CPU time per process, not the whole tree's",
-                                            cpu_range));
-        } else {
-          caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                            "CPU time is bounded only by the wall-clock timeout",
-                                            cpu_range));
-        }
-        break;
-      case Aspect::kDisk:
-        caps.aspects.push_back(capability(aspect, Enforcement::kNone, "", std::nullopt,
-                                          "writes are limited only by the host's free space"));
-        break;
-      case Aspect::kOutput:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, "capture cap per stream",
-                       format_size(effective_output_cap(limits)),
-                       "output past the cap is read and discarded; the result is "
-                       "marked truncated",
-                       kOutputRange));
-        break;
-      case Aspect::kTimeout:
-        caps.aspects.push_back(
-            capability(aspect, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
-                       "the whole process tree is killed at the deadline, including descendants "
-                       "that called setsid or daemonised, and after the main process exits"));
-        break;
-    }
+  const Enforced* memory = enforced_value(Aspect::kMemory);
+  const Enforced* processes = enforced_value(Aspect::kProcesses);
+  const Enforced* cpu = enforced_value(Aspect::kCpu);
+  AspectClaims claims{
+      .network = capability(Aspect::kNetwork, Enforcement::kNone, "", std::nullopt,
+                            "the code has the host's full network access"),
+      .filesystem = capability(Aspect::kFilesystem, Enforcement::kNone, "", std::nullopt,
+                               "runs in a fresh temp dir, but can read and write every host file "
+                               "the user running cordon can"),
+      .environment = capability(
+          Aspect::kEnvironment, Enforcement::kNone, "", std::nullopt,
+          "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
+          "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
+          "readable"),
+      .process_tree = capability(Aspect::kProcessTree, Enforcement::kNone, "", std::nullopt,
+                                 "the code sees and can signal every process of the user, "
+                                 "cordon itself included"),
+      .syscall_filter = capability(Aspect::kSyscallFilter, Enforcement::kNone, "", std::nullopt,
+                                   "no seccomp filter"),
+      .memory =
+          memory != nullptr
+              ? capability(Aspect::kMemory, Enforcement::kPartial, memory->mechanism, memory->value,
+                           "address space per process, not the whole tree's memory", memory_range)
+              : capability(Aspect::kMemory, Enforcement::kNone, "", std::nullopt,
+                           "not limited unless a memory limit is asked for (then RLIMIT_AS "
+                           "per process)",
+                           memory_range),
+      .processes = capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
+                              "the process count is not limited"),
+      .cpu = cpu != nullptr
+                 ? capability(Aspect::kCpu, Enforcement::kPartial, cpu->mechanism, cpu->value,
+                              "CPU time per process, not the whole tree's", cpu_range)
+                 : capability(Aspect::kCpu, Enforcement::kNone, "", std::nullopt,
+                              "CPU time is bounded only by the wall-clock timeout", cpu_range),
+      .disk = capability(Aspect::kDisk, Enforcement::kNone, "", std::nullopt,
+                         "writes are limited only by the host's free space"),
+      .timeout = capability(
+          Aspect::kTimeout, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
+          "the whole process tree is killed at the deadline, including descendants that called "
+          "setsid or daemonised, and after the main process exits"),
+  };
+  if (processes != nullptr) {
+    claims.processes = capability(
+        Aspect::kProcesses, Enforcement::kPartial, processes->mechanism, processes->value,
+        "RLIMIT_NPROC counts every process of the uid, not only the run's",
+        rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit));
+  } else if (limits.max_processes && ::geteuid() == 0) {
+    claims.processes =
+        capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
+                   "RLIMIT_NPROC does not apply to root; the process count is not limited");
   }
-  return caps;
+  return in_aspect_order(std::move(claims), limits);
 }
 
 RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& cancel,
                                  RunObserver* observer) {
-  const BackendId id{std::string(name()), std::string(version())};
-  const Clock::time_point t_setup = Clock::now();
-  const Clock::time_point setup_until = t_setup + request.setup_bound;
-  RunStateReporter state(observer);
-  state.set(RunState::kPreparing);
-  auto error = [&](std::string why) { return sandbox_error(id, std::move(why)); };
-
-  // 1. Check the request.
-  if (auto st = check_request(*this, request); !st) {
-    return error("invalid request: " + st.error().describe());
-  }
+  // 1. Check the request (run_driver.h).
+  RunSetup setup(*this, request, observer);
+  if (setup.refused) return std::move(*setup.refused);
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.
   auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), run_parent_);
-  if (!tmp) return error("create temp dir: " + tmp.error().describe());
+  if (!tmp) return setup.error("create temp dir: " + tmp.error().describe());
   const fs::path work = tmp->path() / "work";
   const fs::path home = tmp->path() / "home";
   if (::mkdir(work.c_str(), 0700) != 0 || ::mkdir(home.c_str(), 0700) != 0) {
-    return error("mkdir in " + tmp->path().string() + ": " + std::strerror(errno));
+    return setup.error("mkdir in " + tmp->path().string() + ": " + std::strerror(errno));
   }
   if (auto st = place_input_files(work, request.input_files); !st) {
-    return error("place input files: " + st.error().describe());
+    return setup.error("place input files: " + st.error().describe());
   }
 
   // 3. The interpreter from the fixed system PATH, never the caller's.
   auto interp = find_interpreter(request.language);
-  if (!interp) return error(interp.error().describe());
+  if (!interp) return setup.error(interp.error().describe());
   bool needs_file = false;
   const fs::path code_file = tmp->path() / "code";
   proc::SpawnOptions code;
   code.argv = interpreter_argv(*interp, request.code, code_file, &needs_file);
   if (needs_file) {
     if (auto st = write_new_file(code_file, request.code, 0644); !st)
-      return error(st.error().describe());
+      return setup.error(st.error().describe());
   }
   code.path = interp->string();
   code.env = make_env(request, home);
@@ -285,7 +241,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
 
   // 4. Pipes. Parent ends stay CLOEXEC; spawn() places the child ends at 0/1/2.
   auto pipes = make_run_pipes(request);
-  if (!pipes) return error("pipe: " + pipes.error().describe());
+  if (!pipes) return setup.error("pipe: " + pipes.error().describe());
   code.stdin_fd = pipes->child_stdin();
   code.stdout_fd = pipes->child_stdout();
   code.stderr_fd = pipes->child_stderr();
@@ -305,19 +261,21 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
     }
   }
   if (!cgroup && !helper_) {
-    return error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
+    return setup.error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
   }
-  if (Clock::now() > setup_until) return error("set-up exceeded its bound");
-  if (cancel.cancelled()) return cancelled_before_start(id, t_setup);
+  if (Clock::now() > setup.until) return setup.error("set-up exceeded its bound");
+  if (cancel.cancelled()) return setup.cancelled();
 
   // 6. Start the code, then the shared driver runs it to the end (run_driver.h).
   auto tree =
-      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup_until);
-  if (!tree) return error(tree.error().describe());
-  RunFrame frame{id, t_setup, std::string(tree->mechanism()), std::move(rlimits.enforced), {}};
+      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup.until);
+  if (!tree) return setup.error(tree.error().describe());
+  RunFrame frame = setup.frame();
+  frame.timeout_mechanism = tree->mechanism();
+  frame.enforced = std::move(rlimits.enforced);
   SubprocessTree started(std::move(*tree), std::move(*tmp), work,
                          [this](proc::Cgroup2 cg) { give_back_cgroup(std::move(cg)); });
-  return drive_run(request, cancel, state, started, std::move(*pipes), std::move(frame));
+  return drive_run(request, cancel, setup.state, started, std::move(*pipes), std::move(frame));
 }
 
 }  // namespace cordon::subprocess

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cordon/proc/reaper_protocol.h"
+#include "cordon/proc/rusage_usec.h"
 #include "cordon/proc/spawn.h"
 
 namespace {
@@ -31,10 +32,7 @@ namespace {
 using cordon::proc::kReaperControlFd;
 using cordon::proc::ReaperMessage;
 using cordon::proc::ReaperMessageType;
-
-std::int64_t usec(const struct timeval& tv) {
-  return static_cast<std::int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
-}
+using cordon::proc::usec;
 
 void send_message(const ReaperMessage& msg) {
   // MSG_NOSIGNAL: cordon may be gone; the helper must still finish killing the tree.

@@ -73,6 +73,31 @@ RunResult cancelled_before_start(BackendId backend, RunClock::time_point setup_s
   return r;
 }
 
+RunSetup::RunSetup(const Backend& backend, const RunRequest& request, RunObserver* observer,
+                   const Probe* probe)
+    : id{std::string(backend.name()), std::string(backend.version())},
+      started(RunClock::now()),
+      until(started + request.setup_bound),
+      state(observer) {
+  state.set(RunState::kPreparing);
+  if (auto st = check_request(backend, request); !st) {
+    refused = error("invalid request: " + st.error().describe());
+  } else if (probe != nullptr && !probe->available) {
+    refused = error(probe->reason);
+  }
+}
+
+RunResult RunSetup::error(std::string why) const { return sandbox_error(id, std::move(why)); }
+
+RunResult RunSetup::cancelled() const { return cancelled_before_start(id, started); }
+
+RunFrame RunSetup::frame() const {
+  RunFrame frame;
+  frame.backend = id;
+  frame.setup_started = started;
+  return frame;
+}
+
 RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunStateReporter& state,
                     StartedTree& tree, RunPipes pipes, RunFrame frame) {
   const milliseconds timeout = effective_timeout(request);

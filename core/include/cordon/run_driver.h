@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/backend.h"
 #include "cordon/cancel.h"
 #include "cordon/error.h"
 #include "cordon/observer.h"
@@ -126,6 +127,33 @@ struct RunFrame {
   std::string timeout_mechanism;       // Enforced{kTimeout} says how the deadline kills
   std::vector<Enforced> enforced;      // the backend's own, after timeout and output
   std::optional<PolicyId> policy;
+};
+
+// The first steps of every backend's run(), written once ("Run lifecycle", step 1): the
+// set-up clock starts (setup_ms counts from here, the set-up bound ends at `until`), the
+// observer hears kPreparing (and kFinished when this goes out of scope, whatever run()
+// returns), then check_request() and, when the backend passes its probe, whether this host
+// can run it at all. When either refuses, `refused` holds the sandbox error to return at
+// once: "invalid request: <why>", or the probe's reason.
+class RunSetup {
+ public:
+  RunSetup(const Backend& backend, const RunRequest& request, RunObserver* observer,
+           const Probe* probe = nullptr);
+  RunSetup(const RunSetup&) = delete;
+  RunSetup& operator=(const RunSetup&) = delete;
+
+  // A sandbox error of this run, with its reason.
+  [[nodiscard]] RunResult error(std::string why) const;
+  // The result of this run cancelled before its code started.
+  [[nodiscard]] RunResult cancelled() const;
+  // The frame for drive_run() with the backend and the set-up start filled in.
+  [[nodiscard]] RunFrame frame() const;
+
+  const BackendId id;
+  const RunClock::time_point started;
+  const RunClock::time_point until;
+  RunStateReporter state;
+  std::optional<RunResult> refused;
 };
 
 // Call right after the tree started: the deadline (effective_timeout) counts from this
