@@ -47,6 +47,7 @@
 
 #include "audit/host_probes.h"
 #include "backend_attack_suite.h"
+#include "cgroup_test_support.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
