@@ -16,7 +16,7 @@ export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 export CORDON_REQUIRE_KERNEL_FEATURES=1
 # qemu's software emulation (TCG) runs the code several times slower than the host: the
 # tests' wall-clock bounds widen by this factor (tests/kernel_features.h), nothing else.
-export CORDON_TEST_TIME_FACTOR="${CORDON_TEST_TIME_FACTOR:-5}"
+export CORDON_TEST_TIME_FACTOR="${CORDON_TEST_TIME_FACTOR:-8}"
 # The asan preset's test environment (CMakePresets.json), harmless for other builds.
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:strict_init_order=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
