@@ -138,7 +138,10 @@ TEST(PluginWire, AResultWithoutAKnownOutcomeIsRefused) {
   for (const json& bad : {json::object(), json{{"outcome", "fine"}}, json{{"outcome", 1}},
                           json{{"outcome", "ok"}, {"limit", "height"}},
                           json{{"outcome", "ok"}, {"exit_code", "zero"}},
-                          json{{"outcome", "ok"}, {"enforced", {{{"aspect", "luck"}}}}}}) {
+                          json{{"outcome", "ok"}, {"enforced", {{{"aspect", "luck"}}}}},
+                          json{{"outcome", "ok"}, {"enforced", "all"}},
+                          json{{"outcome", "ok"}, {"enforced", json::array({"memory"})}},
+                          json{{"outcome", "ok"}, {"artifacts", {{{"path", 1}}}}}}) {
     SCOPED_TRACE(bad.dump());
     EXPECT_FALSE(result_from_json(bad));
   }
@@ -160,6 +163,11 @@ TEST(PluginWire, CapabilitiesProbeAndPlanRoundTrip) {
   EXPECT_FALSE(
       capabilities_from_json(json::array({json{{"aspect", "memory"}, {"enforcement", "mostly"}}})));
   EXPECT_FALSE(capabilities_from_json(json::object()));
+  // Members of the wrong type are errors, never exceptions.
+  EXPECT_FALSE(capabilities_from_json(json::array({json{{"aspect", 3}}})));
+  EXPECT_FALSE(capabilities_from_json(
+      json::array({json{{"aspect", "memory"}, {"enforcement", json::array()}}})));
+  EXPECT_FALSE(capabilities_from_json(json::array({"memory"})));
 
   const Result<Probe> probe = wire::probe_from_json(crossed(wire::to_json(Probe{false, "no"})));
   ASSERT_TRUE(probe);

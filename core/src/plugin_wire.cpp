@@ -1,11 +1,15 @@
 #include "cordon/plugin_wire.h"
 
-#include "cordon/json_number.h"
 #include "cordon/text.h"
+#include "json_fields.h"
 
 namespace cordon::wire {
 namespace {
 
+using json_fields::first_failure;
+using json_fields::member;
+using json_fields::read;
+using json_fields::unexpected_value;
 using nlohmann::json;
 
 json bytes(std::string_view value) {
@@ -15,49 +19,13 @@ json bytes(std::string_view value) {
   return json{{"base64", base64_encode(value)}};
 }
 
-Error bad(std::string_view key, const json& value) {
-  return Error{ErrorCode::kInvalidArgument, 0,
-               "'" + std::string(key) + "' has an unexpected value: " + value.dump()};
-}
-
 Result<std::string> bytes_from(std::string_view key, const json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_object() && value.size() == 1 && value.contains("base64") &&
       value["base64"].is_string()) {
     if (auto decoded = base64_decode(value["base64"].get<std::string>())) return *decoded;
   }
-  return std::unexpected(bad(key, value));
-}
-
-// A member, when present and not null.
-const json* member(const json& object, std::string_view key) {
-  const auto it = object.find(key);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-template <std::integral T>
-Status read_integer(const json& object, std::string_view key, std::optional<T>& out) {
-  const json* value = member(object, key);
-  if (value == nullptr) return {};
-  std::optional<T> read = json_integer<T>(*value);
-  if (!read) return std::unexpected(bad(key, *value));
-  out = std::move(read);
-  return {};
-}
-
-template <std::integral T>
-Status read_integer(const json& object, std::string_view key, T& out) {
-  std::optional<T> read;
-  if (auto s = read_integer(object, key, read); !s) return s;
-  if (read) out = *read;
-  return {};
-}
-
-Status read_ms(const json& object, std::string_view key, std::chrono::milliseconds& out) {
-  std::optional<std::int64_t> ms;
-  if (auto s = read_integer(object, key, ms); !s) return s;
-  if (ms) out = std::chrono::milliseconds(*ms);
-  return {};
+  return std::unexpected(unexpected_value(key, value));
 }
 
 json optional_number(const auto& value) { return value ? json(*value) : json(nullptr); }
@@ -76,12 +44,12 @@ Result<Limits> limits_from_json(const json& in) {
   if (!in.is_object()) return fail(ErrorCode::kInvalidArgument, "limits are a JSON object");
   Limits out;
   std::optional<std::int64_t> cpu_ms;
-  for (const Status& s :
-       {read_integer(in, "memory_bytes", out.memory_bytes),
-        read_integer(in, "max_processes", out.max_processes),
-        read_integer(in, "cpu_time_ms", cpu_ms), read_integer(in, "output_bytes", out.output_bytes),
-        read_integer(in, "scratch_bytes", out.scratch_bytes)}) {
-    if (!s) return std::unexpected(s.error());
+  if (Status s = first_failure(
+          {read(in, "memory_bytes", out.memory_bytes), read(in, "max_processes", out.max_processes),
+           read(in, "cpu_time_ms", cpu_ms), read(in, "output_bytes", out.output_bytes),
+           read(in, "scratch_bytes", out.scratch_bytes)});
+      !s) {
+    return std::unexpected(s.error());
   }
   if (cpu_ms) out.cpu_time = std::chrono::milliseconds(*cpu_ms);
   return out;
@@ -118,68 +86,71 @@ Result<RunRequest> request_from_json(const json& in) {
   if (!in.is_object()) return fail(ErrorCode::kInvalidArgument, "a request is a JSON object");
   RunRequest out;
   if (const json* code = member(in, "code")) {
-    auto read = bytes_from("code", *code);
-    if (!read) return std::unexpected(read.error());
-    out.code = std::move(*read);
+    auto value = bytes_from("code", *code);
+    if (!value) return std::unexpected(value.error());
+    out.code = std::move(*value);
   }
   if (const json* language = member(in, "language")) {
-    if (!language->is_string()) return std::unexpected(bad("language", *language));
+    if (!language->is_string()) return std::unexpected(unexpected_value("language", *language));
     auto parsed = parse_language(language->get<std::string>());
     if (!parsed) return std::unexpected(parsed.error());
     out.language = *parsed;
   }
-  for (const Status& s : {read_ms(in, "timeout_ms", out.timeout),
-                          read_integer(in, "artifact_max_bytes", out.artifact_max_bytes),
-                          read_ms(in, "setup_bound_ms", out.setup_bound)}) {
-    if (!s) return std::unexpected(s.error());
+  if (Status s = first_failure({read(in, "timeout_ms", out.timeout),
+                                read(in, "artifact_max_bytes", out.artifact_max_bytes),
+                                read(in, "setup_bound_ms", out.setup_bound)});
+      !s) {
+    return std::unexpected(s.error());
   }
   if (const json* limits = member(in, "limits")) {
-    auto read = limits_from_json(*limits);
-    if (!read) return std::unexpected(read.error());
-    out.limits = *read;
+    auto value = limits_from_json(*limits);
+    if (!value) return std::unexpected(value.error());
+    out.limits = *value;
   }
   if (const json* stdin_data = member(in, "stdin")) {
-    auto read = bytes_from("stdin", *stdin_data);
-    if (!read) return std::unexpected(read.error());
-    out.stdin_data = std::move(*read);
+    auto value = bytes_from("stdin", *stdin_data);
+    if (!value) return std::unexpected(value.error());
+    out.stdin_data = std::move(*value);
   }
   // "env" and "input_files": arrays of [name, value] pairs.
   auto pairs = [&](std::string_view key, auto add) -> Status {
     const json* list = member(in, key);
     if (list == nullptr) return {};
-    if (!list->is_array()) return std::unexpected(bad(key, *list));
+    if (!list->is_array()) return std::unexpected(unexpected_value(key, *list));
     for (const json& pair : *list) {
-      if (!pair.is_array() || pair.size() != 2) return std::unexpected(bad(key, pair));
+      if (!pair.is_array() || pair.size() != 2) return std::unexpected(unexpected_value(key, pair));
       auto first = bytes_from(key, pair[0]);
       auto second = bytes_from(key, pair[1]);
-      if (!first || !second) return std::unexpected(bad(key, pair));
+      if (!first || !second) return std::unexpected(unexpected_value(key, pair));
       add(std::move(*first), std::move(*second));
     }
     return {};
   };
-  for (const Status& s :
-       {pairs("env", [&](std::string n,
-                         std::string v) { out.env.emplace_back(std::move(n), std::move(v)); }),
-        pairs("input_files", [&](std::string p, std::string c) {
-          out.input_files[std::move(p)] = std::move(c);
-        })}) {
-    if (!s) return std::unexpected(s.error());
+  if (Status s = first_failure(
+          {pairs("env", [&](std::string n,
+                            std::string v) { out.env.emplace_back(std::move(n), std::move(v)); }),
+           pairs("input_files",
+                 [&](std::string p, std::string c) {
+                   out.input_files[std::move(p)] = std::move(c);
+                 })});
+      !s) {
+    return std::unexpected(s.error());
   }
   if (const json* globs = member(in, "artifact_globs")) {
-    if (!globs->is_array()) return std::unexpected(bad("artifact_globs", *globs));
+    if (!globs->is_array()) return std::unexpected(unexpected_value("artifact_globs", *globs));
     for (const json& glob : *globs) {
-      auto read = bytes_from("artifact_globs", glob);
-      if (!read) return std::unexpected(read.error());
-      out.artifact_globs.push_back(std::move(*read));
+      auto value = bytes_from("artifact_globs", glob);
+      if (!value) return std::unexpected(value.error());
+      out.artifact_globs.push_back(std::move(*value));
     }
   }
   if (const json* tool = member(in, "tool_description")) {
     const json* id = tool->is_object() ? member(*tool, "id") : nullptr;
-    if (id == nullptr) return std::unexpected(bad("tool_description", *tool));
-    auto read = bytes_from("tool_description", *id);
-    if (!read) return std::unexpected(read.error());
-    ToolDescriptionRef ref{std::move(*read), 0};
-    if (auto s = read_integer(*tool, "version", ref.version); !s) return std::unexpected(s.error());
+    if (id == nullptr) return std::unexpected(unexpected_value("tool_description", *tool));
+    auto value = bytes_from("tool_description", *id);
+    if (!value) return std::unexpected(value.error());
+    ToolDescriptionRef ref{std::move(*value), 0};
+    if (auto s = read(*tool, "version", ref.version); !s) return std::unexpected(s.error());
     out.tool_description = std::move(ref);
   }
   return out;

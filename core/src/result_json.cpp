@@ -3,6 +3,7 @@
 #include "cordon/json_number.h"
 #include "cordon/limit_check.h"
 #include "cordon/text.h"
+#include "json_fields.h"
 
 namespace cordon {
 namespace {
@@ -199,6 +200,11 @@ json to_json(const Capabilities& capabilities) {
 
 namespace {
 
+using json_fields::first_failure;
+using json_fields::member;
+using json_fields::read;
+using json_fields::unexpected_value;
+
 // The enumerator of `values` that to_string() spells `text`.
 template <typename Enum, std::size_t N>
 std::optional<Enum> enum_named(const Enum (&values)[N], std::string_view text) {
@@ -217,75 +223,33 @@ constexpr LimitKind kLimitKinds[] = {LimitKind::kMemory, LimitKind::kProcesses, 
 constexpr Enforcement kEnforcements[] = {Enforcement::kNone, Enforcement::kPartial,
                                          Enforcement::kEnforced};
 
-Error bad_field(std::string_view key, const json& value) {
-  return Error{ErrorCode::kInvalidArgument, 0,
-               "'" + std::string(key) + "' has an unexpected value: " + value.dump()};
-}
-
-// Member readers: an absent or null member leaves `out` as it is; one of another type fails.
-Status read_string(const json& object, std::string_view key, std::string& out) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  if (!it->is_string()) return std::unexpected(bad_field(key, *it));
-  out = it->get<std::string>();
-  return {};
-}
-
-Status read_optional_string(const json& object, std::string_view key,
-                            std::optional<std::string>& out) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  std::string value;
-  if (auto read = read_string(object, key, value); !read) return read;
-  out = std::move(value);
-  return {};
-}
-
-Status read_bool(const json& object, std::string_view key, bool& out) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  if (!it->is_boolean()) return std::unexpected(bad_field(key, *it));
-  out = it->get<bool>();
-  return {};
-}
-
-template <std::integral T>
-Status read_integer(const json& object, std::string_view key, T& out) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  const std::optional<T> value = json_integer<T>(*it);
-  if (!value) return std::unexpected(bad_field(key, *it));
-  out = *value;
-  return {};
-}
-
-template <std::integral T>
-Status read_optional_integer(const json& object, std::string_view key, std::optional<T>& out) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  T value{};
-  if (auto read = read_integer(object, key, value); !read) return read;
-  out = value;
-  return {};
-}
-
 // The raw bytes of a stream or path: "<name>_base64" when present, else the text form.
 Status read_output(const json& object, const std::string& name, std::string& out) {
-  if (auto read = read_string(object, name, out); !read) return read;
-  const auto raw = object.find(name + "_base64");
-  if (raw == object.end() || raw->is_null()) return {};
+  if (Status s = read(object, name, out); !s) return s;
+  const json* raw = member(object, name + "_base64");
+  if (raw == nullptr) return {};
   std::optional<std::string> bytes =
       raw->is_string() ? base64_decode(raw->get<std::string>()) : std::nullopt;
-  if (!bytes) return std::unexpected(bad_field(name + "_base64", *raw));
+  if (!bytes) return std::unexpected(unexpected_value(name + "_base64", *raw));
   out = std::move(*bytes);
   return {};
 }
 
 Result<Aspect> aspect_of(const json& object) {
-  std::string name;
-  if (auto read = read_string(object, "aspect", name); !read) return std::unexpected(read.error());
-  if (auto aspect = enum_named(kAllAspects, name)) return *aspect;
-  return std::unexpected(bad_field("aspect", object.value("aspect", json())));
+  const json* name = member(object, "aspect");
+  const auto aspect = name != nullptr && name->is_string()
+                          ? enum_named(kAllAspects, name->get<std::string>())
+                          : std::nullopt;
+  if (!aspect) return std::unexpected(unexpected_value("aspect", name ? *name : object));
+  return *aspect;
+}
+
+// The members of the array `key` (none when it is absent); an error when it is no array.
+Result<std::vector<json>> items(const json& object, std::string_view key) {
+  const json* list = member(object, key);
+  if (list == nullptr) return std::vector<json>{};
+  if (!list->is_array()) return std::unexpected(unexpected_value(key, *list));
+  return list->get<std::vector<json>>();
 }
 
 }  // namespace
@@ -305,68 +269,67 @@ Result<RunResult> result_from_json(const json& in) {
   if (!in.is_object()) return fail(ErrorCode::kInvalidArgument, "a result is a JSON object");
   RunResult r;
   std::string outcome;
-  if (auto s = read_string(in, "outcome", outcome); !s) return std::unexpected(s.error());
+  if (auto s = read(in, "outcome", outcome); !s) return std::unexpected(s.error());
   const auto named = enum_named(kOutcomes, outcome);
-  if (!named) return std::unexpected(bad_field("outcome", in.value("outcome", json())));
+  if (!named) return std::unexpected(unexpected_value("outcome", in.value("outcome", json())));
   r.outcome = *named;
   if (const auto limit = in.find("limit"); limit != in.end() && !limit->is_null()) {
     const auto kind =
         limit->is_string() ? enum_named(kLimitKinds, limit->get<std::string>()) : std::nullopt;
-    if (!kind) return std::unexpected(bad_field("limit", *limit));
+    if (!kind) return std::unexpected(unexpected_value("limit", *limit));
     r.limit = kind;
   }
-  std::optional<std::int64_t> cpu_ms;
-  std::optional<std::int64_t> max_rss_kb;
-  std::optional<std::int64_t> memory_peak_kb;
-  for (const Status& s :
-       {read_output(in, "stdout", r.stdout_data), read_output(in, "stderr", r.stderr_data),
-        read_bool(in, "stdout_truncated", r.stdout_truncated),
-        read_bool(in, "stderr_truncated", r.stderr_truncated),
-        read_integer(in, "exit_code", r.exit_code), read_integer(in, "signal", r.signal),
-        read_bool(in, "timed_out", r.timed_out), read_bool(in, "oom_killed", r.oom_killed),
-        read_integer(in, "wall_ms", r.wall_ms), read_integer(in, "setup_ms", r.setup_ms),
-        read_optional_integer(in, "cpu_ms", cpu_ms),
-        read_optional_integer(in, "max_rss_kb", max_rss_kb),
-        read_optional_integer(in, "memory_peak_kb", memory_peak_kb),
-        read_optional_string(in, "error", r.error)}) {
-    if (!s) return std::unexpected(s.error());
+  if (Status s = first_failure(
+          {read_output(in, "stdout", r.stdout_data), read_output(in, "stderr", r.stderr_data),
+           read(in, "stdout_truncated", r.stdout_truncated),
+           read(in, "stderr_truncated", r.stderr_truncated), read(in, "exit_code", r.exit_code),
+           read(in, "signal", r.signal), read(in, "timed_out", r.timed_out),
+           read(in, "oom_killed", r.oom_killed), read(in, "wall_ms", r.wall_ms),
+           read(in, "setup_ms", r.setup_ms), read(in, "cpu_ms", r.cpu_ms),
+           read(in, "max_rss_kb", r.max_rss_kb), read(in, "memory_peak_kb", r.memory_peak_kb),
+           read(in, "error", r.error)});
+      !s) {
+    return std::unexpected(s.error());
   }
-  r.cpu_ms = cpu_ms;
-  r.max_rss_kb = max_rss_kb;
-  r.memory_peak_kb = memory_peak_kb;
   if (const auto backend = in.find("backend"); backend != in.end() && backend->is_object()) {
-    for (const Status& s : {read_string(*backend, "name", r.backend.name),
-                            read_string(*backend, "version", r.backend.version)}) {
-      if (!s) return std::unexpected(s.error());
+    if (Status s = first_failure(
+            {read(*backend, "name", r.backend.name), read(*backend, "version", r.backend.version)});
+        !s) {
+      return std::unexpected(s.error());
     }
   }
   if (const auto policy = in.find("policy"); policy != in.end() && policy->is_object()) {
     PolicyId id;
-    for (const Status& s :
-         {read_string(*policy, "name", id.name), read_string(*policy, "hash", id.hash)}) {
-      if (!s) return std::unexpected(s.error());
+    if (Status s = first_failure({read(*policy, "name", id.name), read(*policy, "hash", id.hash)});
+        !s) {
+      return std::unexpected(s.error());
     }
     r.policy = std::move(id);
   }
-  for (const json& item : in.value("enforced", json::array())) {
+  const Result<std::vector<json>> enforced_items = items(in, "enforced");
+  const Result<std::vector<json>> artifact_items = items(in, "artifacts");
+  if (!enforced_items) return std::unexpected(enforced_items.error());
+  if (!artifact_items) return std::unexpected(artifact_items.error());
+  for (const json& item : *enforced_items) {
     Enforced enforced;
     auto aspect = aspect_of(item);
     if (!aspect) return std::unexpected(aspect.error());
     enforced.aspect = *aspect;
-    for (const Status& s : {read_string(item, "mechanism", enforced.mechanism),
-                            read_optional_string(item, "value", enforced.value)}) {
-      if (!s) return std::unexpected(s.error());
+    if (Status s = first_failure(
+            {read(item, "mechanism", enforced.mechanism), read(item, "value", enforced.value)});
+        !s) {
+      return std::unexpected(s.error());
     }
     r.enforced.push_back(std::move(enforced));
   }
-  for (const json& item : in.value("artifacts", json::array())) {
+  for (const json& item : *artifact_items) {
     Artifact artifact;
     std::string content;
-    for (const Status& s :
-         {read_output(item, "path", artifact.path), read_integer(item, "size", artifact.size),
-          read_string(item, "sha256", artifact.sha256),
-          read_string(item, "content_base64", content)}) {
-      if (!s) return std::unexpected(s.error());
+    if (Status s = first_failure(
+            {read_output(item, "path", artifact.path), read(item, "size", artifact.size),
+             read(item, "sha256", artifact.sha256), read(item, "content_base64", content)});
+        !s) {
+      return std::unexpected(s.error());
     }
     std::optional<std::string> bytes = base64_decode(content);
     if (!bytes) return fail(ErrorCode::kInvalidArgument, "artifact content is not base64");
@@ -375,9 +338,9 @@ Result<RunResult> result_from_json(const json& in) {
   }
   if (const auto tool = in.find("tool_description"); tool != in.end() && tool->is_object()) {
     ToolDescriptionRef ref;
-    for (const Status& s :
-         {read_string(*tool, "id", ref.id), read_integer(*tool, "version", ref.version)}) {
-      if (!s) return std::unexpected(s.error());
+    if (Status s = first_failure({read(*tool, "id", ref.id), read(*tool, "version", ref.version)});
+        !s) {
+      return std::unexpected(s.error());
     }
     r.tool_description = std::move(ref);
   }
@@ -388,24 +351,25 @@ Result<Capabilities> capabilities_from_json(const json& in) {
   if (!in.is_array()) return fail(ErrorCode::kInvalidArgument, "capabilities are a JSON array");
   Capabilities out;
   for (const json& item : in) {
-    if (!item.is_object()) return std::unexpected(bad_field("capability", item));
+    if (!item.is_object()) return std::unexpected(unexpected_value("capability", item));
     Capability c;
     auto aspect = aspect_of(item);
     if (!aspect) return std::unexpected(aspect.error());
     c.aspect = *aspect;
-    const auto level = enum_named(kEnforcements, item.value("enforcement", std::string()));
-    if (!level) return std::unexpected(bad_field("enforcement", item.value("enforcement", json())));
-    c.enforcement = *level;
-    for (const Status& s :
-         {read_string(item, "mechanism", c.mechanism), read_optional_string(item, "value", c.value),
-          read_string(item, "detail", c.detail)}) {
-      if (!s) return std::unexpected(s.error());
+    std::string level;
+    if (Status s = read(item, "enforcement", level); !s) return std::unexpected(s.error());
+    const auto named = enum_named(kEnforcements, level);
+    if (!named) return std::unexpected(unexpected_value("enforcement", level));
+    c.enforcement = *named;
+    if (Status s = first_failure({read(item, "mechanism", c.mechanism),
+                                  read(item, "value", c.value), read(item, "detail", c.detail)});
+        !s) {
+      return std::unexpected(s.error());
     }
     if (const auto range = item.find("range"); range != item.end() && range->is_object()) {
       LimitRange r;
-      for (const Status& s :
-           {read_integer(*range, "min", r.min), read_integer(*range, "max", r.max)}) {
-        if (!s) return std::unexpected(s.error());
+      if (Status s = first_failure({read(*range, "min", r.min), read(*range, "max", r.max)}); !s) {
+        return std::unexpected(s.error());
       }
       c.range = r;
     }
