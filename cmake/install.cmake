@@ -7,7 +7,8 @@
 #   <prefix>/<libexecdir>/cordon/cordon-reaper, cordon-ns-init, cordon-oci-init
 #   <prefix>/<datadir>/cordon/prompts/     (reference copy: the binaries have them built in)
 #   <prefix>/<includedir>/cordon/
-#   <prefix>/<libdir>/cmake/cordon/        (find_package(cordon) -> cordon::core)
+#   <prefix>/<libdir>/cmake/cordon/        (find_package(cordon) -> cordon::core,
+#                                            cordon::plugin_abi)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/cordon

@@ -61,10 +61,30 @@ TEST(Cancel, CancelFromAnotherThreadWakesPoll) {
 TEST(Cancel, ManyThreadsCancellingAtOnce) {
   CancelSource source;
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int i = 0; i < 8; ++i) threads.emplace_back([&source] { source.cancel(); });
   for (auto& t : threads) t.join();
   EXPECT_TRUE(source.token().cancelled());
   EXPECT_TRUE(readable(source.token().wait_fd(), 0));
+}
+
+// A plugin's view of its caller's source (plugin_abi.h's cancel_fd): only the fd crosses.
+TEST(Cancel, TokenFollowingAnFdSeesTheSourceCancel) {
+  CancelSource source;
+  const int fd = source.token().wait_fd();
+  const CancelToken follower = CancelToken::following(fd);
+  EXPECT_EQ(follower.wait_fd(), fd);
+  EXPECT_FALSE(follower.cancelled());
+  const std::vector<CancelToken> copies(2, follower);  // a run hands its token on by value
+  source.cancel();
+  EXPECT_TRUE(follower.cancelled());
+  EXPECT_TRUE(copies[1].cancelled());
+  EXPECT_TRUE(readable(fd, 0));  // polled, never read: still readable for every waiter
+  EXPECT_TRUE(source.token().cancelled());
+
+  const CancelToken none = CancelToken::following(-1);
+  EXPECT_FALSE(none.cancelled());
+  EXPECT_EQ(none.wait_fd(), -1);
 }
 
 TEST(Cancel, TokenOutlivesSource) {

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cordon/plugin_options.h"
 #include "cordon/temp_dir.h"
@@ -20,7 +22,7 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(CORDON_TEST_BUILD_DIR) / "test-plugins";
 const fs::path kShadow = kFixtures / "shadow";
-const fs::path kOldMinor = kFixtures / "old" / "cordon-backend-oldminor.so";
+const fs::path kGarbage = kFixtures / "garbage" / "cordon-backend-garbage.so";
 
 fs::path fixture(const std::string& name) { return kFixtures / ("cordon-backend-" + name + ".so"); }
 
@@ -38,6 +40,17 @@ int create_calls(const fs::path& path) {
   const int value = calls ? *calls : -1;
   ::dlclose(handle);
   return value;
+}
+
+// A variable the good fixture exports, read without loading it a second time.
+template <typename T>
+T fixture_variable(const fs::path& path, const char* name, T missing) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return missing;
+  const auto* value = static_cast<const T*>(::dlsym(handle, name));
+  const T out = value ? *value : missing;
+  ::dlclose(handle);
+  return out;
 }
 
 TEST(PluginRegistry, GoodPluginLoadsAndListingCreatesNothing) {
@@ -58,20 +71,127 @@ TEST(PluginRegistry, GoodPluginLoadsAndListingCreatesNothing) {
     EXPECT_EQ(create_calls(fixture("fixture")), 1);
     EXPECT_EQ((*backend)->name(), "fixture");
     EXPECT_TRUE((*backend)->probe().available);
+    EXPECT_EQ((*backend)->probe().reason, "fixture probe");
     const RunResult result = (*backend)->run(RunRequest{}, CancelToken{}, nullptr);
     EXPECT_TRUE(result.ok());
   }  // the backend goes back to the plugin before the registry dlcloses it
 }
 
-// A variable the good fixture exports, read without loading it a second time.
-template <typename T>
-T fixture_variable(const fs::path& path, const char* name, T missing) {
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return missing;
-  const auto* value = static_cast<const T*>(::dlsym(handle, name));
-  const T out = value ? *value : missing;
-  ::dlclose(handle);
-  return out;
+// What the observer of a run through the C boundary saw.
+struct RecordingObserver : RunObserver {
+  std::vector<RunState> states;
+  std::string output;
+  std::vector<ResourceSample> samples;
+  void on_state(RunState state) override { states.push_back(state); }
+  void on_output(Stream stream, std::string_view chunk, bool kept) override {
+    if (stream == Stream::kStdout && kept) output += chunk;
+  }
+  void on_sample(const ResourceSample& sample) override { samples.push_back(sample); }
+};
+
+TEST(PluginRegistry, RequestsResultsAndEventsCrossTheCBoundaryUnchanged) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  auto backend = registry.create("fixture");
+  ASSERT_TRUE(backend) << backend.error().describe();
+
+  RunRequest request;
+  request.code = "print(1)\n\xff\xfe not UTF-8";
+  request.timeout = std::chrono::milliseconds(1234);
+  request.stdin_data = std::string("in\0put", 6);
+  request.input_files["data/\xc3\x28.bin"] = std::string("\x00\x01\x80", 3);
+  request.input_files["a.txt"] = "text";
+  request.limits.memory_bytes = 64u << 20;
+  RecordingObserver observer;
+  const RunResult result = (*backend)->run(request, CancelToken{}, &observer);
+  ASSERT_EQ(result.outcome, Outcome::kOk) << result.error.value_or("");
+  EXPECT_EQ(result.stdout_data, request.code);  // the raw bytes, not their lossy text
+  EXPECT_EQ(result.stderr_data, *request.stdin_data);
+  EXPECT_EQ(result.exit_code, 1234);
+  EXPECT_EQ(result.cpu_ms, std::optional<std::int64_t>(12));
+  EXPECT_FALSE(result.max_rss_kb);  // unmeasured stays unmeasured
+  EXPECT_EQ(result.backend.name, "fixture");
+  ASSERT_EQ(result.enforced.size(), 1u);
+  EXPECT_EQ(result.enforced[0].aspect, Aspect::kMemory);
+  EXPECT_EQ(result.enforced[0].mechanism, "fixture");
+  ASSERT_EQ(result.artifacts.size(), 2u);
+  EXPECT_EQ(result.artifacts[1].path, "data/\xc3(.bin");
+  EXPECT_EQ(result.artifacts[1].content, std::string("\x00\x01\x80", 3));
+  EXPECT_EQ(result.artifacts[0].size, 4u);
+
+  EXPECT_EQ(observer.states, std::vector<RunState>{RunState::kRunning});
+  EXPECT_EQ(observer.output, request.code);
+  ASSERT_EQ(observer.samples.size(), 1u);
+  EXPECT_EQ(observer.samples[0].elapsed, std::chrono::milliseconds(7));
+  EXPECT_EQ(observer.samples[0].memory_bytes, std::optional<std::uint64_t>(4096));
+  EXPECT_FALSE(observer.samples[0].cpu_usec);
+
+  // Capabilities answer for the limits given; the range crosses too.
+  const Capabilities caps = (*backend)->capabilities(request.limits);
+  ASSERT_EQ(caps.aspects.size(), std::size(kAllAspects));
+  const Capability* memory = caps.find(Aspect::kMemory);
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(memory->enforcement, Enforcement::kEnforced);
+  EXPECT_EQ(memory->value, std::to_string(64u << 20));
+  EXPECT_EQ(memory->range, (LimitRange{4096, 1u << 30}));
+
+  // The plan is the plugin's: here Backend's default, rendered on the plugin's side.
+  auto plan = (*backend)->describe_plan(request);
+  ASSERT_TRUE(plan) << plan.error().describe();
+  EXPECT_EQ((*plan)["backend"]["name"], "fixture");
+  EXPECT_EQ((*plan)["timeout_ms"], 1234);
+  // A request the plugin refuses: the plugin's kInvalidArgument, its message kept.
+  request.limits.memory_bytes = 1;
+  auto refused = (*backend)->describe_plan(request);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("memory"), std::string::npos) << refused.error().message;
+}
+
+TEST(PluginRegistry, CancelReachesAPluginRunThroughTheCBoundary) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  auto backend = registry.create("fixture");
+  ASSERT_TRUE(backend) << backend.error().describe();
+  RunRequest request;
+  request.code = "wait-for-cancel";
+  CancelSource source;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    source.cancel();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult result = (*backend)->run(request, source.token(), nullptr);
+  canceller.join();
+  EXPECT_EQ(result.outcome, Outcome::kCancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(PluginRegistry, AnswersOutsideTheAgreedJsonAreThePluginsFailure) {
+  PluginRegistry registry;
+  registry.load_file(kGarbage);
+  auto backend = registry.create("garbage");
+  ASSERT_TRUE(backend) << backend.error().describe();
+  const Probe probe = (*backend)->probe();
+  EXPECT_FALSE(probe.available);
+  EXPECT_EQ(probe.reason, "plugin 'garbage': the plugin returned no valid JSON");
+  EXPECT_TRUE((*backend)->capabilities(Limits{}).aspects.empty());
+  RunRequest request;
+  request.code = "anything";
+  const RunResult result = (*backend)->run(request, CancelToken{}, nullptr);
+  EXPECT_EQ(result.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(result.backend.name, "garbage");
+  EXPECT_NE(result.error.value_or("").find("plugin 'garbage': 'outcome'"), std::string::npos)
+      << result.error.value_or("");
+  request.code = "null";
+  const RunResult none = (*backend)->run(request, CancelToken{}, nullptr);
+  EXPECT_EQ(none.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(none.error, "plugin 'garbage': the plugin returned nothing");
+  auto plan = (*backend)->describe_plan(request);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code, ErrorCode::kPlugin);
+  // probe, capabilities, run and plan: every answer went back to the plugin's free_text.
+  EXPECT_EQ(fixture_variable<int>(kGarbage, "cordon_garbage_freed", -1), 4);
 }
 
 TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
@@ -81,8 +201,8 @@ TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
   {
     auto plain = registry.create("fixture");
     ASSERT_TRUE(plain) << plain.error().describe();
-    // A 2.1 plugin is always created through create_with_options, unset fields unset.
-    EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_options_calls", -1), 1);
+    // Created through the one create, unset fields unset.
+    EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_create_calls", -1), 1);
     EXPECT_EQ(fixture_variable<long long>(file, "cordon_fixture_last_pool_size", -3), -1);
   }
   BackendOptions options;
@@ -91,7 +211,7 @@ TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
   options.runtime = "fixture-runtime";
   auto backend = registry.create("fixture", options);
   ASSERT_TRUE(backend) << backend.error().describe();
-  EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_options_calls", -1), 2);
+  EXPECT_EQ(fixture_variable<int>(file, "cordon_fixture_create_calls", -1), 2);
   EXPECT_EQ(fixture_variable<long long>(file, "cordon_fixture_last_pool_size", -3), 3);
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr);
@@ -110,31 +230,6 @@ TEST(PluginRegistry, AnOptionThePluginCannotHonourFailsCreationWithItsReason) {
   EXPECT_EQ(backend.error().message,
             "backend 'fixture' cannot be created: --runtime nonsense: only fixture-runtime is "
             "supported");
-}
-
-TEST(PluginRegistry, OlderMinorPluginLoadsAndIsCreatedWithoutOptions) {
-  PluginRegistry registry;
-  registry.load_file(kOldMinor);
-  ASSERT_EQ(registry.plugins().size(), 1u);
-  const PluginInfo& info = registry.plugins().front();
-  ASSERT_TRUE(info.loaded) << info.error;
-  EXPECT_EQ(info.version, "0.9-old");
-  {
-    auto backend = registry.create("oldminor");
-    ASSERT_TRUE(backend) << backend.error().describe();
-    EXPECT_EQ(fixture_variable<int>(kOldMinor, "cordon_fixture_create_calls", -1), 1);
-  }
-  // It cannot take options: asking for one is an error that says so, not a silent drop.
-  BackendOptions options;
-  options.pool_size = 2;
-  options.image = "x";
-  auto refused = registry.create("oldminor", options);
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(refused.error().message,
-            "backend 'oldminor' (plugin ABI 2.0) takes no backend options (--pool-size, --image "
-            "given)");
-  EXPECT_EQ(fixture_variable<int>(kOldMinor, "cordon_fixture_create_calls", -1), 1);
 }
 
 TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
@@ -162,9 +257,7 @@ TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
   EXPECT_FALSE(partial.image);
   EXPECT_FALSE(partial.runtime);
   EXPECT_FALSE(partial.prestart);
-  EXPECT_FALSE(any_option_set(backend_options_from_c(nullptr)));
-  EXPECT_TRUE(any_option_set(options));
-  EXPECT_EQ(set_option_names(options), "--pool-size, --image, --runtime, --prestart");
+  EXPECT_FALSE(backend_options_from_c(nullptr).pool_size);
 
   // The reason of a refusal is cut to the caller's buffer and always terminated.
   char small[8];
@@ -206,6 +299,7 @@ TEST_P(BadPlugin, IsListedWithItsReasonAndNeverCreated) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, BadPlugin,
                          testing::Values(BadCase{"badmajor", "major version differs"},
+                                         BadCase{"norun", "lacks probe, capabilities, run"},
                                          BadCase{"newminor", "is newer than"},
                                          BadCase{"smallstruct", "expected at least"},
                                          BadCase{"nosymbol",
@@ -213,6 +307,23 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, BadPlugin,
                          [](const testing::TestParamInfo<BadCase>& param_info) {
                            return std::string(param_info.param.file);
                          });
+
+TEST(PluginRegistry, APluginOfTheOldCppAbiIsRefusedNamingBothVersions) {
+  PluginRegistry registry;
+  registry.load_file(fixture("oldmajor"));  // ABI 2.1: a cordon::Backend* crossed
+  ASSERT_EQ(registry.plugins().size(), 1u);
+  EXPECT_EQ(registry.plugins().front().error,
+            "plugin ABI 2.1 is incompatible with this cordon's ABI " +
+                std::to_string(CORDON_PLUGIN_ABI_MAJOR) + "." +
+                std::to_string(CORDON_PLUGIN_ABI_MINOR) +
+                " (major version differs: rebuild the plugin against cordon/plugin_abi.h " +
+                std::to_string(CORDON_PLUGIN_ABI_MAJOR) + ".x)");
+  auto backend = registry.create("oldmajor");
+  ASSERT_FALSE(backend);
+  EXPECT_EQ(backend.error().message,
+            "backend 'oldmajor' failed to load from " + fixture("oldmajor").string() + ": " +
+                registry.plugins().front().error + " (no backend plugins were found)");
+}
 
 TEST(PluginRegistry, MissingFileIsListed) {
   PluginRegistry registry;
@@ -246,7 +357,8 @@ TEST(PluginRegistry, DiscoverListsEveryFixtureSortedAndSkipsMissingDirs) {
   for (const auto& info : registry.plugins()) files.push_back(info.path.filename().string());
   EXPECT_EQ(files,
             (std::vector<std::string>{"cordon-backend-badmajor.so", "cordon-backend-fixture.so",
-                                      "cordon-backend-newminor.so", "cordon-backend-nosymbol.so",
+                                      "cordon-backend-newminor.so", "cordon-backend-norun.so",
+                                      "cordon-backend-nosymbol.so", "cordon-backend-oldmajor.so",
                                       "cordon-backend-smallstruct.so"}));
   EXPECT_EQ(registry.loaded_names(), std::vector<std::string>{"fixture"});
 }

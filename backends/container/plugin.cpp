@@ -3,8 +3,7 @@
 
 #include "container_backend.h"
 #include "container_settings.h"
-#include "cordon/plugin_abi.h"
-#include "cordon/plugin_options.h"
+#include "cordon/plugin_export.h"
 
 namespace {
 
@@ -18,29 +17,6 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
   return new (std::nothrow) cordon::oci::ContainerBackend(std::move(*options));
 }
 
-cordon::Backend* create_backend() {
-  auto made = make_backend({});
-  return made ? *made : nullptr;
-}
-
-cordon::Backend* create_with_options(const cordon_backend_options* options, char* error,
-                                     std::size_t error_size) {
-  return cordon::create_backend_from_c(options, error, error_size, &make_backend);
-}
-
-void destroy_backend(cordon::Backend* backend) { delete backend; }
-
-const cordon_plugin_descriptor kDescriptor = {
-    CORDON_PLUGIN_ABI_MAJOR,
-    CORDON_PLUGIN_ABI_MINOR,
-    sizeof(cordon_plugin_descriptor),
-    "container",
-    "0.1.0",
-    &create_backend,
-    &destroy_backend,
-    &create_with_options,
-};
-
 }  // namespace
 
-CORDON_DEFINE_PLUGIN(kDescriptor)
+CORDON_EXPORT_BACKEND("container", "0.1.0", make_backend)

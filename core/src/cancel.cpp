@@ -1,5 +1,6 @@
 #include "cordon/cancel.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -14,8 +15,11 @@ namespace cordon {
 
 // The flag answers cancelled() without a syscall; the eventfd wakes poll loops. Nobody
 // ever reads the eventfd, so once written it stays readable for every waiter.
+// A followed fd (CancelToken::following) is another's: `borrowed` holds it, `event` none,
+// and cancelled() asks the fd itself, since nobody here sets the flag.
 struct CancelSource::State {
   UniqueFd event;
+  int borrowed = -1;
   std::atomic<bool> cancelled{false};
 };
 
@@ -42,9 +46,26 @@ bool CancelSource::cancelled() const { return state_->cancelled.load(std::memory
 CancelToken CancelSource::token() const { return CancelToken(state_); }
 
 bool CancelToken::cancelled() const {
-  return state_ && state_->cancelled.load(std::memory_order_acquire);
+  if (!state_) return false;
+  if (state_->cancelled.load(std::memory_order_acquire)) return true;
+  if (state_->borrowed < 0) return false;
+  pollfd p{state_->borrowed, POLLIN, 0};
+  if (::poll(&p, 1, /*timeout=*/0) != 1) return false;
+  // Readable stays readable (nobody reads it): remember it and skip the syscall next time.
+  state_->cancelled.store(true, std::memory_order_release);
+  return true;
 }
 
-int CancelToken::wait_fd() const { return state_ ? state_->event.get() : -1; }
+int CancelToken::wait_fd() const {
+  if (!state_) return -1;
+  return state_->borrowed >= 0 ? state_->borrowed : state_->event.get();
+}
+
+CancelToken CancelToken::following(int fd) {
+  if (fd < 0) return {};
+  auto state = std::make_shared<CancelSource::State>();
+  state->borrowed = fd;
+  return CancelToken(std::move(state));
+}
 
 }  // namespace cordon

@@ -29,26 +29,6 @@ CBackendOptions::CBackendOptions(const BackendOptions& options) {
   c_.prestart = options.prestart ? options.prestart->c_str() : nullptr;
 }
 
-bool any_option_set(const BackendOptions& options) {
-  return options.pool_size || options.engine || options.image || options.runtime ||
-         options.prestart;
-}
-
-std::string set_option_names(const BackendOptions& options) {
-  std::string out;
-  auto add = [&out](bool set, std::string_view name) {
-    if (!set) return;
-    if (!out.empty()) out += ", ";
-    out += name;
-  };
-  add(options.pool_size.has_value(), "--pool-size");
-  add(options.engine.has_value(), "--engine");
-  add(options.image.has_value(), "--image");
-  add(options.runtime.has_value(), "--runtime");
-  add(options.prestart.has_value(), "--prestart");
-  return out;
-}
-
 BackendOptions backend_options_from_c(const cordon_backend_options* c) {
   BackendOptions out;
   if (c == nullptr) return out;

@@ -12,6 +12,7 @@
 #include "cordon/install_layout.h"
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
+#include "plugin_backend.h"
 
 namespace cordon {
 namespace {
@@ -46,13 +47,14 @@ std::string abi_text(std::uint32_t major, std::uint32_t minor) {
 
 // The checks made before anything but the entry function runs. The first three fields
 // are the same in every ABI version, so they are safe to read from any descriptor;
-// the rest only once struct_size says they are there.
+// the rest only once the major and struct_size say they are there.
 std::string check_descriptor(const cordon_plugin_descriptor* d) {
   if (d == nullptr) return "entry point returned no descriptor";
   const std::string ours = abi_text(CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
   if (d->abi_major != CORDON_PLUGIN_ABI_MAJOR) {
-    return "plugin ABI " + abi_text(d->abi_major, d->abi_minor) + " is incompatible with " + ours +
-           " (major version differs)";
+    return "plugin ABI " + abi_text(d->abi_major, d->abi_minor) + " is incompatible with " +
+           "this cordon's ABI " + ours + " (major version differs: rebuild the plugin against " +
+           "cordon/plugin_abi.h " + std::to_string(CORDON_PLUGIN_ABI_MAJOR) + ".x)";
   }
   if (d->abi_minor > CORDON_PLUGIN_ABI_MINOR) {
     return "plugin ABI " + abi_text(d->abi_major, d->abi_minor) + " is newer than " + ours;
@@ -65,16 +67,12 @@ std::string check_descriptor(const cordon_plugin_descriptor* d) {
   if (d->name == nullptr || d->name[0] == '\0') return "descriptor has no backend name";
   if (d->version == nullptr) return "descriptor has no version";
   if (d->create == nullptr || d->destroy == nullptr) return "descriptor lacks create/destroy";
+  // describe_plan may be null (the plan is then rendered from the capabilities).
+  if (d->probe == nullptr || d->capabilities == nullptr || d->run == nullptr ||
+      d->free_text == nullptr) {
+    return "descriptor lacks probe, capabilities, run or free_text";
+  }
   return {};
-}
-
-// create_with_options when the plugin is 2.1 or newer and its descriptor is long enough
-// to hold it (null otherwise: a 2.0 descriptor ends before it).
-auto create_with_options_of(const cordon_plugin_descriptor* d) -> decltype(d->create_with_options) {
-  constexpr std::size_t kEnd = offsetof(cordon_plugin_descriptor, create_with_options) +
-                               sizeof(cordon_plugin_descriptor::create_with_options);
-  if (d->abi_minor < 1 || d->struct_size < kEnd) return nullptr;
-  return d->create_with_options;
 }
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -87,16 +85,6 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 }  // namespace
-
-void BackendDeleter::operator()(Backend* backend) const {
-  if (backend == nullptr) return;
-  // The plugin's own destroy: it allocated the object and may use its own allocator.
-  if (destroy) {
-    destroy(backend);
-  } else {
-    delete backend;
-  }
-}
 
 struct PluginRegistry::Loaded {
   void* handle = nullptr;
@@ -248,42 +236,19 @@ Result<BackendPtr> PluginRegistry::create(std::string_view name,
                 "no backend named '" + std::string(name) + "' (" + available + ")");
   }
   const cordon_plugin_descriptor* d = (*it)->descriptor;
-  const auto with_options = create_with_options_of(d);
-  if (with_options == nullptr && any_option_set(options)) {
-    // Creating it without them would silently drop what the caller asked for.
-    return fail(ErrorCode::kInvalidArgument, "backend '" + std::string(name) + "' (plugin ABI " +
-                                                 abi_text(d->abi_major, d->abi_minor) +
-                                                 ") takes no backend options (" +
-                                                 set_option_names(options) + " given)");
-  }
-  Backend* backend = nullptr;
-  std::string refused;
-  // A plugin is C++ built in-tree, but an exception must still not cross into a caller
-  // that was promised a Result.
-  try {
-    if (with_options != nullptr) {
-      const CBackendOptions c_options(options);
-      std::array<char, 1024> error{};
-      backend = with_options(c_options.get(), error.data(), error.size());
-      error.back() = '\0';  // a plugin that filled it all still ends here
-      refused = error.data();
-    } else {
-      backend = d->create();
-    }
-  } catch (const std::exception& e) {
-    return fail(ErrorCode::kPlugin,
-                "backend '" + std::string(name) + "' failed to start: " + e.what());
-  } catch (...) {
-    return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to start");
-  }
-  if (backend == nullptr && !refused.empty()) {
+  const CBackendOptions c_options(options);
+  std::array<char, 1024> error{};
+  cordon_backend* handle = d->create(c_options.get(), error.data(), error.size());
+  error.back() = '\0';  // a plugin that filled it all still ends here
+  if (handle == nullptr && error[0] != '\0') {
     return fail(ErrorCode::kInvalidArgument,
-                "backend '" + std::string(name) + "' cannot be created: " + refused);
+                "backend '" + std::string(name) + "' cannot be created: " + error.data());
   }
-  if (backend == nullptr) {
+  if (handle == nullptr) {
     return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to start");
   }
-  return BackendPtr(backend, BackendDeleter{d->destroy});
+  // Only C crossed: from here on the plugin is a Backend like any other.
+  return std::make_unique<PluginBackend>(d, handle);
 }
 
 }  // namespace cordon

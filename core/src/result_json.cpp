@@ -3,6 +3,7 @@
 #include "cordon/json_number.h"
 #include "cordon/limit_check.h"
 #include "cordon/text.h"
+#include "json_fields.h"
 
 namespace cordon {
 namespace {
@@ -194,6 +195,186 @@ json to_json(const Capability& capability) {
 json to_json(const Capabilities& capabilities) {
   json out = json::array();
   for (const auto& capability : capabilities.aspects) out.push_back(to_json(capability));
+  return out;
+}
+
+namespace {
+
+using json_fields::first_failure;
+using json_fields::member;
+using json_fields::read;
+using json_fields::unexpected_value;
+
+// The enumerator of `values` that to_string() spells `text`.
+template <typename Enum, std::size_t N>
+std::optional<Enum> enum_named(const Enum (&values)[N], std::string_view text) {
+  for (const Enum value : values) {
+    if (to_string(value) == text) return value;
+  }
+  return std::nullopt;
+}
+
+constexpr Outcome kOutcomes[] = {
+    Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
+    Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
+    Outcome::kSandboxError};
+constexpr LimitKind kLimitKinds[] = {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
+                                     LimitKind::kDisk, LimitKind::kCpu};
+constexpr Enforcement kEnforcements[] = {Enforcement::kNone, Enforcement::kPartial,
+                                         Enforcement::kEnforced};
+
+// The raw bytes of a stream or path: "<name>_base64" when present, else the text form.
+Status read_output(const json& object, const std::string& name, std::string& out) {
+  if (Status s = read(object, name, out); !s) return s;
+  const json* raw = member(object, name + "_base64");
+  if (raw == nullptr) return {};
+  std::optional<std::string> bytes =
+      raw->is_string() ? base64_decode(raw->get<std::string>()) : std::nullopt;
+  if (!bytes) return std::unexpected(unexpected_value(name + "_base64", *raw));
+  out = std::move(*bytes);
+  return {};
+}
+
+Result<Aspect> aspect_of(const json& object) {
+  const json* name = member(object, "aspect");
+  const auto aspect = name != nullptr && name->is_string()
+                          ? enum_named(kAllAspects, name->get<std::string>())
+                          : std::nullopt;
+  if (!aspect) return std::unexpected(unexpected_value("aspect", name ? *name : object));
+  return *aspect;
+}
+
+// The members of the array `key` (none when it is absent); an error when it is no array.
+Result<std::vector<json>> items(const json& object, std::string_view key) {
+  const json* list = member(object, key);
+  if (list == nullptr) return std::vector<json>{};
+  if (!list->is_array()) return std::unexpected(unexpected_value(key, *list));
+  return list->get<std::vector<json>>();
+}
+
+}  // namespace
+
+void with_raw_output(const RunResult& result, json& out) {
+  if (out.value("stdout_lossy", false)) out["stdout_base64"] = base64_encode(result.stdout_data);
+  if (out.value("stderr_lossy", false)) out["stderr_base64"] = base64_encode(result.stderr_data);
+  // An artifact's path names a file the caller writes: it must arrive as the code wrote it.
+  for (std::size_t i = 0; i < result.artifacts.size(); ++i) {
+    bool lossy = false;
+    (void)to_valid_utf8(result.artifacts[i].path, &lossy);
+    if (lossy) out["artifacts"][i]["path_base64"] = base64_encode(result.artifacts[i].path);
+  }
+}
+
+Result<RunResult> result_from_json(const json& in) {
+  if (!in.is_object()) return fail(ErrorCode::kInvalidArgument, "a result is a JSON object");
+  RunResult r;
+  std::string outcome;
+  if (auto s = read(in, "outcome", outcome); !s) return std::unexpected(s.error());
+  const auto named = enum_named(kOutcomes, outcome);
+  if (!named) return std::unexpected(unexpected_value("outcome", in.value("outcome", json())));
+  r.outcome = *named;
+  if (const auto limit = in.find("limit"); limit != in.end() && !limit->is_null()) {
+    const auto kind =
+        limit->is_string() ? enum_named(kLimitKinds, limit->get<std::string>()) : std::nullopt;
+    if (!kind) return std::unexpected(unexpected_value("limit", *limit));
+    r.limit = kind;
+  }
+  if (Status s = first_failure(
+          {read_output(in, "stdout", r.stdout_data), read_output(in, "stderr", r.stderr_data),
+           read(in, "stdout_truncated", r.stdout_truncated),
+           read(in, "stderr_truncated", r.stderr_truncated), read(in, "exit_code", r.exit_code),
+           read(in, "signal", r.signal), read(in, "timed_out", r.timed_out),
+           read(in, "oom_killed", r.oom_killed), read(in, "wall_ms", r.wall_ms),
+           read(in, "setup_ms", r.setup_ms), read(in, "cpu_ms", r.cpu_ms),
+           read(in, "max_rss_kb", r.max_rss_kb), read(in, "memory_peak_kb", r.memory_peak_kb),
+           read(in, "error", r.error)});
+      !s) {
+    return std::unexpected(s.error());
+  }
+  if (const auto backend = in.find("backend"); backend != in.end() && backend->is_object()) {
+    if (Status s = first_failure(
+            {read(*backend, "name", r.backend.name), read(*backend, "version", r.backend.version)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+  }
+  if (const auto policy = in.find("policy"); policy != in.end() && policy->is_object()) {
+    PolicyId id;
+    if (Status s = first_failure({read(*policy, "name", id.name), read(*policy, "hash", id.hash)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    r.policy = std::move(id);
+  }
+  const Result<std::vector<json>> enforced_items = items(in, "enforced");
+  const Result<std::vector<json>> artifact_items = items(in, "artifacts");
+  if (!enforced_items) return std::unexpected(enforced_items.error());
+  if (!artifact_items) return std::unexpected(artifact_items.error());
+  for (const json& item : *enforced_items) {
+    Enforced enforced;
+    auto aspect = aspect_of(item);
+    if (!aspect) return std::unexpected(aspect.error());
+    enforced.aspect = *aspect;
+    if (Status s = first_failure(
+            {read(item, "mechanism", enforced.mechanism), read(item, "value", enforced.value)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    r.enforced.push_back(std::move(enforced));
+  }
+  for (const json& item : *artifact_items) {
+    Artifact artifact;
+    std::string content;
+    if (Status s = first_failure(
+            {read_output(item, "path", artifact.path), read(item, "size", artifact.size),
+             read(item, "sha256", artifact.sha256), read(item, "content_base64", content)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    std::optional<std::string> bytes = base64_decode(content);
+    if (!bytes) return fail(ErrorCode::kInvalidArgument, "artifact content is not base64");
+    artifact.content = std::move(*bytes);
+    r.artifacts.push_back(std::move(artifact));
+  }
+  if (const auto tool = in.find("tool_description"); tool != in.end() && tool->is_object()) {
+    ToolDescriptionRef ref;
+    if (Status s = first_failure({read(*tool, "id", ref.id), read(*tool, "version", ref.version)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    r.tool_description = std::move(ref);
+  }
+  return r;
+}
+
+Result<Capabilities> capabilities_from_json(const json& in) {
+  if (!in.is_array()) return fail(ErrorCode::kInvalidArgument, "capabilities are a JSON array");
+  Capabilities out;
+  for (const json& item : in) {
+    if (!item.is_object()) return std::unexpected(unexpected_value("capability", item));
+    Capability c;
+    auto aspect = aspect_of(item);
+    if (!aspect) return std::unexpected(aspect.error());
+    c.aspect = *aspect;
+    std::string level;
+    if (Status s = read(item, "enforcement", level); !s) return std::unexpected(s.error());
+    const auto named = enum_named(kEnforcements, level);
+    if (!named) return std::unexpected(unexpected_value("enforcement", level));
+    c.enforcement = *named;
+    if (Status s = first_failure({read(item, "mechanism", c.mechanism),
+                                  read(item, "value", c.value), read(item, "detail", c.detail)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    if (const auto range = item.find("range"); range != item.end() && range->is_object()) {
+      LimitRange r;
+      if (Status s = first_failure({read(*range, "min", r.min), read(*range, "max", r.max)}); !s) {
+        return std::unexpected(s.error());
+      }
+      c.range = r;
+    }
+    out.aspects.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -1,19 +1,22 @@
-// A trivial backend for the loader's tests. It counts create() calls in an exported
-// variable so a test can prove that listing plugins never creates a backend, and records
-// the options create_with_options was given. Its one option it can refuse: a runtime
-// other than "fixture-runtime".
-// With FIXTURE_OLD_MINOR it is built as a plugin of ABI 2.0 would be: its descriptor ends
-// at destroy (no create_with_options), as one compiled before minor 1 was.
+// A backend for the loader's tests, a C++ Backend served through cordon/plugin_export.h as
+// the in-tree plugins are. It counts its creations in an exported variable so a test can
+// prove that listing plugins never creates a backend, records the options it was given,
+// and refuses one: a runtime other than "fixture-runtime". Its run hands back what it got
+// across the boundary so the test can see it arrive unchanged: stdout is the code's bytes,
+// stderr the stdin, each input file an artifact, exit_code the timeout in ms; it reports
+// a state, the output and a sample to the observer; code "wait-for-cancel" waits (10 s at
+// most) for the cancel token.
+#include <poll.h>
+
 #include <cstring>
 #include <string>
 
 #include "cordon/backend.h"
-#include "cordon/plugin_abi.h"
-#include "cordon/plugin_options.h"
+#include "cordon/plugin_export.h"
+#include "cordon/sha256.h"
 
 extern "C" {
 __attribute__((visibility("default"))) int cordon_fixture_create_calls = 0;
-__attribute__((visibility("default"))) int cordon_fixture_options_calls = 0;
 __attribute__((visibility("default"))) long long cordon_fixture_last_pool_size = -2;
 __attribute__((visibility("default"))) char cordon_fixture_last_engine[64] = "";
 }
@@ -24,57 +27,54 @@ class FixtureBackend final : public cordon::Backend {
  public:
   std::string_view name() const override { return "fixture"; }
   std::string_view version() const override { return FIXTURE_VERSION; }
-  cordon::Probe probe() const override { return {true, ""}; }
-  cordon::Capabilities capabilities(const cordon::Limits& /*limits*/) const override { return {}; }
-  cordon::RunResult run(const cordon::RunRequest& /*request*/,
-                        const cordon::CancelToken& /*cancel*/,
-                        cordon::RunObserver* /*observer*/) override {
+  cordon::Probe probe() const override { return {true, "fixture probe"}; }
+  cordon::Capabilities capabilities(const cordon::Limits& limits) const override {
+    cordon::Capabilities caps;
+    for (const cordon::Aspect aspect : cordon::kAllAspects) {
+      caps.aspects.push_back(cordon::capability(aspect, cordon::Enforcement::kNone, "", {}, ""));
+    }
+    // Memory: the asked value, so a test sees the limits cross.
+    caps.aspects[5] = cordon::capability(
+        cordon::Aspect::kMemory, cordon::Enforcement::kEnforced, "fixture",
+        limits.memory_bytes ? std::optional(std::to_string(*limits.memory_bytes)) : std::nullopt,
+        "all of it", cordon::LimitRange{4096, 1u << 30});
+    caps.aspects[9] = cordon::capability(cordon::Aspect::kOutput, cordon::Enforcement::kEnforced,
+                                         "fixture cap", "1 MiB", "", cordon::LimitRange{});
+    caps.aspects[10] = cordon::capability(cordon::Aspect::kTimeout, cordon::Enforcement::kEnforced,
+                                          "fixture clock", "5 s", "");
+    return caps;
+  }
+  cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& cancel,
+                        cordon::RunObserver* observer) override {
     cordon::RunResult result;
-    result.outcome = cordon::Outcome::kOk;
-    result.exit_code = 0;
     result.backend = {"fixture", FIXTURE_VERSION};
+    if (observer != nullptr) {
+      observer->on_state(cordon::RunState::kRunning);
+      observer->on_output(cordon::Stream::kStdout, request.code, true);
+      observer->on_sample({std::chrono::milliseconds(7), 4096, std::nullopt});
+    }
+    if (request.code == "wait-for-cancel") {
+      pollfd p{cancel.wait_fd(), POLLIN, 0};
+      const bool woken = p.fd >= 0 && ::poll(&p, 1, /*timeout=*/10000) == 1;
+      result.outcome =
+          woken && cancel.cancelled() ? cordon::Outcome::kCancelled : cordon::Outcome::kFailed;
+      return result;
+    }
+    result.outcome = cordon::Outcome::kOk;
+    result.exit_code = static_cast<int>(request.timeout.count());
+    result.stdout_data = request.code;
+    result.stderr_data = request.stdin_data.value_or("(no stdin)");
+    result.cpu_ms = 12;
+    result.enforced.push_back({cordon::Aspect::kMemory, "fixture", std::nullopt});
+    for (const auto& [path, content] : request.input_files) {
+      result.artifacts.push_back({path, content.size(), cordon::sha256_hex(content), content});
+    }
     return result;
   }
 };
 
-cordon::Backend* create() {
+cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& options) {
   ++cordon_fixture_create_calls;
-  return new FixtureBackend();
-}
-
-void destroy(cordon::Backend* backend) { delete backend; }
-
-#if defined(FIXTURE_OLD_MINOR)
-// The ABI 2.0 descriptor, field for field.
-struct DescriptorV20 {
-  std::uint32_t abi_major;
-  std::uint32_t abi_minor;
-  std::uint32_t struct_size;
-  const char* name;
-  const char* version;
-  cordon::Backend* (*create)();
-  void (*destroy)(cordon::Backend*);
-};
-
-const DescriptorV20 kDescriptor = {CORDON_PLUGIN_ABI_MAJOR,
-                                   0,
-                                   sizeof(DescriptorV20),
-                                   "oldminor",
-                                   FIXTURE_VERSION,
-                                   &create,
-                                   &destroy};
-
-}  // namespace
-
-extern "C" __attribute__((visibility("default"))) const cordon_plugin_descriptor*
-cordon_plugin_entry() {
-  // The loader reads only the fields struct_size covers, which DescriptorV20 has.
-  return reinterpret_cast<const cordon_plugin_descriptor*>(&kDescriptor);
-}
-#else
-cordon::Result<cordon::Backend*> create_from(const cordon::BackendOptions& options) {
-  ++cordon_fixture_create_calls;
-  ++cordon_fixture_options_calls;
   cordon_fixture_last_pool_size =
       options.pool_size ? static_cast<long long>(*options.pool_size) : -1;
   const std::string engine = options.engine.value_or("(unset)");
@@ -86,21 +86,6 @@ cordon::Result<cordon::Backend*> create_from(const cordon::BackendOptions& optio
   return new FixtureBackend();
 }
 
-cordon::Backend* create_with_options(const cordon_backend_options* options, char* error,
-                                     std::size_t error_size) {
-  return cordon::create_backend_from_c(options, error, error_size, &create_from);
-}
-
-const cordon_plugin_descriptor kDescriptor = {CORDON_PLUGIN_ABI_MAJOR,
-                                              CORDON_PLUGIN_ABI_MINOR,
-                                              sizeof(cordon_plugin_descriptor),
-                                              "fixture",
-                                              FIXTURE_VERSION,
-                                              &create,
-                                              &destroy,
-                                              &create_with_options};
-
 }  // namespace
 
-CORDON_DEFINE_PLUGIN(kDescriptor)
-#endif
+CORDON_EXPORT_BACKEND("fixture", FIXTURE_VERSION, make_backend)

@@ -1,9 +1,9 @@
 // The interface every backend implements. Backends are plugins (plugin_abi.h).
 //
-// The vtable of Backend is part of the in-tree plugin contract: plugins are built in-tree
-// with the same compiler and flags as the loader (plugin_abi.h), so adding a virtual
-// function here needs no ABI constant change, but every plugin must be rebuilt with it.
-// An out-of-tree plugin built against an older Backend is not supported.
+// Backend never crosses the plugin boundary: the boundary is C (plugin_abi.h), and each
+// side wraps it in a Backend (plugin_export.h in the plugin, plugin_backend.cpp in the
+// loader). A virtual function added here is served to plugins only once the C descriptor
+// carries it (a new minor, appended) and both wrappers map it.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -31,6 +31,10 @@ class CancelToken {
   // An fd that becomes readable once cancelled (-1 for a never-cancelled token). Poll it,
   // never read it: reading would reset it for every other waiter.
   [[nodiscard]] int wait_fd() const;
+  // A token that follows an fd someone else owns and writes once to cancel: a plugin's
+  // view of its caller's CancelSource (plugin_abi.h's cancel_fd). The fd must outlive
+  // every copy of the token; it is polled, never read or closed. -1: never cancelled.
+  [[nodiscard]] static CancelToken following(int fd);
 
  private:
   friend class CancelSource;

@@ -12,6 +12,8 @@
 
 namespace cordon {
 
+class Backend;
+
 // Loader side: `options` as C data. Points into `options`, which must outlive it.
 class CBackendOptions {
  public:
@@ -22,18 +24,12 @@ class CBackendOptions {
   cordon_backend_options c_{};
 };
 
-// Whether any option is set: a plugin that takes none can still be created without them.
-[[nodiscard]] bool any_option_set(const BackendOptions& options);
-
-// The option names that are set, as the CLI spells them ("--pool-size, --engine").
-[[nodiscard]] std::string set_option_names(const BackendOptions& options);
-
 // Plugin side: the fields `c` carries (those its struct_size covers); null: none set.
 [[nodiscard]] BackendOptions backend_options_from_c(const cordon_backend_options* c);
 
-// Plugin side: the body of a create_with_options entry. `make` builds the backend from the
-// options or says why it cannot; its reason is copied (truncated, NUL-terminated) into
-// the caller's `error` buffer and null is returned.
+// Plugin side: the body of a descriptor's create (plugin_export.h). `make` builds the
+// backend from the options or says why it cannot; its reason is copied (truncated,
+// NUL-terminated) into the caller's `error` buffer and null is returned.
 using MakeBackendFn = Result<Backend*> (*)(const BackendOptions& options);
 [[nodiscard]] Backend* create_backend_from_c(const cordon_backend_options* c, char* error,
                                              std::size_t error_size, MakeBackendFn make);

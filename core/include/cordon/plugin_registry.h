@@ -23,12 +23,9 @@ struct PluginInfo {
   std::string error;  // why it failed to load (dlopen error, missing symbol, ABI)
 };
 
-// Deleter that returns the backend to the plugin that made it.
-struct BackendDeleter {
-  void (*destroy)(Backend*) = nullptr;
-  void operator()(Backend* backend) const;
-};
-using BackendPtr = std::unique_ptr<Backend, BackendDeleter>;
+// A backend a plugin made, seen through the C boundary (plugin_abi.h). Destroy it before
+// the registry that made it (which dlcloses the plugin).
+using BackendPtr = std::unique_ptr<Backend>;
 
 class PluginRegistry {
  public:
@@ -58,9 +55,8 @@ class PluginRegistry {
   [[nodiscard]] std::vector<std::string> loaded_names() const;
 
   // Creates backend `name` with `options` (its own settings: pool size, engine, ...),
-  // through the plugin's create_with_options. A plugin older than ABI 2.1 has none: it is
-  // created with create() when no option is set and refused (kInvalidArgument) when one
-  // is. A value the backend cannot honour is refused with its reason (kInvalidArgument).
+  // through the plugin's create. A value the backend cannot honour is refused with its
+  // reason (kInvalidArgument).
   [[nodiscard]] Result<BackendPtr> create(std::string_view name,
                                           const BackendOptions& options = {}) const;
 

@@ -14,6 +14,15 @@
 namespace cordon {
 
 [[nodiscard]] nlohmann::json to_json(const RunResult& result);
+// The result to_json() wrote, read back: what a plugin's run returns across the C boundary
+// (plugin_abi.h). Lossless for stdout and stderr when the JSON carries "stdout_base64" /
+// "stderr_base64" (with_raw_output()); otherwise their text form is taken. Fails on a field
+// of the wrong type or an unknown outcome, limit or aspect, naming it.
+[[nodiscard]] Result<RunResult> result_from_json(const nlohmann::json& in);
+// `out` (a to_json(result)) with "stdout_base64" / "stderr_base64" added for a stream
+// whose text form is lossy, and "path_base64" for such an artifact path, so
+// result_from_json() gets the exact bytes back.
+void with_raw_output(const RunResult& result, nlohmann::json& out);
 // A JSON Schema (draft 2020-12 subset) every to_json(RunResult) satisfies: the MCP tool's
 // outputSchema, which clients validate structuredContent against. Exact where it binds
 // (types, the outcome and limit names) and permissive elsewhere: only the fields every
@@ -29,5 +38,7 @@ namespace cordon {
 [[nodiscard]] nlohmann::json to_json(const Capability& capability);
 // An array of to_json(Capability), in the order of capabilities.aspects.
 [[nodiscard]] nlohmann::json to_json(const Capabilities& capabilities);
+// The array to_json(Capabilities) wrote, read back ("range" is read from min and max).
+[[nodiscard]] Result<Capabilities> capabilities_from_json(const nlohmann::json& in);
 
 }  // namespace cordon

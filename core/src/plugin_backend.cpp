@@ -1,0 +1,110 @@
+#include "plugin_backend.h"
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cordon/plugin_wire.h"
+#include "cordon/result_json.h"
+
+namespace cordon {
+namespace {
+
+using nlohmann::json;
+
+// A plugin's answer, parsed, and handed back to the plugin's free_text either way.
+Result<json> answer(const cordon_plugin_descriptor* d, char* text) {
+  if (text == nullptr) return fail(ErrorCode::kPlugin, "the plugin returned nothing");
+  const std::unique_ptr<char, void (*)(char*)> owned(text, d->free_text);
+  json parsed = json::parse(owned.get(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return fail(ErrorCode::kPlugin, "the plugin returned no valid JSON");
+  return parsed;
+}
+
+// answer() read by `parse` (g++ 12's std::expected has no and_then).
+template <typename T>
+Result<T> answer(const cordon_plugin_descriptor* d, char* text,
+                 Result<T> (*parse)(const json& json)) {
+  Result<json> parsed = answer(d, text);
+  if (!parsed) return std::unexpected(parsed.error());
+  return parse(*parsed);
+}
+
+// Its message prefixed with the plugin, for every failure of the boundary itself.
+std::string from_plugin(const cordon_plugin_descriptor* d, const Error& error) {
+  return "plugin '" + std::string(d->name) + "': " + error.message;
+}
+
+// The callbacks the plugin calls during run(), each passing the observer back as context.
+void on_state(void* context, int state) {
+  if (state >= CORDON_STATE_PREPARING && state <= CORDON_STATE_FINISHED) {
+    static_cast<RunObserver*>(context)->on_state(static_cast<RunState>(state));
+  }
+}
+
+void on_output(void* context, int stream, const char* data, std::size_t size, int kept) {
+  if (stream != CORDON_STREAM_STDOUT && stream != CORDON_STREAM_STDERR) return;
+  static_cast<RunObserver*>(context)->on_output(static_cast<Stream>(stream),
+                                                std::string_view(data, data ? size : 0), kept != 0);
+}
+
+void on_sample(void* context, std::int64_t elapsed_ms, std::int64_t memory_bytes,
+               std::int64_t cpu_usec) {
+  const auto figure = [](std::int64_t v) {
+    return v < 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(v));
+  };
+  static_cast<RunObserver*>(context)->on_sample(ResourceSample{
+      std::chrono::milliseconds(elapsed_ms), figure(memory_bytes), figure(cpu_usec)});
+}
+
+}  // namespace
+
+PluginBackend::PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle)
+    : descriptor_(descriptor), handle_(handle) {}
+
+PluginBackend::~PluginBackend() { descriptor_->destroy(handle_); }
+
+Probe PluginBackend::probe() const {
+  Result<Probe> probe = answer(descriptor_, descriptor_->probe(handle_), &wire::probe_from_json);
+  if (!probe) return Probe{false, from_plugin(descriptor_, probe.error())};
+  return *probe;
+}
+
+Capabilities PluginBackend::capabilities(const Limits& limits) const {
+  const std::string limits_json = wire::to_json(limits).dump();
+  Result<Capabilities> caps =
+      answer(descriptor_, descriptor_->capabilities(handle_, limits_json.c_str()),
+             &capabilities_from_json);
+  // Nothing claimed: every limit is then refused before a run starts (check_request).
+  return caps ? *caps : Capabilities{};
+}
+
+RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cancel,
+                             RunObserver* observer) {
+  const std::string request_json = wire::to_json(request).dump();
+  cordon_run_events events{};
+  events.struct_size = sizeof events;
+  events.context = observer;
+  events.cancel_fd = cancel.wait_fd();
+  if (observer != nullptr) {
+    events.on_state = &on_state;
+    events.on_output = &on_output;
+    events.on_sample = &on_sample;
+  }
+  Result<RunResult> result = answer(
+      descriptor_, descriptor_->run(handle_, request_json.c_str(), &events), &result_from_json);
+  if (!result) {
+    return sandbox_error(BackendId{std::string(name()), std::string(version())},
+                         from_plugin(descriptor_, result.error()));
+  }
+  return std::move(*result);
+}
+
+Result<json> PluginBackend::describe_plan(const RunRequest& request) const {
+  if (descriptor_->describe_plan == nullptr) return Backend::describe_plan(request);
+  const std::string request_json = wire::to_json(request).dump();
+  return answer(descriptor_, descriptor_->describe_plan(handle_, request_json.c_str()),
+                &wire::plan_from_json);
+}
+
+}  // namespace cordon

@@ -1,0 +1,37 @@
+// The loader side of the C boundary (plugin_abi.h): a cordon::Backend over a plugin's
+// descriptor and handle, so the rest of cordon calls a plugin as any Backend. Requests go
+// out and results come back as JSON (plugin_wire.h, result_json.h); the observer and the
+// cancel token cross as the C struct cordon_run_events. Its plugin-side counterpart for
+// C++ backends is cordon/plugin_export.h.
+#pragma once
+
+#include "cordon/backend.h"
+#include "cordon/plugin_abi.h"
+
+namespace cordon {
+
+class PluginBackend final : public Backend {
+ public:
+  // Takes `handle` (made by `descriptor`'s create) and gives it back to destroy at the end.
+  PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle);
+  ~PluginBackend() override;
+  PluginBackend(const PluginBackend&) = delete;
+  PluginBackend& operator=(const PluginBackend&) = delete;
+
+  [[nodiscard]] std::string_view name() const override { return descriptor_->name; }
+  [[nodiscard]] std::string_view version() const override { return descriptor_->version; }
+  // A plugin's answer that is missing or not the JSON agreed on is the plugin's failure:
+  // probe unavailable, no capabilities, a sandbox error, a kPlugin error; each says so.
+  [[nodiscard]] Probe probe() const override;
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override;
+  // The plugin's own plan, or the default (Backend::describe_plan) when it has none.
+  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
+
+ private:
+  const cordon_plugin_descriptor* descriptor_;
+  cordon_backend* handle_;
+};
+
+}  // namespace cordon
