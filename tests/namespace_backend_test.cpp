@@ -69,22 +69,40 @@ using audit::host_processes_with;  // the audit's host-side instruments
 using testing::py;
 using testing::sh;
 
-// The namespace backend through its plugin, as the suites see it.
+// The namespace backend through its plugin, as the suites see it; with a pool asked for
+// (CORDON_NAMESPACE_POOL_SIZE: the pooled and prestarted CTest variants) the backend object
+// itself, built with the options the plugin would read from the same variables, since the
+// suite looks into its pools and only C crosses the plugin boundary (plugin_abi.h).
 class NamespaceTarget final : public testing::AttackTarget {
  public:
   Probe set_up() override {
-    registry_.discover({testing::plugin_dir()});
+    registry_.discover({testing::plugin_dir()});  // tests make more backends through it
+    if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
+      ns::NamespaceOptions options;
+      options.pool_size = std::strtoul(pool, nullptr, 10);
+      const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART");
+      options.prestart_python = pre != nullptr && std::string_view(pre) == "python";
+      auto direct = std::make_unique<ns::NamespaceBackend>(options);
+      ns_ = direct.get();
+      backend_ = std::move(direct);
+      return backend_->probe();
+    }
     auto backend = registry_.create("namespace");
     if (!backend) return {false, "create the namespace plugin: " + backend.error().describe()};
     backend_ = std::move(*backend);
     return backend_->probe();
   }
-  void tear_down() override { backend_.reset(); }
+  void tear_down() override {
+    ns_ = nullptr;
+    backend_.reset();
+  }
   Backend& backend() override { return *backend_; }
-  // The plugin's warm pool, when CORDON_NAMESPACE_POOL_SIZE asks for one.
-  WarmPool<ns::BuiltSandbox>* pool() {
-    if (std::getenv("CORDON_NAMESPACE_POOL_SIZE") == nullptr || !backend_) return nullptr;
-    return static_cast<ns::NamespaceBackend*>(backend_.get())->pool();
+  // The warm pool, when CORDON_NAMESPACE_POOL_SIZE asks for one.
+  WarmPool<ns::BuiltSandbox>* pool() { return direct() != nullptr ? direct()->pool() : nullptr; }
+  // The backend object, while backend_ is still the one built directly (a test may replace
+  // backend_ with one made through the registry).
+  ns::NamespaceBackend* direct() const {
+    return ns_ != nullptr && backend_.get() == ns_ ? ns_ : nullptr;
   }
   RunResult run(const RunRequest& req, const CancelToken& cancel) override {
     // One ready sandbox is enough (a run of another thread may hold the other).
@@ -94,8 +112,7 @@ class NamespaceTarget final : public testing::AttackTarget {
     // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
     // python run of the default shape (limits, environment, no stdin, code in argv) is
     // handed to an interpreter started ahead: checked by the backend's counter.
-    auto* ns_backend = static_cast<ns::NamespaceBackend*>(backend_.get());
-    auto* python_pool = pool() != nullptr ? ns_backend->python_pool() : nullptr;
+    auto* python_pool = direct() != nullptr ? direct()->python_pool() : nullptr;
     const bool prestartable = python_pool != nullptr && req.language == Language::kPython &&
                               !req.stdin_data && req.env.empty() && !req.limits.memory_bytes &&
                               !req.limits.max_processes && !req.limits.cpu_time &&
@@ -105,11 +122,11 @@ class NamespaceTarget final : public testing::AttackTarget {
       EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
           << python_pool->last_error();
     }
-    const std::uint64_t prestarted_before = python_pool ? ns_backend->prestarted_runs() : 0;
+    const std::uint64_t prestarted_before = python_pool ? direct()->prestarted_runs() : 0;
     RunResult r = backend_->run(req, cancel, nullptr);
     // (A request refused before anything starts never reaches a pool.)
     if (prestartable && !r.error.value_or("").starts_with("invalid request")) {
-      EXPECT_EQ(ns_backend->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
+      EXPECT_EQ(direct()->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
     }
     EXPECT_EQ(r.backend.name, "namespace");
     return r;
@@ -131,6 +148,7 @@ class NamespaceTarget final : public testing::AttackTarget {
 
   PluginRegistry registry_;
   BackendPtr backend_;
+  ns::NamespaceBackend* ns_ = nullptr;  // backend_ when built directly (pool variants)
 };
 
 }  // namespace

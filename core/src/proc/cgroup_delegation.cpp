@@ -125,10 +125,8 @@ Result<V2Parent> v2_group_parent(const CgroupHierarchy& v2, const fs::path& cgro
     // Beside the cordon that started us (only we move), or our own group emptied into our
     // leaf (everything in it moves).
     const bool sibling = route == V2Route::kSiblingLeaf;
-    const V2Parent parent{sibling ? v2.own_dir.parent_path() : v2.own_dir, sibling ? kViaSibling
-                                                                           : facts.delegated_to_us
-                                                                               ? kViaDelegated
-                                                                               : kViaOwnLeaf};
+    const char* via = sibling ? kViaSibling : facts.delegated_to_us ? kViaDelegated : kViaOwnLeaf;
+    V2Parent parent{sibling ? v2.own_dir.parent_path() : v2.own_dir, via};
     if (!acquire || !real) return parent;
     if (auto st = move_processes_into_leaf(v2.own_dir, parent.dir / leaf_name(self),
                                            /*only_ourselves=*/sibling);

@@ -87,7 +87,8 @@ Status start_delegated_scope(SystemdBus bus_kind, const std::string& unit, pid_t
   if (r < 0)
     return fail(ErrorCode::kSystem, "build StartTransientUnit: " + std::string(std::strerror(-r)));
 
-  sd_bus_error error = SD_BUS_ERROR_NULL;
+  // SD_BUS_ERROR_NULL is a C compound literal; all-zero is the same empty error.
+  sd_bus_error error{};
   ScopeExit free_error([&error] { sd_bus_error_free(&error); });
   sd_bus_message* reply = nullptr;
   const auto usec = static_cast<std::uint64_t>(timeout.count()) * 1000;
