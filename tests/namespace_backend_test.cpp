@@ -98,7 +98,10 @@ class NamespaceTarget final : public testing::AttackTarget {
   }
   Backend& backend() override { return *backend_; }
   // The warm pool, when CORDON_NAMESPACE_POOL_SIZE asks for one.
-  WarmPool<ns::BuiltSandbox>* pool() { return direct() != nullptr ? direct()->pool() : nullptr; }
+  WarmPool<ns::BuiltSandbox>* pool() {
+    ns::NamespaceBackend* const d = direct();
+    return d != nullptr ? d->pool() : nullptr;
+  }
   // The backend object, while backend_ is still the one built directly (a test may replace
   // backend_ with one made through the registry).
   ns::NamespaceBackend* direct() const {
@@ -112,7 +115,8 @@ class NamespaceTarget final : public testing::AttackTarget {
     // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
     // python run of the default shape (limits, environment, no stdin, code in argv) is
     // handed to an interpreter started ahead: checked by the backend's counter.
-    auto* python_pool = direct() != nullptr ? direct()->python_pool() : nullptr;
+    ns::NamespaceBackend* const ns_backend = direct();
+    auto* python_pool = ns_backend != nullptr ? ns_backend->python_pool() : nullptr;
     const bool prestartable = python_pool != nullptr && req.language == Language::kPython &&
                               !req.stdin_data && req.env.empty() && !req.limits.memory_bytes &&
                               !req.limits.max_processes && !req.limits.cpu_time &&
@@ -122,11 +126,13 @@ class NamespaceTarget final : public testing::AttackTarget {
       EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
           << python_pool->last_error();
     }
-    const std::uint64_t prestarted_before = python_pool ? direct()->prestarted_runs() : 0;
+    const std::uint64_t prestarted_before =
+        ns_backend != nullptr && python_pool != nullptr ? ns_backend->prestarted_runs() : 0;
     RunResult r = backend_->run(req, cancel, nullptr);
     // (A request refused before anything starts never reaches a pool.)
-    if (prestartable && !r.error.value_or("").starts_with("invalid request")) {
-      EXPECT_EQ(direct()->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
+    if (ns_backend != nullptr && prestartable &&
+        !r.error.value_or("").starts_with("invalid request")) {
+      EXPECT_EQ(ns_backend->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
     }
     EXPECT_EQ(r.backend.name, "namespace");
     return r;
