@@ -12,6 +12,7 @@
 #include <iterator>
 #include <set>
 
+#include "cordon/claims.h"
 #include "cordon/json_number.h"
 #include "cordon/result_json.h"
 #include "cordon/sha256.h"
@@ -82,10 +83,12 @@ std::string host_summary() {
 }
 
 std::string policy_hash(const Backend& backend, const Catalogue& catalogue) {
-  std::string text = to_json(backend.capabilities(Limits{})).dump();
+  // The claims as data (claims.h), never their words: a reworded sentence keeps every
+  // stored report; a changed mechanism, value, condition or range retires them.
+  std::string text = claim_data(backend.capabilities(Limits{})).dump();
   std::set<std::string> seen;
   for (const Attempt& a : catalogue.attempts) {
-    const std::string claims = to_json(backend.capabilities(a.limits)).dump();
+    const std::string claims = claim_data(backend.capabilities(a.limits)).dump();
     if (seen.insert(claims).second) text += "\n" + claims;
   }
   return "sha256:" + sha256_hex(text);

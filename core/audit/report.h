@@ -49,7 +49,9 @@ struct AuditReport {
 [[nodiscard]] std::string host_fingerprint();
 [[nodiscard]] std::string host_summary();
 // Hash of what `backend` claims, for its default limits and every limit set the
-// catalogue uses: a change in any claim (mechanism, seccomp policy hash, ...) changes it.
+// catalogue uses, over the claims' data (claims.h claim_data()): a change in any claim
+// (mechanism, value, seccomp policy hash, condition, range) changes it; rewording the
+// sentences rendered from them does not.
 [[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue);
 [[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue);
 // A report for an audit of `backend` about to run (its verdicts still to come): binding,

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "cordon/claims.h"
 #include "cordon/proc/output_pump.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/units.h"
@@ -137,7 +138,8 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   result.wall_ms = ms_between(t_start, t_end);
   result.enforced.push_back(
       {Aspect::kTimeout, std::move(frame.timeout_mechanism), format_duration(timeout)});
-  result.enforced.push_back({Aspect::kOutput, "capture cap per stream", format_size(cap_bytes)});
+  const Capability output = output_claim(cap_bytes);
+  result.enforced.push_back({Aspect::kOutput, output.mechanism, output.value});
   for (auto& e : frame.enforced) result.enforced.push_back(std::move(e));
   auto setup_ms = [&] {
     return ms_between(frame.setup_started, t_start) + ms_between(t_end, RunClock::now());

@@ -59,6 +59,24 @@ struct LimitRange {
   friend bool operator==(const LimitRange&, const LimitRange&) = default;
 };
 
+// How an aspect is enforced, as data: an identifier and its parameters, in a fixed order
+// (claims.h renders the words). {"rlimit", {{"resource", "RLIMIT_AS"}, {"per", "process"}}}.
+struct Mechanism {
+  std::string kind;  // "" for none
+  std::vector<std::pair<std::string, std::string>> params;
+  friend bool operator==(const Mechanism&, const Mechanism&) = default;
+};
+
+// A claimed value as data: an amount in the aspect's unit, or a text (a digest, a CPU
+// share). claims.h renders it ("256 MiB", "5 s", "1 CPU").
+struct Quantity {
+  enum class Unit { kBytes, kCount, kMilliseconds, kCpus, kText };
+  Unit unit = Unit::kText;
+  std::uint64_t amount = 0;  // kBytes, kCount, kMilliseconds
+  std::string text;          // kCpus ("0.5"), kText
+  friend bool operator==(const Quantity&, const Quantity&) = default;
+};
+
 struct Capability {
   Aspect aspect = Aspect::kNetwork;
   Enforcement enforcement = Enforcement::kNone;
@@ -70,15 +88,22 @@ struct Capability {
   // limit was not asked for may carry the range it would take; asked for and still kNone,
   // the limit is refused whatever its range.
   std::optional<LimitRange> range;
+  // The data `mechanism` and `value` are rendered from (claims.h: claim()), and the
+  // conditions the claim holds under ("default_ceiling", "no_cgroup"): what the audit's
+  // policy hash covers. Empty for an entry made from words only (capability()).
+  Mechanism by;
+  std::optional<Quantity> quantity;
+  std::vector<std::string> conditions;
 };
 
-// One aspect's entry, for the backends' capabilities() lists.
+// One aspect's entry from words only (tests, fixtures); backends declare with claim().
 [[nodiscard]] inline Capability capability(Aspect aspect, Enforcement enforcement,
                                            std::string mechanism, std::optional<std::string> value,
                                            std::string detail,
                                            std::optional<LimitRange> range = std::nullopt) {
-  return Capability{aspect,           enforcement,       std::move(mechanism),
-                    std::move(value), std::move(detail), range};
+  return Capability{
+      aspect, enforcement, std::move(mechanism), std::move(value), std::move(detail), range, {},
+      {},     {}};
 }
 
 struct Capabilities {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,6 +62,26 @@ Result<fs::path> make_run_cgroup_dir(const fs::path& parent) {
     if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
   }
   return fail(ErrorCode::kSystem, "no free cgroup name under " + parent.string());
+}
+
+bool cgroup_kill_expected(const fs::path& parent, std::string_view kernel_release) {
+  if (::access((parent / "cgroup.kill").c_str(), F_OK) == 0) return true;
+  if (::access((parent / "cgroup.type").c_str(), F_OK) == 0) return false;   // non-root, none
+  if (::access((parent / "cgroup.procs").c_str(), F_OK) != 0) return false;  // not a cgroup
+  unsigned major = 0;
+  unsigned minor = 0;
+  const char* p = kernel_release.data();
+  const char* end = p + kernel_release.size();
+  auto r = std::from_chars(p, end, major);
+  if (r.ec != std::errc() || r.ptr == end || *r.ptr != '.') return false;
+  if (std::from_chars(r.ptr + 1, end, minor).ec != std::errc()) return false;
+  return major > 5 || (major == 5 && minor >= 14);
+}
+
+bool cgroup_kill_expected(const fs::path& parent) {
+  struct utsname u{};
+  if (::uname(&u) != 0) return false;
+  return cgroup_kill_expected(parent, u.release);
 }
 
 Result<Cgroup2> Cgroup2::create(const fs::path& parent) {

@@ -33,6 +33,15 @@ namespace cordon::proc {
 [[nodiscard]] Result<std::filesystem::path> make_run_cgroup_dir(
     const std::filesystem::path& parent);
 
+// Whether a cgroup made under `parent` will have cgroup.kill (Linux >= 5.14), which
+// Cgroup2::create requires, read without making one: a non-root cgroup (it has
+// cgroup.type) shows cgroup.kill where the kernel has it; the root has none of its own,
+// so there the kernel's release ("6.1.0-18-amd64") decides. What a backend claims for
+// its timeout follows this (claims.h): never cgroup.kill where runs would fall back.
+[[nodiscard]] bool cgroup_kill_expected(const std::filesystem::path& parent,
+                                        std::string_view kernel_release);
+[[nodiscard]] bool cgroup_kill_expected(const std::filesystem::path& parent);  // uname's
+
 // The owner pid encoded in a name made by make_run_cgroup_dir ("cordon-123-4" -> 123).
 [[nodiscard]] std::optional<pid_t> cgroup_owner_pid(std::string_view name);
 
