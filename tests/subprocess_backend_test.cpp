@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "claims_match.h"
 #include "cordon/cancel.h"
 #include "cordon/owner.h"
 #include "cordon/plugin_registry.h"
@@ -376,6 +377,18 @@ TEST_P(SubprocessBackendOnce, ObserverSeesStatesInOrderAndEveryChunk) {
   EXPECT_EQ(rec.states, want);
   EXPECT_EQ(rec.out, r.stdout_data);
   EXPECT_EQ(rec.err, "two\n");
+}
+
+// A run reports as enforced exactly what capabilities() claim for its limits, on both
+// ways of containing the tree: the claim once said cgroup.kill on hosts where every run
+// fell back to the helper (issue #14).
+TEST_P(SubprocessBackendTest, ARunEnforcesWhatCapabilitiesClaim) {
+  Limits asked;
+  asked.memory_bytes = 512U << 20;
+  asked.cpu_time = seconds(3);
+  if (::geteuid() != 0) asked.max_processes = 64;  // root: refused (RLIMIT_NPROC ignores it)
+  cordon::testing::expect_runs_enforce_what_is_claimed(
+      [&](const RunRequest& req) { return run(req); }, *backend_, {Limits{}, asked});
 }
 
 TEST_P(SubprocessBackendOnce, CapabilitiesClaimOnlyTimeoutAndOutput) {

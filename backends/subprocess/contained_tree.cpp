@@ -46,10 +46,6 @@ Result<ContainedTree> ContainedTree::start(proc::SpawnOptions code,
 
 int ContainedTree::exit_fd() const { return reaper_ ? reaper_->exit_fd() : main_.pidfd(); }
 
-std::string_view ContainedTree::mechanism() const {
-  return cgroup_ ? "deadline + cgroup.kill" : "deadline + subreaper helper";
-}
-
 void ContainedTree::kill() {
   if (reaper_) {
     reaper_->kill_tree();

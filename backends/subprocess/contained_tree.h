@@ -39,7 +39,8 @@ class ContainedTree {
 
   // Readable once the main process has ended (its pidfd, or the helper's).
   [[nodiscard]] int exit_fd() const;
-  [[nodiscard]] std::string_view mechanism() const;
+  // Contained by its cgroup (cgroup.kill), else by the helper.
+  [[nodiscard]] bool in_cgroup() const { return cgroup_.has_value(); }
 
   // Kills every process of the tree now. Called at the deadline, on cancel, and after a
   // normal exit of the main process (nothing may outlive the run). A cgroup that is

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "contained_tree.h"
-#include "cordon/common_claims.h"
+#include "cordon/claims.h"
 #include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/owner.h"
@@ -39,10 +39,13 @@ rlim_t clamp_to_hard(int resource, rlim_t wanted) {
   return wanted;
 }
 
-// The rlimits a request asks for, and what they enforce, as they will be applied.
+// The rlimits a request asks for, as they will be applied: the settings, and the values
+// the backend's declaration claims for them.
 struct RlimitPlan {
   std::vector<proc::RlimitSetting> settings;
-  std::vector<Enforced> enforced;
+  std::optional<rlim_t> memory;     // RLIMIT_AS, bytes
+  std::optional<rlim_t> cpu_secs;   // RLIMIT_CPU soft limit
+  std::optional<rlim_t> processes;  // RLIMIT_NPROC
 };
 
 RlimitPlan plan_rlimits(const Limits& limits) {
@@ -50,7 +53,7 @@ RlimitPlan plan_rlimits(const Limits& limits) {
   if (limits.memory_bytes) {
     const rlim_t v = clamp_to_hard(RLIMIT_AS, *limits.memory_bytes);
     plan.settings.push_back({RLIMIT_AS, v, v});
-    plan.enforced.push_back({Aspect::kMemory, "RLIMIT_AS per process", format_size(v)});
+    plan.memory = v;
   }
   if (limits.cpu_time) {
     // Whole seconds, rounded up; SIGXCPU at the soft limit, SIGKILL a second later.
@@ -58,17 +61,72 @@ RlimitPlan plan_rlimits(const Limits& limits) {
     const rlim_t soft = clamp_to_hard(RLIMIT_CPU, std::max<rlim_t>(secs, 1));
     const rlim_t hard = clamp_to_hard(RLIMIT_CPU, soft + 1);
     plan.settings.push_back({RLIMIT_CPU, soft, hard});
-    plan.enforced.push_back(
-        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(soft))});
+    plan.cpu_secs = soft;
   }
   // RLIMIT_NPROC counts every process of the uid, and root ignores it: applied only for
-  // other users, and then only partially meaningful (see capabilities()).
+  // other users, and then only partially meaningful (see declare()).
   if (limits.max_processes && ::geteuid() != 0) {
     const rlim_t v = clamp_to_hard(RLIMIT_NPROC, *limits.max_processes);
     plan.settings.push_back({RLIMIT_NPROC, v, v});
-    plan.enforced.push_back({Aspect::kProcesses, "RLIMIT_NPROC per uid", std::to_string(v)});
+    plan.processes = v;
   }
   return plan;
+}
+
+Mechanism rlimit(std::string resource, std::string per) {
+  return {"rlimit", {{"resource", std::move(resource)}, {"per", std::move(per)}}};
+}
+
+// The one declaration of what a run with `limits` enforces, its process tree contained
+// by a cgroup of its own (`cgroup`) or by the helper: capabilities() and every run's
+// `enforced` are rendered from it.
+Capabilities declare(const Limits& limits, bool cgroup) {
+  const RlimitPlan plan = plan_rlimits(limits);
+  // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
+  const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
+  const LimitRange cpu_range = rlimit_cpu_range();
+  using Unit = Quantity::Unit;
+  Capabilities caps;
+  caps.aspects = {
+      no_claim(Aspect::kNetwork, "the code has the host's full network access"),
+      no_claim(Aspect::kFilesystem,
+               "runs in a fresh temp dir, but can read and write every host file the user "
+               "running cordon can"),
+      no_claim(Aspect::kEnvironment,
+               "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
+               "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
+               "readable"),
+      no_claim(Aspect::kProcessTree,
+               "the code sees and can signal every process of the user, cordon itself included"),
+      no_claim(Aspect::kSyscallFilter, "no seccomp filter"),
+      plan.memory ? claim(Aspect::kMemory, Enforcement::kPartial, rlimit("RLIMIT_AS", "process"),
+                          Quantity{Unit::kBytes, *plan.memory, ""},
+                          "address space per process, not the whole tree's memory", memory_range)
+                  : no_claim(Aspect::kMemory,
+                             "not limited unless a memory limit is asked for (then RLIMIT_AS per "
+                             "process)",
+                             memory_range),
+      plan.processes
+          ? claim(Aspect::kProcesses, Enforcement::kPartial, rlimit("RLIMIT_NPROC", "uid"),
+                  Quantity{Unit::kCount, *plan.processes, ""},
+                  "RLIMIT_NPROC counts every process of the uid, not only the run's",
+                  rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit))
+      : limits.max_processes
+          ? no_claim(Aspect::kProcesses,
+                     "RLIMIT_NPROC does not apply to root; the process count is not limited")
+          : no_claim(Aspect::kProcesses, "the process count is not limited"),
+      plan.cpu_secs
+          ? claim(Aspect::kCpu, Enforcement::kPartial, rlimit("RLIMIT_CPU", "process"),
+                  Quantity{Unit::kMilliseconds, *plan.cpu_secs * 1000, ""},
+                  "CPU time per process, not the whole tree's", cpu_range)
+          : no_claim(Aspect::kCpu, "CPU time is bounded only by the wall-clock timeout", cpu_range),
+      no_claim(Aspect::kDisk, "writes are limited only by the host's free space"),
+      output_claim(effective_output_cap(limits)),
+      claim(Aspect::kTimeout, Enforcement::kEnforced,
+            {"deadline", {{"kill", cgroup ? "cgroup.kill" : "subreaper_helper"}}}, std::nullopt,
+            "the whole process tree is killed at the deadline, including descendants that "
+            "called setsid or daemonised, and after the main process exits")};
+  return caps;
 }
 
 std::vector<std::string> make_env(const RunRequest& request, const fs::path& home) {
@@ -86,7 +144,10 @@ constexpr std::string_view kRunDirPrefix = "cordon-run-";
 }  // namespace
 
 SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(options) {
-  if (auto dir = proc::own_cgroup2_dir(); dir && ::access(dir->c_str(), W_OK) == 0) {
+  // A cgroup only where runs can make one with cgroup.kill: otherwise each run would fall
+  // back to the helper while capabilities() claimed cgroup.kill.
+  if (auto dir = proc::own_cgroup2_dir();
+      dir && ::access(dir->c_str(), W_OK) == 0 && proc::cgroup_kill_expected(*dir)) {
     cgroup_parent_ = *dir;
     // Cgroups left by a cordon that died (its pid gone): kill what runs in them, remove.
     (void)proc::sweep_stale_cgroups(*cgroup_parent_);
@@ -119,11 +180,7 @@ void SubprocessBackend::give_back_cgroup(proc::Cgroup2 cgroup) {
 }
 
 bool SubprocessBackend::uses_cgroup() const {
-  return !options_.force_fallback && cgroup_parent_.has_value();
-}
-
-std::string_view SubprocessBackend::tree_mechanism() const {
-  return uses_cgroup() ? "deadline + cgroup.kill" : "deadline + subreaper helper";
+  return !options_.force_fallback && cgroup_parent_.has_value() && !cgroup_refused_.load();
 }
 
 Probe SubprocessBackend::probe() const {
@@ -139,68 +196,7 @@ Probe SubprocessBackend::probe() const {
 }
 
 Capabilities SubprocessBackend::capabilities(const Limits& limits) const {
-  const RlimitPlan plan = plan_rlimits(limits);
-  // RLIMIT_AS: python3 needs kMinAddressSpaceBytes to start; RLIMIT_CPU in seconds.
-  const LimitRange memory_range = rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
-  const LimitRange cpu_range = rlimit_cpu_range();
-  auto enforced_value = [&](Aspect a) -> const Enforced* {
-    for (const auto& e : plan.enforced) {
-      if (e.aspect == a) return &e;
-    }
-    return nullptr;
-  };
-  const Enforced* memory = enforced_value(Aspect::kMemory);
-  const Enforced* processes = enforced_value(Aspect::kProcesses);
-  const Enforced* cpu = enforced_value(Aspect::kCpu);
-  AspectClaims claims{
-      .network = capability(Aspect::kNetwork, Enforcement::kNone, "", std::nullopt,
-                            "the code has the host's full network access"),
-      .filesystem = capability(Aspect::kFilesystem, Enforcement::kNone, "", std::nullopt,
-                               "runs in a fresh temp dir, but can read and write every host file "
-                               "the user running cordon can"),
-      .environment = capability(
-          Aspect::kEnvironment, Enforcement::kNone, "", std::nullopt,
-          "a clean environment is passed (PATH, HOME in a temp dir, LANG), but host files "
-          "such as ~/.aws/credentials and ~/.ssh, and other processes' environments, are "
-          "readable"),
-      .process_tree = capability(Aspect::kProcessTree, Enforcement::kNone, "", std::nullopt,
-                                 "the code sees and can signal every process of the user, "
-                                 "cordon itself included"),
-      .syscall_filter = capability(Aspect::kSyscallFilter, Enforcement::kNone, "", std::nullopt,
-                                   "no seccomp filter"),
-      .memory =
-          memory != nullptr
-              ? capability(Aspect::kMemory, Enforcement::kPartial, memory->mechanism, memory->value,
-                           "address space per process, not the whole tree's memory", memory_range)
-              : capability(Aspect::kMemory, Enforcement::kNone, "", std::nullopt,
-                           "not limited unless a memory limit is asked for (then RLIMIT_AS "
-                           "per process)",
-                           memory_range),
-      .processes = capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
-                              "the process count is not limited"),
-      .cpu = cpu != nullptr
-                 ? capability(Aspect::kCpu, Enforcement::kPartial, cpu->mechanism, cpu->value,
-                              "CPU time per process, not the whole tree's", cpu_range)
-                 : capability(Aspect::kCpu, Enforcement::kNone, "", std::nullopt,
-                              "CPU time is bounded only by the wall-clock timeout", cpu_range),
-      .disk = capability(Aspect::kDisk, Enforcement::kNone, "", std::nullopt,
-                         "writes are limited only by the host's free space"),
-      .timeout = capability(
-          Aspect::kTimeout, Enforcement::kEnforced, std::string(tree_mechanism()), std::nullopt,
-          "the whole process tree is killed at the deadline, including descendants that called "
-          "setsid or daemonised, and after the main process exits"),
-  };
-  if (processes != nullptr) {
-    claims.processes = capability(
-        Aspect::kProcesses, Enforcement::kPartial, processes->mechanism, processes->value,
-        "RLIMIT_NPROC counts every process of the uid, not only the run's",
-        rlimit_range(RLIMIT_NPROC, 1, kPidsMaxLimit));
-  } else if (limits.max_processes && ::geteuid() == 0) {
-    claims.processes =
-        capability(Aspect::kProcesses, Enforcement::kNone, "", std::nullopt,
-                   "RLIMIT_NPROC does not apply to root; the process count is not limited");
-  }
-  return in_aspect_order(std::move(claims), limits);
+  return declare(limits, uses_cgroup());
 }
 
 RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& cancel,
@@ -236,8 +232,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   code.path = interp->string();
   code.env = make_env(request, home);
   code.cwd = work.string();
-  RlimitPlan rlimits = plan_rlimits(request.limits);
-  code.rlimits = rlimits.settings;
+  code.rlimits = plan_rlimits(request.limits).settings;
 
   // 4. Pipes. Parent ends stay CLOEXEC; spawn() places the child ends at 0/1/2.
   auto pipes = make_run_pipes(request);
@@ -257,6 +252,10 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
       const auto acquired = proc::acquired_v2_parent();
       if (auto cg = proc::Cgroup2::create(acquired ? acquired->dir : *cgroup_parent_)) {
         cgroup = std::move(*cg);
+      } else {
+        // Refused where a cgroup was expected: this run and the claims from now on say
+        // the helper, which is what contains the runs (never a claim of cgroup.kill).
+        cgroup_refused_ = true;
       }
     }
   }
@@ -270,9 +269,11 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   auto tree =
       ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup.until);
   if (!tree) return setup.error(tree.error().describe());
+  // What this run enforces, rendered from the declaration for how its tree is contained.
+  const Capabilities declared = declare(request.limits, tree->in_cgroup());
   RunFrame frame = setup.frame();
-  frame.timeout_mechanism = tree->mechanism();
-  frame.enforced = std::move(rlimits.enforced);
+  frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
+  frame.enforced = enforced_from(declared);
   SubprocessTree started(std::move(*tree), std::move(*tmp), work,
                          [this](proc::Cgroup2 cg) { give_back_cgroup(std::move(cg)); });
   return drive_run(request, cancel, setup.state, started, std::move(*pipes), std::move(frame));

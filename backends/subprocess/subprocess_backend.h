@@ -4,6 +4,7 @@
 // the network and see other processes. Its capabilities() say exactly that.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -33,14 +34,16 @@ class SubprocessBackend final : public Backend {
                               RunObserver* observer) override;
 
  private:
-  // Whether runs will try a cgroup first (not forced off, and a writable v2 dir of ours).
+  // Whether runs will try a cgroup first: not forced off, a writable v2 dir of ours whose
+  // groups will have cgroup.kill, and no run was refused one yet. capabilities() claims
+  // cgroup.kill exactly then, the helper otherwise.
   [[nodiscard]] bool uses_cgroup() const;
-  [[nodiscard]] std::string_view tree_mechanism() const;
 
   SubprocessOptions options_;
   std::optional<std::filesystem::path> cgroup_parent_;  // our own v2 cgroup dir
   std::optional<std::filesystem::path> helper_;         // cordon-reaper
   std::filesystem::path run_parent_;                    // where run dirs go
+  std::atomic<bool> cgroup_refused_{false};             // a run could not make its cgroup
 
   // Empty, never-killed cgroups kept for the next run: mkdir + rmdir of a cgroup is a
   // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend. Taking one
