@@ -48,6 +48,7 @@
 #include "audit/host_probes.h"
 #include "backend_attack_suite.h"
 #include "cgroup_test_support.h"
+#include "claims_match.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -273,12 +274,15 @@ TEST_F(NamespaceTest, CapabilitiesNameTheMechanismARunReportsAsEnforced) {
   Limits asked;
   asked.memory_bytes = 96U << 20;
   asked.max_processes = 32;
+  asked.cpu_time = std::chrono::seconds(3);
   for (const Limits& limits : {Limits{}, asked}) {
     RunRequest req = sh("true");
     req.limits = limits;
     const RunResult r = run(req);
     ASSERT_TRUE(r.ok()) << r.error.value_or("") << r.stderr_data;
     const Capabilities caps = backend_->capabilities(limits);
+    // Every aspect, in the same words (one declaration renders both, issue #14).
+    cordon::testing::expect_run_enforces_what_is_claimed(r, caps);
     for (const Aspect aspect : {Aspect::kMemory, Aspect::kProcesses}) {
       const auto ran = std::ranges::find(r.enforced, aspect, &Enforced::aspect);
       ASSERT_NE(ran, r.enforced.end()) << to_string(aspect);

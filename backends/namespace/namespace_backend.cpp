@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "cordon/claims.h"
 #include "cordon/common_claims.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/syscall_policy.h"
@@ -41,47 +42,6 @@ LimitRange rlimit_process_range() {
   return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
 }
 // Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
-
-// Says whether a ceiling is the request's own or the backend's default.
-std::string default_note(bool requested) {
-  return requested ? "" : "default ceiling (the request set none); ";
-}
-
-std::string fs_summary(std::uint64_t tmp_bytes) {
-  return "fresh root, /usr read-only, tmpfs /tmp " + format_size(tmp_bytes);
-}
-
-// What a run of `plan` enforces beyond the timeout and the output cap, as reported.
-std::vector<Enforced> enforced_by(const RunRequest& request, const SandboxPlan& plan,
-                                  const proc::LimitGroup* limits, const Limits& ceilings) {
-  std::vector<Enforced> enforced;
-  if (plan.loopback_up) {
-    enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
-  }
-  const std::uint64_t tmp = request.limits.scratch_bytes.value_or(kDefaultScratchBytes);
-  enforced.push_back({Aspect::kFilesystem, fs_summary(plan.fs.steps.empty() ? 0 : tmp), {}});
-  enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
-  enforced.push_back({Aspect::kProcessTree, "PID namespace", {}});
-  if (plan.seccomp) {
-    enforced.push_back({Aspect::kSyscallFilter,
-                        "seccomp " + plan.policy_name + " v" + std::to_string(plan.policy_version),
-                        plan.policy_hash});
-  }
-  enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(tmp)});
-  if (limits != nullptr) {
-    for (const auto& a : limits->enforced()) {
-      const Aspect aspect = a.kind == proc::LimitKindCg::kMemory      ? Aspect::kMemory
-                            : a.kind == proc::LimitKindCg::kProcesses ? Aspect::kProcesses
-                                                                      : Aspect::kCpu;
-      // The group's pids limit counts the init too; report the ceiling the code gets.
-      enforced.push_back(
-          {aspect, a.mechanism,
-           aspect == Aspect::kProcesses ? std::to_string(*ceilings.max_processes) : a.value});
-    }
-  }
-  for (const auto& e : plan.rlimit_enforced) enforced.push_back(e);
-  return enforced;
-}
 
 }  // namespace
 
@@ -165,98 +125,133 @@ NamespaceBackend::~NamespaceBackend() = default;
 bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailable_[kind].empty(); }
 
 Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
+  // What a run's limit groups will report as enforced (LimitGroup::planned).
+  GroupFacts planned;
+  for (const auto kind : {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses}) {
+    if (cgroup_available(static_cast<int>(kind))) {
+      planned[static_cast<int>(kind)] = limit_planned_[static_cast<int>(kind)];
+    }
+  }
+  return declare(limits, planned);
+}
+
+Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& groups) const {
+  using Unit = Quantity::Unit;
   const std::uint64_t tmp = limits.scratch_bytes.value_or(kDefaultScratchBytes);
   // Memory and processes are never unlimited: the request's ceiling or the default one.
   const Limits ceilings = with_default_ceilings(limits, options_);
-  // What a run's limit groups will report as enforced (LimitGroup::planned): the claim
-  // and the run's `enforced` come from the same words.
   const std::optional<proc::LimitApplied>& mem_group =
-      limit_planned_[static_cast<int>(proc::LimitKindCg::kMemory)];
+      groups[static_cast<int>(proc::LimitKindCg::kMemory)];
   const std::optional<proc::LimitApplied>& pids_group =
-      limit_planned_[static_cast<int>(proc::LimitKindCg::kProcesses)];
-  const bool cg_mem = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) && mem_group;
-  const bool cg_pids =
-      cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses)) && pids_group;
-  const std::string policy_text =
-      seccomp_ ? seccomp_mechanism(seccomp_->policy_name, seccomp_->policy_version,
-                                   seccomp_->policy_hash)
-               : "seccomp";
-  AspectClaims claims{
-      .network = network_namespace_capability(
-          options_.network_namespace,
-          "no interface but lo and no route out; the host's loopback and abstract unix sockets "
-          "are unreachable"),
-      .filesystem = capability(
-          Aspect::kFilesystem, Enforcement::kEnforced, fs_summary(tmp), std::nullopt,
-          std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
-                      "and the host's /bin, /lib* read-only") +
-              (options_.hide_usr_local ? ", /usr/local hidden" : "") +
-              ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
-              "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
-              "/dev/shm"),
-      .environment = capability(Aspect::kEnvironment, Enforcement::kEnforced,
-                                "clean environment + mount namespace", std::nullopt,
-                                "only PATH, HOME, LANG and the request's variables; no process "
-                                "inside (PID 1 included) holds the caller's environment, fds or "
-                                "memory; host credential files are not mounted"),
-      .process_tree = capability(
-          Aspect::kProcessTree, Enforcement::kEnforced, "PID namespace", std::nullopt,
-          "the code sees only its own processes; the whole namespace is killed when the main "
-          "process ends, at the deadline and on cancel; it runs as uid 65534 with no "
-          "capabilities and no_new_privs" +
-              std::string(root_ ? ", mapped to a host uid of its own" : "")),
-      .syscall_filter = syscall_filter_capability(
-          options_.seccomp, policy_text,
-          "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, mount, "
-          "unshare, keyctl, bpf, ...) with EPERM; other architectures are killed"),
-      .memory =
-          cg_mem
-              ? capability(Aspect::kMemory, Enforcement::kEnforced, mem_group->mechanism,
-                           format_size(*ceilings.memory_bytes),
-                           default_note(limits.memory_bytes.has_value()) + "the whole sandbox, " +
-                               mem_group->detail + "; an OOM kill is reported as oom_killed",
-                           kCgroupMemoryRange)
-              : capability(Aspect::kMemory, Enforcement::kPartial, "RLIMIT_AS per process",
-                           format_size(*ceilings.memory_bytes),
-                           default_note(limits.memory_bytes.has_value()) + "no cgroup here (" +
-                               limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
-                               "): address space per process, not the sandbox's total; an OOM "
-                               "kill cannot be reported",
-                           rlimit_memory_range()),
-      .processes =
-          cg_pids ? capability(Aspect::kProcesses, Enforcement::kEnforced, pids_group->mechanism,
-                               std::to_string(*ceilings.max_processes),
-                               default_note(limits.max_processes.has_value()) +
-                                   "every process and thread of the sandbox (its init not "
-                                   "counted)",
-                               kProcessRange)
-                  : capability(
-                        Aspect::kProcesses, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
-                        root_ ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
-                        std::to_string(*ceilings.max_processes),
-                        default_note(limits.max_processes.has_value()) +
-                            (root_ ? "the sandbox's host uid is its own, so the count is "
-                                     "the sandbox's"
-                                   : "counts every process of the user running cordon, "
-                                     "not only the run's"),
-                        rlimit_process_range()),
-      // Not limited without a CPU limit, as none was asked for; the range is what a request
-      // may ask.
-      .cpu = limits.cpu_time
-                 ? capability(Aspect::kCpu, Enforcement::kPartial, "RLIMIT_CPU per process",
-                              format_duration(std::chrono::seconds(
-                                  std::max<long long>((limits.cpu_time->count() + 999) / 1000, 1))),
-                              "CPU time per process, not the whole sandbox's", rlimit_cpu_range())
-                 : capability(Aspect::kCpu, Enforcement::kNone, "", std::nullopt,
-                              "CPU time is bounded only by the wall-clock timeout",
-                              rlimit_cpu_range()),
-      .disk = scratch_capability(tmp, "; the host's disk is never written"),
-      .timeout = capability(Aspect::kTimeout, Enforcement::kEnforced,
-                            "deadline + SIGKILL of the PID namespace's init", std::nullopt,
-                            "the kernel kills every process of the sandbox at once, including "
-                            "setsid'd and daemonised ones; also when cordon itself dies"),
+      groups[static_cast<int>(proc::LimitKindCg::kProcesses)];
+  const auto ceiling = [](bool requested) {
+    return requested ? std::vector<std::string>{}
+                     : std::vector<std::string>{std::string(kDefaultCeiling)};
   };
-  return in_aspect_order(std::move(claims), limits);
+  Mechanism seccomp{"seccomp", {}};
+  if (seccomp_) {
+    seccomp.params = {{"policy", seccomp_->policy_name},
+                      {"version", std::to_string(seccomp_->policy_version)},
+                      {"hash", seccomp_->policy_hash}};
+  }
+  Capabilities caps;
+  caps.aspects.push_back(
+      options_.network_namespace
+          ? claim(Aspect::kNetwork, Enforcement::kEnforced,
+                  {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
+                  "no interface but lo and no route out; the host's loopback and abstract "
+                  "unix sockets are unreachable")
+          : no_claim(Aspect::kNetwork,
+                     "network namespace switched off: the host's network is reachable"));
+  caps.aspects.push_back(
+      claim(Aspect::kFilesystem, Enforcement::kEnforced,
+            {"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}}, std::nullopt,
+            std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
+                        "and the host's /bin, /lib* read-only") +
+                (options_.hide_usr_local ? ", /usr/local hidden" : "") +
+                ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
+                "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
+                "/dev/shm"));
+  caps.aspects.push_back(claim(Aspect::kEnvironment, Enforcement::kEnforced,
+                               {"clean_environment", {{"mount_namespace", "yes"}}}, std::nullopt,
+                               "only PATH, HOME, LANG and the request's variables; no process "
+                               "inside (PID 1 included) holds the caller's environment, fds or "
+                               "memory; host credential files are not mounted"));
+  caps.aspects.push_back(claim(
+      Aspect::kProcessTree, Enforcement::kEnforced, {"namespace", {{"type", "pid"}}}, std::nullopt,
+      "the code sees only its own processes; the whole namespace is "
+      "killed when the main process ends, at the deadline and on "
+      "cancel; it runs as uid 65534 with no capabilities and "
+      "no_new_privs" +
+          std::string(root_ ? ", mapped to a host uid of its own" : ""),
+      std::nullopt,
+      root_ ? std::vector<std::string>{std::string(kRoot)} : std::vector<std::string>{}));
+  caps.aspects.push_back(
+      options_.seccomp
+          ? claim(Aspect::kSyscallFilter, Enforcement::kEnforced, seccomp, std::nullopt,
+                  "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, "
+                  "mount, unshare, keyctl, bpf, ...) with EPERM; other architectures are "
+                  "killed")
+          : no_claim(Aspect::kSyscallFilter, "seccomp switched off"));
+  const Quantity memory{Unit::kBytes, *ceilings.memory_bytes, ""};
+  if (mem_group) {
+    caps.aspects.push_back(claim(
+        Aspect::kMemory, Enforcement::kEnforced, cgroup_mechanism(mem_group->mechanism), memory,
+        "the whole sandbox, " + mem_group->detail + "; an OOM kill is reported as oom_killed",
+        kCgroupMemoryRange, ceiling(limits.memory_bytes.has_value())));
+  } else {
+    std::vector<std::string> conditions = ceiling(limits.memory_bytes.has_value());
+    conditions.emplace_back(kNoCgroup);
+    caps.aspects.push_back(claim(
+        Aspect::kMemory, Enforcement::kPartial,
+        {"rlimit", {{"resource", "RLIMIT_AS"}, {"per", "process"}}}, memory,
+        "no cgroup here (" + limit_unavailable_[static_cast<int>(proc::LimitKindCg::kMemory)] +
+            "): address space per process, not the sandbox's total; an OOM kill cannot "
+            "be reported",
+        rlimit_memory_range(), std::move(conditions)));
+  }
+  const Quantity processes{Unit::kCount, *ceilings.max_processes, ""};
+  if (pids_group) {
+    caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
+                                 cgroup_mechanism(pids_group->mechanism), processes,
+                                 "every process and thread of the sandbox (its init not counted)",
+                                 kProcessRange, ceiling(limits.max_processes.has_value())));
+  } else {
+    std::vector<std::string> conditions = ceiling(limits.max_processes.has_value());
+    conditions.emplace_back(kNoCgroup);
+    if (root_) conditions.emplace_back(kRoot);
+    caps.aspects.push_back(claim(
+        Aspect::kProcesses, root_ ? Enforcement::kEnforced : Enforcement::kPartial,
+        {"rlimit", {{"resource", "RLIMIT_NPROC"}, {"per", root_ ? "run_uid" : "uid"}}}, processes,
+        root_ ? "the sandbox's host uid is its own, so the count is the sandbox's"
+              : "counts every process of the user running cordon, not only the run's",
+        rlimit_process_range(), std::move(conditions)));
+  }
+  if (limits.cpu_time) {
+    const auto secs = std::max<std::uint64_t>((limits.cpu_time->count() + 999) / 1000, 1);
+    caps.aspects.push_back(claim(Aspect::kCpu, Enforcement::kPartial,
+                                 {"rlimit", {{"resource", "RLIMIT_CPU"}, {"per", "process"}}},
+                                 Quantity{Unit::kMilliseconds, secs * 1000, ""},
+                                 "CPU time per process, not the whole sandbox's",
+                                 rlimit_cpu_range()));
+  } else {
+    // Not limited, as none was asked for; the range is what a request may ask.
+    caps.aspects.push_back(no_claim(
+        Aspect::kCpu, "CPU time is bounded only by the wall-clock timeout", rlimit_cpu_range()));
+  }
+  caps.aspects.push_back(claim(Aspect::kDisk, Enforcement::kEnforced, {"tmpfs", {}},
+                               Quantity{Unit::kBytes, tmp, ""},
+                               "the only writable places are the /tmp tmpfs and a 16 MiB "
+                               "/dev/shm; writes past them fail with ENOSPC; the host's disk "
+                               "is never written",
+                               kScratchRange));
+  caps.aspects.push_back(output_claim(effective_output_cap(limits)));
+  caps.aspects.push_back(claim(Aspect::kTimeout, Enforcement::kEnforced,
+                               {"deadline", {{"kill", "pid_namespace_init"}}}, std::nullopt,
+                               "the kernel kills every process of the sandbox at once, "
+                               "including setsid'd and daemonised ones; also when cordon "
+                               "itself dies"));
+  return caps;
 }
 
 Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const HostIdentity& host,
@@ -492,7 +487,6 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   if (!sandbox && pool_ && pool_fits(request)) {
     if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());
   }
-  const Limits ceilings = with_default_ceilings(request.limits, options_);
   std::optional<RunPipes> pipes;
   for (;;) {
     if (!sandbox) {
@@ -536,10 +530,17 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     break;
   }
 
+  // What this run enforces: the declaration for the groups its sandbox really has.
+  GroupFacts in_force;
+  if (sandbox->limits) {
+    for (const proc::LimitApplied& a : sandbox->limits->enforced()) {
+      if (a.kind != proc::LimitKindCg::kCpu) in_force[static_cast<int>(a.kind)] = a;
+    }
+  }
+  const Capabilities declared = declare(request.limits, in_force);
   RunFrame frame = setup.frame();
-  frame.timeout_mechanism = "deadline + SIGKILL of the PID namespace's init";
-  frame.enforced =
-      enforced_by(request, *plan, sandbox->limits ? &*sandbox->limits : nullptr, ceilings);
+  frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
+  frame.enforced = enforced_from(declared);
   if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
 
   // 5. The shared driver (run_driver.h) runs it to the end: pump output until the init

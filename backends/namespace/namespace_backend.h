@@ -99,6 +99,12 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
                                              const CgroupCoverage& cgroups) const;
   [[nodiscard]] bool cgroup_available(int kind) const;
+  // Per proc::LimitKindCg (memory, processes): the cgroup limit in force, if any.
+  using GroupFacts = std::optional<proc::LimitApplied>[3];
+  // The one declaration of what a run with `limits` enforces when its limit groups are
+  // `groups` (else rlimits): capabilities() renders it for the groups this host would give
+  // (LimitGroup::planned), each run for the groups its sandbox has.
+  [[nodiscard]] Capabilities declare(const Limits& limits, const GroupFacts& groups) const;
   // The helper that clones set-up processes (NamespaceOptions::setup_spawner), started on
   // first use and again if it died; null: this process clones.
   [[nodiscard]] Result<std::shared_ptr<SetupSpawner>> spawner_for_build() const;
