@@ -29,6 +29,7 @@
 #include "audit/host_probes.h"
 #include "backend_attack_suite.h"
 #include "cgroup_test_support.h"
+#include "claims_match.h"
 #include "cordon/cancel.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
@@ -131,6 +132,17 @@ TEST_F(ContainerTest, OutputIsCapped) {
   const RunResult r = run(req);
   EXPECT_EQ(r.stdout_data.size(), 1000u);
   EXPECT_TRUE(r.stdout_truncated);
+}
+
+// A run reports as enforced exactly what capabilities() claim for its limits, in the same
+// words (issue #14: the two were written separately and differed in the timeout's).
+TEST_F(ContainerTest, ARunEnforcesWhatCapabilitiesClaim) {
+  Limits asked;
+  asked.memory_bytes = 96U << 20;
+  asked.max_processes = 32;
+  asked.cpu_time = std::chrono::milliseconds(2500);
+  cordon::testing::expect_runs_enforce_what_is_claimed(
+      [&](const RunRequest& req) { return run(req); }, *backend_, {Limits{}, asked});
 }
 
 // The code still printing at the deadline: the pipes are full and nobody reads them any

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <string>
 
+#include "claims_match.h"
 #include "container_backend.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
@@ -69,6 +70,17 @@ TEST_F(EngineTest, RunsAsNobodyWithoutCapabilitiesUnderThePolicy) {
             "65534\n42\n");
   ASSERT_TRUE(r.policy.has_value());
   EXPECT_EQ(r.policy->name, "cordon-default");
+}
+
+// Engine mode's run reports what its capabilities() claim, in the same words: they once
+// named the memory limit differently ("engine --memory" against the parent group's
+// cgroup), and the network, environment, process tree and timeout too (issue #14).
+TEST_F(EngineTest, ARunEnforcesWhatCapabilitiesClaim) {
+  Limits asked;
+  asked.memory_bytes = 96U << 20;
+  asked.cpu_time = seconds(3);
+  cordon::testing::expect_runs_enforce_what_is_claimed(
+      [&](const RunRequest& req) { return run(req); }, *backend_, {Limits{}, asked});
 }
 
 TEST_F(EngineTest, ExitCodeStdinAndTimeout) {

@@ -144,11 +144,8 @@ TEST(ContainerPlan, ResourcesCarryTheLimits) {
     }
   }
   EXPECT_TRUE(cpu_rlimit);
-  bool mem = false;
-  for (const auto& e : plan->enforced) {
-    if (e.aspect == Aspect::kMemory) mem = e.value == "128 MiB";
-  }
-  EXPECT_TRUE(mem);
+  // What a run of it reports as enforced is the backend's declaration (claims.h), checked
+  // against the run in ContainerTest.ARunEnforcesWhatCapabilitiesClaim.
 }
 
 TEST(ContainerPlan, FilesystemFromTheSharedPlan) {

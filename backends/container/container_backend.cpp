@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "bundle_writer.h"
 #include "container_cgroups.h"
+#include "cordon/claims.h"
 #include "cordon/common_claims.h"
 #include "cordon/install_layout.h"
 #include "cordon/limit_check.h"
@@ -84,14 +86,6 @@ std::string pending_text(int fd) {
     out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
-}
-
-std::string fs_summary(const ContainerOptions& o, std::uint64_t tmp_bytes) {
-  if (!o.engine.empty())
-    return "image " + o.image + " read-only, tmpfs /tmp " + format_size(tmp_bytes);
-  return (o.rootfs.empty() ? std::string("fresh root, /usr read-only")
-                           : "root " + o.rootfs + " read-only") +
-         ", tmpfs /tmp " + format_size(tmp_bytes);
 }
 
 }  // namespace
@@ -341,66 +335,109 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   return c;
 }
 
-Capabilities ContainerBackend::capabilities(const Limits& limits) const {
+Capabilities ContainerBackend::capabilities(const Limits& limits) const { return declare(limits); }
+
+Capabilities ContainerBackend::declare(const Limits& limits) const {
+  using Unit = Quantity::Unit;
   const BundleKey key = bundle_key(limits, options_);
-  const std::string rt = runtime_probe_.name;
-  AspectClaims claims{
-      .network = network_namespace_capability(
-          options_.network_namespace,
-          "OCI network namespace without interfaces but lo; no route out; the host's loopback "
-          "and abstract unix sockets are unreachable"),
-      .filesystem = capability(
-          Aspect::kFilesystem, Enforcement::kEnforced, fs_summary(options_, key.scratch_bytes),
-          std::nullopt,
-          rt + " mount namespace and pivot_root into a read-only root; the host's /root, "
-               "/home, /tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon "
-               "mounted) and /dev/shm; /proc and /sys paths masked or read-only as runtimes "
-               "do"),
-      .environment = capability(Aspect::kEnvironment, Enforcement::kEnforced,
-                                "clean environment + mount namespace", std::nullopt,
-                                "only PATH, HOME, LANG and the request's variables; the "
-                                "container's init starts with an empty environment"),
-      .process_tree = capability(
-          Aspect::kProcessTree, Enforcement::kEnforced, "PID namespace (" + rt + ")", std::nullopt,
-          "the code sees only its container's processes; uid 65534 with no capabilities and "
-          "no_new_privs; the container is killed at the deadline and on cancel, and its init "
-          "ends it when cordon dies; concurrent containers share the host uid 65534"),
-      .syscall_filter = syscall_filter_capability(
-          options_.seccomp, seccomp_mechanism(policy_name_, policy_version_, policy_hash_),
-          "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls fail with "
-          "ENOSYS, dangerous ones with EPERM"),
-      .memory = capability(
-          Aspect::kMemory, Enforcement::kEnforced,
-          engine_ ? "engine --memory" : "cgroup memory limit (container's parent group)",
-          format_size(key.memory_bytes),
-          std::string(limits.memory_bytes ? "" : "default ceiling; ") +
-              "the whole container, swap included; an OOM kill is reported as oom_killed",
-          kMemoryRange),
-      .processes = capability(
-          Aspect::kProcesses, Enforcement::kEnforced,
-          engine_ ? "engine --pids-limit" : "cgroup pids limit (container's parent group)",
-          std::to_string(key.max_processes),
-          std::string(limits.max_processes ? "" : "default ceiling; ") +
-              "every process and thread of the container (its init not counted)",
-          kProcessRange),
-      .cpu = limits.cpu_time
-                 ? capability(Aspect::kCpu, Enforcement::kPartial, "RLIMIT_CPU per process",
-                              format_duration(*limits.cpu_time),
-                              "CPU time per process, not the whole container's", rlimit_cpu_range())
-                 : capability(
-                       Aspect::kCpu, options_.cpus > 0 ? Enforcement::kPartial : Enforcement::kNone,
-                       options_.cpus > 0 ? "cgroup CPU bandwidth" : "",
-                       options_.cpus > 0
-                           ? std::optional<std::string>(std::to_string(options_.cpus) + " CPU")
-                           : std::nullopt,
-                       "CPU time is bounded by the wall-clock timeout", rlimit_cpu_range()),
-      .disk = scratch_capability(key.scratch_bytes),
-      .timeout = capability(Aspect::kTimeout, Enforcement::kEnforced,
-                            "deadline + " + rt + " kill of the container", std::nullopt,
-                            "every process of the container dies with its init; the init also "
-                            "stops at a backstop deadline and when cordon dies"),
+  // Who starts and kills the containers: the OCI runtime, or in engine mode the engine.
+  const std::string rt = engine_ ? engine_->engine.filename().string() : runtime_probe_.name;
+  // Engine mode without a memory cgroup of cordon's own: the engine's flags set the limits.
+  const bool engine_limits = engine_ && engine_->memory_own.empty();
+  const auto ceiling = [](bool requested) {
+    return requested ? std::vector<std::string>{}
+                     : std::vector<std::string>{std::string(kDefaultCeiling)};
   };
-  return in_aspect_order(std::move(claims), limits);
+  const auto group_limit = [&](const char* controller, const char* flag) {
+    return engine_limits
+               ? Mechanism{"engine", {{"flag", flag}}}
+               : Mechanism{"cgroup", {{"controller", controller}, {"group", "container_parent"}}};
+  };
+  Mechanism root{"root_fs", {}};
+  if (engine_) {
+    root.params.emplace_back("image", options_.image);
+  } else {
+    root.params.emplace_back("root", options_.rootfs.empty() ? "fresh" : options_.rootfs);
+  }
+  root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
+  Capabilities caps;
+  caps.aspects.push_back(
+      options_.network_namespace
+          ? claim(Aspect::kNetwork, Enforcement::kEnforced,
+                  {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
+                  "OCI network namespace without interfaces but lo; no route out; the host's "
+                  "loopback and abstract unix sockets are unreachable")
+          : no_claim(Aspect::kNetwork,
+                     "network namespace switched off: the host's network is reachable"));
+  caps.aspects.push_back(
+      claim(Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
+            rt + " mount namespace and pivot_root into a read-only root; the host's /root, /home, "
+                 "/tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon mounted) "
+                 "and /dev/shm; /proc and /sys paths masked or read-only as runtimes do"));
+  caps.aspects.push_back(claim(Aspect::kEnvironment, Enforcement::kEnforced,
+                               {"clean_environment", {{"mount_namespace", "yes"}}}, std::nullopt,
+                               "only PATH, HOME, LANG and the request's variables; the "
+                               "container's init starts with an empty environment"));
+  caps.aspects.push_back(
+      claim(Aspect::kProcessTree, Enforcement::kEnforced,
+            {"namespace", {{"type", "pid"}, {"runtime", rt}}}, std::nullopt,
+            "the code sees only its container's processes; uid 65534 with no capabilities and "
+            "no_new_privs; the container is killed at the deadline and on cancel, and its init "
+            "ends it when cordon dies; concurrent containers share the host uid 65534"));
+  caps.aspects.push_back(
+      options_.seccomp
+          ? claim(Aspect::kSyscallFilter, Enforcement::kEnforced,
+                  {"seccomp",
+                   {{"policy", policy_name_},
+                    {"version", std::to_string(policy_version_)},
+                    {"hash", policy_hash_}}},
+                  std::nullopt,
+                  "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls "
+                  "fail with ENOSYS, dangerous ones with EPERM")
+          : no_claim(Aspect::kSyscallFilter, "seccomp switched off"));
+  caps.aspects.push_back(claim(Aspect::kMemory, Enforcement::kEnforced,
+                               group_limit("memory", "--memory"),
+                               Quantity{Unit::kBytes, key.memory_bytes, ""},
+                               "the whole container, swap included; an OOM kill is reported as "
+                               "oom_killed",
+                               kMemoryRange, ceiling(limits.memory_bytes.has_value())));
+  caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
+                               group_limit("pids", "--pids-limit"),
+                               Quantity{Unit::kCount, key.max_processes, ""},
+                               "every process and thread of the container (its init not "
+                               "counted)",
+                               kProcessRange, ceiling(limits.max_processes.has_value())));
+  if (key.cpu_time) {
+    // Whole seconds, rounded up, as the config's (or the engine's) RLIMIT_CPU has it.
+    const auto secs = std::max<std::uint64_t>((key.cpu_time->count() + 999) / 1000, 1);
+    caps.aspects.push_back(claim(Aspect::kCpu, Enforcement::kPartial,
+                                 {"rlimit", {{"resource", "RLIMIT_CPU"}, {"per", "process"}}},
+                                 Quantity{Unit::kMilliseconds, secs * 1000, ""},
+                                 "CPU time per process, not the whole container's",
+                                 rlimit_cpu_range()));
+  } else if (!engine_ && options_.cpus > 0) {
+    // The config's linux.resources.cpu (quota/period); the engine is given no --cpus.
+    char cpus[32];
+    const auto [end, ec] = std::to_chars(cpus, cpus + sizeof(cpus), options_.cpus);
+    caps.aspects.push_back(
+        claim(Aspect::kCpu, Enforcement::kPartial, {"cgroup", {{"controller", "cpu"}}},
+              Quantity{Unit::kCpus, 0, std::string(cpus, end)},
+              "CPU time is bounded by the wall-clock timeout", rlimit_cpu_range()));
+  } else {
+    caps.aspects.push_back(no_claim(Aspect::kCpu, "CPU time is bounded by the wall-clock timeout",
+                                    rlimit_cpu_range()));
+  }
+  caps.aspects.push_back(claim(Aspect::kDisk, Enforcement::kEnforced, {"tmpfs", {}},
+                               Quantity{Unit::kBytes, key.scratch_bytes, ""},
+                               "the only writable places are the /tmp tmpfs and a 16 MiB "
+                               "/dev/shm; writes past them fail with ENOSPC",
+                               kScratchRange));
+  caps.aspects.push_back(output_claim(effective_output_cap(limits)));
+  caps.aspects.push_back(claim(Aspect::kTimeout, Enforcement::kEnforced,
+                               {"deadline", {{"kill", "runtime"}, {"runtime", rt}}}, std::nullopt,
+                               "every process of the container dies with its init; the init "
+                               "also stops at a backstop deadline and when cordon dies"));
+  return caps;
 }
 
 Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request) const {
@@ -542,6 +579,10 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   if (!payload) return setup.error("plan: " + payload.error().describe());
   RunFrame frame = setup.frame();
   if (options_.seccomp) frame.policy = PolicyId{policy_name_, policy_hash_};
+  // What the run enforces, rendered from the backend's one declaration (declare()).
+  const Capabilities declared = declare(request.limits);
+  frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
+  frame.enforced = enforced_from(declared);
   if (engine_) {
     return run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
                          cancel, setup.state, std::move(frame));
@@ -590,21 +631,6 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   } else {
     c.stdin_write.reset();  // EOF, as /dev/null would give
   }
-  frame.timeout_mechanism = "deadline + " + runtime_probe_.name + " kill";
-  if (options_.network_namespace) {
-    frame.enforced.push_back({Aspect::kNetwork, "network namespace with loopback only", {}});
-  }
-  frame.enforced.push_back({Aspect::kFilesystem, fs_summary(options_, key.scratch_bytes), {}});
-  frame.enforced.push_back({Aspect::kEnvironment, "clean environment + mount namespace", {}});
-  frame.enforced.push_back(
-      {Aspect::kProcessTree, "PID namespace (" + runtime_probe_.name + ")", {}});
-  if (options_.seccomp) {
-    frame.enforced.push_back({Aspect::kSyscallFilter,
-                              "seccomp " + policy_name_ + " v" + std::to_string(policy_version_),
-                              policy_hash_});
-  }
-  frame.enforced.push_back({Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)});
-  for (auto& e : bundle_enforced(key)) frame.enforced.push_back(std::move(e));
   return drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
 }
 

@@ -66,6 +66,9 @@ class ContainerBackend final : public Backend {
   // Writes a bundle and starts it detached (`run --detach`), for a cold run or the pool.
   [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, Clock::time_point until);
   void remove(LiveContainer& container);
+  // The one declaration of what a run with `limits` enforces here: capabilities() and
+  // every run's `enforced` (runtime and engine mode) are rendered from it.
+  [[nodiscard]] Capabilities declare(const Limits& limits) const;
   // Engine mode: finds the engine and the image, writes the seccomp profile; "" or why not.
   [[nodiscard]] std::string set_up_engine();
 

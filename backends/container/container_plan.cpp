@@ -157,7 +157,6 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   json resources = {
       {"devices", json::array({{{"allow", false}, {"access", "rwm"}}})},
   };
-  plan.enforced = bundle_enforced(key);
   if (in.options.cpus > 0) {
     constexpr std::int64_t kPeriod = 100000;
     resources["cpu"] = {
@@ -245,19 +244,6 @@ json plan_view(const BundlePlan& plan) {
   }
   view["rlimits"] = rlimits;
   return view;
-}
-
-std::vector<Enforced> bundle_enforced(const BundleKey& key) {
-  std::vector<Enforced> out = {{Aspect::kMemory, "cgroup memory limit (container's parent group)",
-                                format_size(key.memory_bytes)},
-                               {Aspect::kProcesses, "cgroup pids limit (container's parent group)",
-                                std::to_string(key.max_processes)}};
-  if (key.cpu_time) {
-    const auto secs = std::max<std::int64_t>((key.cpu_time->count() + 999) / 1000, 1);
-    out.push_back(
-        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(secs))});
-  }
-  return out;
 }
 
 Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOptions& options) {

@@ -93,7 +93,6 @@ struct BundleInputs {
 struct BundlePlan {
   nlohmann::json config;                    // config.json
   std::vector<policy::FsStep> rootfs_prep;  // kMkdir/kMkfile/kWriteFile/kSymlink, in order
-  std::vector<Enforced> enforced;           // what the config enforces, for RunResult
 };
 
 [[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
@@ -104,9 +103,6 @@ struct BundlePlan {
 // "network", "capabilities", "rlimits", "cwd". Read from `plan.config` itself, so the text
 // rendered from these keys says what the config.json beside them says.
 [[nodiscard]] nlohmann::json plan_view(const BundlePlan& plan);
-
-// The limits a bundle for `key` enforces (BundlePlan::enforced), without building it.
-[[nodiscard]] std::vector<Enforced> bundle_enforced(const BundleKey& key);
 
 // What the init receives once the container is started.
 struct RunPayload {

@@ -239,25 +239,8 @@ RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options
     return error("start " + s.engine.string() + ": " + child.error().describe());
   }
   EngineTree tree(s, name, std::move(*child), std::move(cgroups));
-  frame.timeout_mechanism = "deadline + " + s.engine.filename().string() + " kill";
-  frame.enforced = {{Aspect::kFilesystem, "image " + s.image + " read-only, tmpfs /tmp", {}},
-                    {Aspect::kEnvironment, "clean environment", {}},
-                    {Aspect::kProcessTree, "PID namespace (engine)", {}},
-                    {Aspect::kMemory, "cgroup memory limit (container's parent group)",
-                     format_size(key.memory_bytes)},
-                    {Aspect::kProcesses, "engine --pids-limit", std::to_string(key.max_processes)},
-                    {Aspect::kDisk, "tmpfs size", format_size(key.scratch_bytes)}};
-  for (const Enforced& e : bundle_enforced(key)) {
-    if (e.aspect == Aspect::kCpu) frame.enforced.push_back(e);
-  }
-  if (options.network_namespace) frame.enforced.push_back({Aspect::kNetwork, "--network none", {}});
-  if (s.seccomp_file.empty()) {
-    frame.policy.reset();
-  } else {
-    frame.enforced.push_back({Aspect::kSyscallFilter,
-                              "seccomp " + s.policy_name + " v" + std::to_string(s.policy_version),
-                              s.policy_hash});
-  }
+  // frame.enforced and timeout_mechanism: the backend's declaration (declare()).
+  if (s.seccomp_file.empty()) frame.policy.reset();
   return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
 }
 
