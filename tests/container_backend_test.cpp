@@ -142,7 +142,7 @@ TEST_F(ContainerTest, ARunEnforcesWhatCapabilitiesClaim) {
   asked.max_processes = 32;
   asked.cpu_time = std::chrono::milliseconds(2500);
   cordon::testing::expect_runs_enforce_what_is_claimed(
-      [&](const RunRequest& req) { return run(req); }, *backend_, {Limits{}, asked});
+      [&](const RunRequest& req) { return run(req); }, target_.backend(), {Limits{}, asked});
 }
 
 // The code still printing at the deadline: the pipes are full and nobody reads them any

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cordon/claims.h"
 #include "cordon/result_json.h"
 #include "cordon/text.h"
 
@@ -189,6 +190,43 @@ TEST(PluginWire, CapabilitiesProbeAndPlanRoundTrip) {
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().code, ErrorCode::kPlugin);
   EXPECT_FALSE(wire::plan_from_json(json::array()));
+}
+
+// A backend's declaration keeps its data across the boundary (issue #14): the audit's
+// policy hash of a plugin's claims (claim_data) is the one the plugin computed itself, and
+// a capability with a claim of the wrong shape is refused naming it.
+TEST(PluginWire, DeclaredClaimsKeepTheirData) {
+  Capabilities in;
+  in.aspects = {
+      claim(Aspect::kMemory, Enforcement::kPartial,
+            {"rlimit", {{"resource", "RLIMIT_AS"}, {"per", "process"}}},
+            Quantity{Quantity::Unit::kBytes, 256U << 20, ""}, "per process",
+            LimitRange{1U << 20, 1U << 30}, {std::string(kDefaultCeiling), std::string(kNoCgroup)}),
+      claim(Aspect::kCpu, Enforcement::kPartial, {"cgroup", {{"controller", "cpu"}}},
+            Quantity{Quantity::Unit::kCpus, 0, "0.5"}, "bandwidth"),
+      no_claim(Aspect::kDisk, "the host's free space")};
+  const Result<Capabilities> out = capabilities_from_json(crossed(to_json(in)));
+  ASSERT_TRUE(out) << out.error().describe();
+  ASSERT_EQ(out->aspects.size(), 3U);
+  EXPECT_EQ(out->aspects[0].by, in.aspects[0].by);
+  EXPECT_EQ(out->aspects[0].quantity, in.aspects[0].quantity);
+  EXPECT_EQ(out->aspects[0].conditions, in.aspects[0].conditions);
+  EXPECT_EQ(out->aspects[1].quantity, in.aspects[1].quantity);
+  EXPECT_EQ(claim_data(*out), claim_data(in));
+  // Words alone (an older plugin's answer) still read; their hash is of the words.
+  EXPECT_FALSE(to_json(in.aspects[2]).contains("claim"));
+
+  json bad = to_json(in);
+  bad[0]["claim"]["value"] = {{"unit", "furlongs"}, {"amount", 1}, {"text", ""}};
+  const Result<Capabilities> refused = capabilities_from_json(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("value"), std::string::npos) << refused.error().message;
+  bad = to_json(in);
+  bad[0]["claim"]["mechanism"]["params"] = json::array({json::array({"per"})});
+  EXPECT_FALSE(capabilities_from_json(bad));
+  bad = to_json(in);
+  bad[0]["claim"]["conditions"] = "default_ceiling";
+  EXPECT_FALSE(capabilities_from_json(bad));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cordon/common_claims.h"
+#include "cordon/claims.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/temp_dir.h"
 
@@ -325,7 +325,7 @@ class LimitlessBackend final : public Backend {
   [[nodiscard]] std::string_view version() const override { return "9"; }
   [[nodiscard]] Probe probe() const override { return {true, ""}; }
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override {
-    return {{output_capability(limits)}};
+    return {{output_claim(effective_output_cap(limits))}};
   }
   [[nodiscard]] RunResult run(const RunRequest& /*request*/, const CancelToken& /*cancel*/,
                               RunObserver* /*observer*/) override {

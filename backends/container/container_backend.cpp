@@ -17,7 +17,6 @@
 #include "bundle_writer.h"
 #include "container_cgroups.h"
 #include "cordon/claims.h"
-#include "cordon/common_claims.h"
 #include "cordon/install_layout.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/oci_seccomp.h"
@@ -344,10 +343,6 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   const std::string rt = engine_ ? engine_->engine.filename().string() : runtime_probe_.name;
   // Engine mode without a memory cgroup of cordon's own: the engine's flags set the limits.
   const bool engine_limits = engine_ && engine_->memory_own.empty();
-  const auto ceiling = [](bool requested) {
-    return requested ? std::vector<std::string>{}
-                     : std::vector<std::string>{std::string(kDefaultCeiling)};
-  };
   const auto group_limit = [&](const char* controller, const char* flag) {
     return engine_limits
                ? Mechanism{"engine", {{"flag", flag}}}
@@ -361,14 +356,10 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   }
   root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
   Capabilities caps;
-  caps.aspects.push_back(
-      options_.network_namespace
-          ? claim(Aspect::kNetwork, Enforcement::kEnforced,
-                  {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
-                  "OCI network namespace without interfaces but lo; no route out; the host's "
-                  "loopback and abstract unix sockets are unreachable")
-          : no_claim(Aspect::kNetwork,
-                     "network namespace switched off: the host's network is reachable"));
+  caps.aspects.push_back(network_namespace_claim(
+      options_.network_namespace,
+      "OCI network namespace without interfaces but lo; no route out; the host's loopback and "
+      "abstract unix sockets are unreachable"));
   caps.aspects.push_back(
       claim(Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
             rt + " mount namespace and pivot_root into a read-only root; the host's /root, /home, "
@@ -384,37 +375,25 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
             "the code sees only its container's processes; uid 65534 with no capabilities and "
             "no_new_privs; the container is killed at the deadline and on cancel, and its init "
             "ends it when cordon dies; concurrent containers share the host uid 65534"));
-  caps.aspects.push_back(
-      options_.seccomp
-          ? claim(Aspect::kSyscallFilter, Enforcement::kEnforced,
-                  {"seccomp",
-                   {{"policy", policy_name_},
-                    {"version", std::to_string(policy_version_)},
-                    {"hash", policy_hash_}}},
-                  std::nullopt,
-                  "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls "
-                  "fail with ENOSYS, dangerous ones with EPERM")
-          : no_claim(Aspect::kSyscallFilter, "seccomp switched off"));
+  caps.aspects.push_back(seccomp_claim(
+      options_.seccomp, policy_name_, policy_version_, policy_hash_,
+      "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls fail with "
+      "ENOSYS, dangerous ones with EPERM"));
   caps.aspects.push_back(claim(Aspect::kMemory, Enforcement::kEnforced,
                                group_limit("memory", "--memory"),
                                Quantity{Unit::kBytes, key.memory_bytes, ""},
                                "the whole container, swap included; an OOM kill is reported as "
                                "oom_killed",
-                               kMemoryRange, ceiling(limits.memory_bytes.has_value())));
+                               kMemoryRange, ceiling_conditions(limits.memory_bytes.has_value())));
   caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
                                group_limit("pids", "--pids-limit"),
                                Quantity{Unit::kCount, key.max_processes, ""},
                                "every process and thread of the container (its init not "
                                "counted)",
-                               kProcessRange, ceiling(limits.max_processes.has_value())));
+                               kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
   if (key.cpu_time) {
     // Whole seconds, rounded up, as the config's (or the engine's) RLIMIT_CPU has it.
-    const auto secs = std::max<std::uint64_t>((key.cpu_time->count() + 999) / 1000, 1);
-    caps.aspects.push_back(claim(Aspect::kCpu, Enforcement::kPartial,
-                                 {"rlimit", {{"resource", "RLIMIT_CPU"}, {"per", "process"}}},
-                                 Quantity{Unit::kMilliseconds, secs * 1000, ""},
-                                 "CPU time per process, not the whole container's",
-                                 rlimit_cpu_range()));
+    caps.aspects.push_back(rlimit_cpu_claim(*key.cpu_time, "container"));
   } else if (!engine_ && options_.cpus > 0) {
     // The config's linux.resources.cpu (quota/period); the engine is given no --cpus.
     char cpus[32];
@@ -427,11 +406,7 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
     caps.aspects.push_back(no_claim(Aspect::kCpu, "CPU time is bounded by the wall-clock timeout",
                                     rlimit_cpu_range()));
   }
-  caps.aspects.push_back(claim(Aspect::kDisk, Enforcement::kEnforced, {"tmpfs", {}},
-                               Quantity{Unit::kBytes, key.scratch_bytes, ""},
-                               "the only writable places are the /tmp tmpfs and a 16 MiB "
-                               "/dev/shm; writes past them fail with ENOSPC",
-                               kScratchRange));
+  caps.aspects.push_back(scratch_claim(key.scratch_bytes));
   caps.aspects.push_back(output_claim(effective_output_cap(limits)));
   caps.aspects.push_back(claim(Aspect::kTimeout, Enforcement::kEnforced,
                                {"deadline", {{"kill", "runtime"}, {"runtime", rt}}}, std::nullopt,

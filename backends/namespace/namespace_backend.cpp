@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "cordon/claims.h"
-#include "cordon/common_claims.h"
 #include "cordon/limit_check.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/pipe.h"
@@ -144,25 +143,11 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
       groups[static_cast<int>(proc::LimitKindCg::kMemory)];
   const std::optional<proc::LimitApplied>& pids_group =
       groups[static_cast<int>(proc::LimitKindCg::kProcesses)];
-  const auto ceiling = [](bool requested) {
-    return requested ? std::vector<std::string>{}
-                     : std::vector<std::string>{std::string(kDefaultCeiling)};
-  };
-  Mechanism seccomp{"seccomp", {}};
-  if (seccomp_) {
-    seccomp.params = {{"policy", seccomp_->policy_name},
-                      {"version", std::to_string(seccomp_->policy_version)},
-                      {"hash", seccomp_->policy_hash}};
-  }
   Capabilities caps;
-  caps.aspects.push_back(
-      options_.network_namespace
-          ? claim(Aspect::kNetwork, Enforcement::kEnforced,
-                  {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
-                  "no interface but lo and no route out; the host's loopback and abstract "
-                  "unix sockets are unreachable")
-          : no_claim(Aspect::kNetwork,
-                     "network namespace switched off: the host's network is reachable"));
+  caps.aspects.push_back(network_namespace_claim(
+      options_.network_namespace,
+      "no interface but lo and no route out; the host's loopback and abstract unix sockets are "
+      "unreachable"));
   caps.aspects.push_back(
       claim(Aspect::kFilesystem, Enforcement::kEnforced,
             {"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}}, std::nullopt,
@@ -186,21 +171,19 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
           std::string(root_ ? ", mapped to a host uid of its own" : ""),
       std::nullopt,
       root_ ? std::vector<std::string>{std::string(kRoot)} : std::vector<std::string>{}));
-  caps.aspects.push_back(
-      options_.seccomp
-          ? claim(Aspect::kSyscallFilter, Enforcement::kEnforced, seccomp, std::nullopt,
-                  "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, "
-                  "mount, unshare, keyctl, bpf, ...) with EPERM; other architectures are "
-                  "killed")
-          : no_claim(Aspect::kSyscallFilter, "seccomp switched off"));
+  caps.aspects.push_back(seccomp_claim(
+      options_.seccomp, seccomp_ ? seccomp_->policy_name : "",
+      seccomp_ ? seccomp_->policy_version : 0, seccomp_ ? seccomp_->policy_hash : "",
+      "allow-list; unknown syscalls fail with ENOSYS, dangerous ones (ptrace, mount, unshare, "
+      "keyctl, bpf, ...) with EPERM; other architectures are killed"));
   const Quantity memory{Unit::kBytes, *ceilings.memory_bytes, ""};
   if (mem_group) {
     caps.aspects.push_back(claim(
         Aspect::kMemory, Enforcement::kEnforced, cgroup_mechanism(mem_group->mechanism), memory,
         "the whole sandbox, " + mem_group->detail + "; an OOM kill is reported as oom_killed",
-        kCgroupMemoryRange, ceiling(limits.memory_bytes.has_value())));
+        kCgroupMemoryRange, ceiling_conditions(limits.memory_bytes.has_value())));
   } else {
-    std::vector<std::string> conditions = ceiling(limits.memory_bytes.has_value());
+    std::vector<std::string> conditions = ceiling_conditions(limits.memory_bytes.has_value());
     conditions.emplace_back(kNoCgroup);
     caps.aspects.push_back(claim(
         Aspect::kMemory, Enforcement::kPartial,
@@ -215,9 +198,9 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
     caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
                                  cgroup_mechanism(pids_group->mechanism), processes,
                                  "every process and thread of the sandbox (its init not counted)",
-                                 kProcessRange, ceiling(limits.max_processes.has_value())));
+                                 kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
   } else {
-    std::vector<std::string> conditions = ceiling(limits.max_processes.has_value());
+    std::vector<std::string> conditions = ceiling_conditions(limits.max_processes.has_value());
     conditions.emplace_back(kNoCgroup);
     if (root_) conditions.emplace_back(kRoot);
     caps.aspects.push_back(claim(
@@ -228,23 +211,13 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
         rlimit_process_range(), std::move(conditions)));
   }
   if (limits.cpu_time) {
-    const auto secs = std::max<std::uint64_t>((limits.cpu_time->count() + 999) / 1000, 1);
-    caps.aspects.push_back(claim(Aspect::kCpu, Enforcement::kPartial,
-                                 {"rlimit", {{"resource", "RLIMIT_CPU"}, {"per", "process"}}},
-                                 Quantity{Unit::kMilliseconds, secs * 1000, ""},
-                                 "CPU time per process, not the whole sandbox's",
-                                 rlimit_cpu_range()));
+    caps.aspects.push_back(rlimit_cpu_claim(*limits.cpu_time, "sandbox"));
   } else {
     // Not limited, as none was asked for; the range is what a request may ask.
     caps.aspects.push_back(no_claim(
         Aspect::kCpu, "CPU time is bounded only by the wall-clock timeout", rlimit_cpu_range()));
   }
-  caps.aspects.push_back(claim(Aspect::kDisk, Enforcement::kEnforced, {"tmpfs", {}},
-                               Quantity{Unit::kBytes, tmp, ""},
-                               "the only writable places are the /tmp tmpfs and a 16 MiB "
-                               "/dev/shm; writes past them fail with ENOSPC; the host's disk "
-                               "is never written",
-                               kScratchRange));
+  caps.aspects.push_back(scratch_claim(tmp, "; the host's disk is never written"));
   caps.aspects.push_back(output_claim(effective_output_cap(limits)));
   caps.aspects.push_back(claim(Aspect::kTimeout, Enforcement::kEnforced,
                                {"deadline", {{"kill", "pid_namespace_init"}}}, std::nullopt,

@@ -159,6 +159,52 @@ Capability output_claim(std::uint64_t cap_bytes) {
                kOutputRange);
 }
 
+std::vector<std::string> ceiling_conditions(bool requested) {
+  if (requested) return {};
+  return {std::string(kDefaultCeiling)};
+}
+
+Capability network_namespace_claim(bool on, std::string detail) {
+  if (!on) {
+    return no_claim(Aspect::kNetwork,
+                    "network namespace switched off: the host's network is reachable");
+  }
+  return claim(Aspect::kNetwork, Enforcement::kEnforced,
+               {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
+               std::move(detail));
+}
+
+Capability seccomp_claim(bool on, std::string_view name, int version, std::string_view hash,
+                         std::string detail) {
+  if (!on) return no_claim(Aspect::kSyscallFilter, "seccomp switched off");
+  Mechanism seccomp{"seccomp", {}};
+  if (!name.empty()) {  // empty: the policy could not be built here (the backend refuses)
+    seccomp.params = {{"policy", std::string(name)},
+                      {"version", std::to_string(version)},
+                      {"hash", std::string(hash)}};
+  }
+  return claim(Aspect::kSyscallFilter, Enforcement::kEnforced, std::move(seccomp), std::nullopt,
+               std::move(detail));
+}
+
+Capability scratch_claim(std::uint64_t bytes, std::string_view more) {
+  return claim(Aspect::kDisk, Enforcement::kEnforced, {"tmpfs", {}},
+               Quantity{Quantity::Unit::kBytes, bytes, ""},
+               "the only writable places are the /tmp tmpfs and a 16 MiB /dev/shm; writes past "
+               "them fail with ENOSPC" +
+                   std::string(more),
+               kScratchRange);
+}
+
+Capability rlimit_cpu_claim(std::chrono::milliseconds cpu_time, std::string_view whole) {
+  const auto secs = std::max<std::uint64_t>((cpu_time.count() + 999) / 1000, 1);
+  return claim(Aspect::kCpu, Enforcement::kPartial,
+               {"rlimit", {{"resource", "RLIMIT_CPU"}, {"per", "process"}}},
+               Quantity{Quantity::Unit::kMilliseconds, secs * 1000, ""},
+               "CPU time per process, not the whole " + std::string(whole) + "'s",
+               rlimit_cpu_range());
+}
+
 std::vector<Enforced> enforced_from(const Capabilities& declaration) {
   std::vector<Enforced> out;
   for (const Capability& c : declaration.aspects) {
@@ -171,33 +217,95 @@ std::vector<Enforced> enforced_from(const Capabilities& declaration) {
   return out;
 }
 
+nlohmann::json claim_json(const Capability& c) {
+  using nlohmann::json;
+  json mechanism;
+  if (!c.by.kind.empty()) {
+    json params = json::array();
+    for (const auto& [k, v] : c.by.params) params.push_back(json::array({k, v}));
+    mechanism = {{"kind", c.by.kind}, {"params", params}};
+  }
+  json value;
+  if (c.quantity) {
+    value = {{"unit", unit_name(c.quantity->unit)},
+             {"amount", c.quantity->amount},
+             {"text", c.quantity->text}};
+  }
+  return {{"mechanism", mechanism}, {"value", value}, {"conditions", c.conditions}};
+}
+
+Status read_claim_json(const nlohmann::json& in, Capability& c) {
+  const auto bad = [](std::string_view what, const nlohmann::json& v) {
+    return fail(ErrorCode::kInvalidArgument,
+                "claim '" + std::string(what) + "' has an unexpected value: " + v.dump());
+  };
+  if (!in.is_object()) return bad("claim", in);
+  if (const auto m = in.find("mechanism"); m != in.end() && !m->is_null()) {
+    const auto kind = m->find("kind");
+    const auto params = m->find("params");
+    if (!m->is_object() || kind == m->end() || !kind->is_string() || params == m->end() ||
+        !params->is_array()) {
+      return bad("mechanism", *m);
+    }
+    Mechanism by{kind->get<std::string>(), {}};
+    for (const auto& p : *params) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_string()) {
+        return bad("mechanism", *m);
+      }
+      by.params.emplace_back(p[0].get<std::string>(), p[1].get<std::string>());
+    }
+    c.by = std::move(by);
+  }
+  if (const auto v = in.find("value"); v != in.end() && !v->is_null()) {
+    const auto unit = v->is_object() ? v->find("unit") : v->end();
+    const auto amount = v->is_object() ? v->find("amount") : v->end();
+    const auto text = v->is_object() ? v->find("text") : v->end();
+    if (!v->is_object() || unit == v->end() || !unit->is_string() || amount == v->end() ||
+        !amount->is_number_unsigned() || text == v->end() || !text->is_string()) {
+      return bad("value", *v);
+    }
+    Quantity q;
+    bool known = false;
+    for (const auto u : {Quantity::Unit::kBytes, Quantity::Unit::kCount,
+                         Quantity::Unit::kMilliseconds, Quantity::Unit::kCpus,
+                         Quantity::Unit::kText}) {
+      if (unit_name(u) == unit->get<std::string>()) {
+        q.unit = u;
+        known = true;
+      }
+    }
+    if (!known) return bad("value", *v);
+    q.amount = amount->get<std::uint64_t>();
+    q.text = text->get<std::string>();
+    c.quantity = std::move(q);
+  }
+  if (const auto conds = in.find("conditions"); conds != in.end() && !conds->is_null()) {
+    if (!conds->is_array()) return bad("conditions", *conds);
+    std::vector<std::string> out;
+    for (const auto& cond : *conds) {
+      if (!cond.is_string()) return bad("conditions", *conds);
+      out.push_back(cond.get<std::string>());
+    }
+    c.conditions = std::move(out);
+  }
+  return {};
+}
+
 nlohmann::json claim_data(const Capabilities& declaration) {
   using nlohmann::json;
   json out = json::array();
   for (const Capability& c : declaration.aspects) {
-    json mechanism;
-    if (!c.by.kind.empty()) {
-      json params = json::array();
-      for (const auto& [k, v] : c.by.params) params.push_back(json::array({k, v}));
-      mechanism = {{"kind", c.by.kind}, {"params", params}};
-    } else if (!c.mechanism.empty()) {
-      mechanism = {{"words", c.mechanism}};
-    }
-    json value;
-    if (c.quantity) {
-      value = {{"unit", unit_name(c.quantity->unit)},
-               {"amount", c.quantity->amount},
-               {"text", c.quantity->text}};
-    } else if (c.value) {
-      value = {{"words", *c.value}};
-    }
+    json data = claim_json(c);
+    // An entry made from words only contributes its words.
+    if (c.by.kind.empty() && !c.mechanism.empty()) data["mechanism"] = {{"words", c.mechanism}};
+    if (!c.quantity && c.value) data["value"] = {{"words", *c.value}};
     json range;
     if (c.range) range = {{"min", c.range->min}, {"max", c.range->max}};
     out.push_back({{"aspect", to_string(c.aspect)},
                    {"enforcement", to_string(c.enforcement)},
-                   {"mechanism", mechanism},
-                   {"value", value},
-                   {"conditions", c.conditions},
+                   {"mechanism", data["mechanism"]},
+                   {"value", data["value"]},
+                   {"conditions", data["conditions"]},
                    {"range", range}});
   }
   return out;

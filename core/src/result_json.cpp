@@ -1,5 +1,6 @@
 #include "cordon/result_json.h"
 
+#include "cordon/claims.h"
 #include "cordon/json_number.h"
 #include "cordon/limit_check.h"
 #include "cordon/text.h"
@@ -189,6 +190,10 @@ json to_json(const Capability& capability) {
                     {"max", capability.range->max},
                     {"text", format_range(capability.aspect, *capability.range)}};
   }
+  // What the words were rendered from (claims.h), for a declared claim.
+  if (!capability.by.kind.empty() || capability.quantity || !capability.conditions.empty()) {
+    out["claim"] = claim_json(capability);
+  }
   return out;
 }
 
@@ -372,6 +377,9 @@ Result<Capabilities> capabilities_from_json(const json& in) {
         return std::unexpected(s.error());
       }
       c.range = r;
+    }
+    if (const json* data = member(item, "claim")) {
+      if (Status s = read_claim_json(*data, c); !s) return std::unexpected(s.error());
     }
     out.aspects.push_back(std::move(c));
   }

@@ -10,12 +10,16 @@
 // renderers, `detail`) leaves it alone; changing what is enforced, how or how much does not.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/capabilities.h"
+#include "cordon/limit_check.h"
 #include "cordon/result.h"
 
 namespace cordon {
@@ -50,13 +54,51 @@ inline constexpr std::string_view kRoot = "root";           // holds because cor
 [[nodiscard]] Capability no_claim(Aspect aspect, std::string detail,
                                   std::optional<LimitRange> range = std::nullopt);
 
+// The conditions of a limit that was asked for (`requested`), or of the backend's default
+// ceiling for it: {} or {kDefaultCeiling}.
+[[nodiscard]] std::vector<std::string> ceiling_conditions(bool requested);
+
+// The claims several backends make alike, declared once so that they cannot drift apart
+// (docs/CONVENTIONS.md 7b).
+
 // The output cap, the same for every backend and for the run driver's `enforced` entry.
 [[nodiscard]] Capability output_claim(std::uint64_t cap_bytes);
+
+// The network aspect of a sandbox in a network namespace of its own with only lo up
+// (`detail`: the backend's words on how), or, when `on` is false, with that namespace
+// switched off.
+[[nodiscard]] Capability network_namespace_claim(bool on, std::string detail);
+
+// The syscall filter: seccomp with the policy `name` v`version` (`hash`: its digest), or,
+// when `on` is false, switched off.
+[[nodiscard]] Capability seccomp_claim(bool on, std::string_view name, int version,
+                                       std::string_view hash, std::string detail);
+
+// What a scratch /tmp tmpfs may be sized to: 1 MiB (what a run needs to start) to what the
+// kernel takes.
+inline constexpr LimitRange kScratchRange{1ULL << 20, kTmpfsSizeMax};
+
+// The disk aspect of a sandbox whose only writable places are a /tmp tmpfs of `bytes` and
+// a 16 MiB /dev/shm; `more` is appended to the detail.
+[[nodiscard]] Capability scratch_claim(std::uint64_t bytes, std::string_view more = "");
+
+// A CPU-time claim of RLIMIT_CPU per process of `cpu_time`, rounded up to whole seconds as
+// the rlimit is applied; `whole`: what it is not the whole of ("sandbox", "container").
+[[nodiscard]] Capability rlimit_cpu_claim(std::chrono::milliseconds cpu_time,
+                                          std::string_view whole);
 
 // The run's `enforced` entries of a declaration: every aspect enforced in whole or in
 // part, with the same mechanism and value words, in declaration order; the timeout and
 // the output cap are left to the run driver (it knows the run's deadline and cap).
 [[nodiscard]] std::vector<Enforced> enforced_from(const Capabilities& declaration);
+
+// One capability's data ({"mechanism": {"kind", "params": [[name, value], ...]}, "value":
+// {"unit", "amount", "text"}, "conditions": [...]}; null where absent): what crosses the
+// plugin boundary beside the words (result_json.h), so a plugin's claims keep their data.
+[[nodiscard]] nlohmann::json claim_json(const Capability& capability);
+// claim_json() read back into `capability`'s by, quantity and conditions; fails naming the
+// member of an unexpected shape.
+[[nodiscard]] Status read_claim_json(const nlohmann::json& in, Capability& capability);
 
 // The declaration as canonical data (aspect, enforcement, mechanism kind and parameters,
 // value, conditions, range; no words): what the audit's policy hash covers. A capability
