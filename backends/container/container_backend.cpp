@@ -385,12 +385,12 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
                                "the whole container, swap included; an OOM kill is reported as "
                                "oom_killed",
                                kMemoryRange, ceiling_conditions(limits.memory_bytes.has_value())));
-  caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
-                               group_limit("pids", "--pids-limit"),
-                               Quantity{Unit::kCount, key.max_processes, ""},
-                               "every process and thread of the container (its init not "
-                               "counted)",
-                               kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
+  caps.aspects.push_back(
+      claim(Aspect::kProcesses, Enforcement::kEnforced, group_limit("pids", "--pids-limit"),
+            Quantity{Unit::kCount, key.max_processes, ""},
+            "every process and thread of the container (its init not "
+            "counted)",
+            kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
   if (key.cpu_time) {
     // Whole seconds, rounded up, as the config's (or the engine's) RLIMIT_CPU has it.
     caps.aspects.push_back(rlimit_cpu_claim(*key.cpu_time, "container"));

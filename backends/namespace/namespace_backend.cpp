@@ -195,10 +195,10 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
   }
   const Quantity processes{Unit::kCount, *ceilings.max_processes, ""};
   if (pids_group) {
-    caps.aspects.push_back(claim(Aspect::kProcesses, Enforcement::kEnforced,
-                                 cgroup_mechanism(pids_group->mechanism), processes,
-                                 "every process and thread of the sandbox (its init not counted)",
-                                 kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
+    caps.aspects.push_back(
+        claim(Aspect::kProcesses, Enforcement::kEnforced, cgroup_mechanism(pids_group->mechanism),
+              processes, "every process and thread of the sandbox (its init not counted)",
+              kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
   } else {
     std::vector<std::string> conditions = ceiling_conditions(limits.max_processes.has_value());
     conditions.emplace_back(kNoCgroup);

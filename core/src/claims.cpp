@@ -266,9 +266,9 @@ Status read_claim_json(const nlohmann::json& in, Capability& c) {
     }
     Quantity q;
     bool known = false;
-    for (const auto u : {Quantity::Unit::kBytes, Quantity::Unit::kCount,
-                         Quantity::Unit::kMilliseconds, Quantity::Unit::kCpus,
-                         Quantity::Unit::kText}) {
+    for (const auto u :
+         {Quantity::Unit::kBytes, Quantity::Unit::kCount, Quantity::Unit::kMilliseconds,
+          Quantity::Unit::kCpus, Quantity::Unit::kText}) {
       if (unit_name(u) == unit->get<std::string>()) {
         q.unit = u;
         known = true;
