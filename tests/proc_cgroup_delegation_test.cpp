@@ -67,6 +67,20 @@ TEST(DelegationNames, ScopeOwnerPid) {
 }
 
 // The facts are read from the group's own files (a fake group: plain files will do).
+// The one reader of controller lists (cgroup.controllers, cgroup.subtree_control): whole
+// entries only. The container's parent groups matched " pids" as a prefix before, so a
+// controller named like another's start counted as offered.
+TEST(DelegationFacts, AControllerListNamesWholeEntriesOnly) {
+  EXPECT_TRUE(cgroupfs::has_word("cpuset cpu io memory pids\n", "memory"));
+  EXPECT_TRUE(cgroupfs::has_word("cpuset cpu io memory pids\n", "pids"));
+  EXPECT_TRUE(cgroupfs::has_word("cpuset cpu", "cpuset"));
+  EXPECT_FALSE(cgroupfs::has_word("cpuset io", "cpu"));
+  EXPECT_FALSE(cgroupfs::has_word("pids_extra memory_x\n", "pids"));
+  EXPECT_FALSE(cgroupfs::has_word("pids_extra memory_x\n", "memory"));
+  EXPECT_FALSE(cgroupfs::has_word("", "memory"));
+  EXPECT_FALSE(cgroupfs::has_word("\n", "memory"));
+}
+
 TEST(DelegationFacts, ReadFromTheGroupsFiles) {
   testing::ScratchDir scratch;
   const fs::path group = fs::path(scratch.path) / "svc";

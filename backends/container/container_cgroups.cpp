@@ -50,7 +50,7 @@ std::string ContainerCgroups::unavailable_reason(
     const auto offered = v2 != nullptr
                              ? proc::cgroupfs::read_small(v2->own_dir / "cgroup.controllers")
                              : Result<std::string>(std::string());
-    if (!offered || (" " + *offered).find(std::string(" ") + controller) == std::string::npos) {
+    if (!offered || !proc::cgroupfs::has_word(*offered, controller)) {
       missing += missing.empty() ? controller : std::string(" and ") + controller;
       continue;
     }
@@ -94,7 +94,7 @@ Result<ContainerCgroups> ContainerCgroups::create(
       }
       const auto offered = proc::cgroupfs::read_small(h.own_dir / "cgroup.controllers");
       for (const char* c : {"memory", "pids"}) {
-        if (!offered || (" " + *offered).find(std::string(" ") + c) == std::string::npos) continue;
+        if (!offered || !proc::cgroupfs::has_word(*offered, c)) continue;
         if (auto st = proc::enable_v2_controller(parent->dir, c); !st) {
           remove_container_cgroups(hierarchies, group);
           return std::unexpected(st.error());

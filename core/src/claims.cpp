@@ -140,7 +140,8 @@ Capability claim(Aspect aspect, Enforcement enforcement, Mechanism mechanism,
   c.mechanism = render_mechanism(mechanism);
   if (value) c.value = render_value(*value);
   const bool default_ceiling = std::ranges::find(conditions, kDefaultCeiling) != conditions.end();
-  c.detail = (default_ceiling ? "default ceiling (the request set none); " : "") + detail;
+  c.detail =
+      default_ceiling ? "default ceiling (the request set none); " + detail : std::move(detail);
   c.range = range;
   c.by = std::move(mechanism);
   c.quantity = std::move(value);

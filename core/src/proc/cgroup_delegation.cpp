@@ -181,14 +181,7 @@ Status enable_v2_controller(const fs::path& parent, std::string_view controller)
   const auto subtree = parent / "cgroup.subtree_control";
   auto enabled = cgroupfs::read_small(subtree);
   if (!enabled) return std::unexpected(enabled.error());
-  // A space-separated list ("cpu memory pids").
-  std::string_view list = *enabled;
-  while (!list.empty()) {
-    const auto end = list.find_first_of(" \n");
-    if (list.substr(0, end) == controller) return {};
-    if (end == std::string_view::npos) break;
-    list.remove_prefix(end + 1);
-  }
+  if (cgroupfs::has_word(*enabled, controller)) return {};
   if (auto st = cgroupfs::write(subtree, "+" + std::string(controller)); !st) {
     return fail(ErrorCode::kUnavailable, "cannot enable " + std::string(controller) + " in " +
                                              subtree.string() + ": " + st.error().describe());

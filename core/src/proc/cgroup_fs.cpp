@@ -84,4 +84,15 @@ Status remove_tree(const std::filesystem::path& dir) {
   return {};
 }
 
+bool has_word(std::string_view list, std::string_view word) {
+  std::size_t start = 0;
+  while (start < list.size()) {
+    std::size_t end = list.find_first_of(" \n", start);
+    if (end == std::string_view::npos) end = list.size();
+    if (list.substr(start, end - start) == word) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 }  // namespace cordon::proc::cgroupfs

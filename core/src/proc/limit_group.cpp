@@ -62,17 +62,6 @@ unsigned role_of(LimitKindCg kind) {
   return 0;
 }
 
-bool has_word(std::string_view list, std::string_view word) {
-  std::size_t start = 0;
-  while (start < list.size()) {
-    std::size_t end = list.find_first_of(" \n", start);
-    if (end == std::string_view::npos) end = list.size();
-    if (list.substr(start, end - start) == word) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Where a kind's group goes: the parent directory (our own cgroup in that hierarchy, or on
@@ -120,7 +109,7 @@ Result<Site> locate(LimitKindCg kind, const std::vector<CgroupHierarchy>& hierar
   if (v2 != nullptr) {
     // Our cgroup.controllers lists what our parent gives us, i.e. what we could hand on.
     const auto available = cgroupfs::read_small(v2->own_dir / "cgroup.controllers");
-    if (available && has_word(*available, controller)) {
+    if (available && cgroupfs::has_word(*available, controller)) {
       return locate_v2(*v2, cgroup_root, controller, enable);
     }
   }

@@ -31,6 +31,9 @@ namespace cordon::proc::cgroupfs {
 
 // The number after `key ` on its own line ("oom_kill 3", "max 0", "usage_usec 12").
 [[nodiscard]] std::optional<std::int64_t> keyed_value(std::string_view text, std::string_view key);
+// Whether a list file ("cpu memory pids\n": cgroup.controllers, cgroup.subtree_control)
+// names `word` as a whole entry (never as a prefix: "pids" is not in "pids_extra").
+[[nodiscard]] bool has_word(std::string_view list, std::string_view word);
 // The number a file holds ("67108864\n").
 [[nodiscard]] std::optional<std::int64_t> single_value(std::string_view text);
 
