@@ -1,11 +1,14 @@
 #include "backends_command.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend_catalog.h"
 #include "cordon/limit_check.h"
+#include "cordon/proc/cgroup_layout.h"
 #include "cordon/result_json.h"
 
 namespace cordon::cli {
@@ -90,12 +93,62 @@ void print_text(const BackendCatalog& catalog) {
                   : choice["reason"].get<std::string>().c_str());
 }
 
+// A table cell: the pipe would end the cell, a newline the row.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+// What the declarations below depend on: the cgroup layout and whether cordon is root.
+std::string host_line() {
+  std::string layout = "no cgroup";
+  if (auto h = proc::discover_cgroup_hierarchies("/")) {
+    bool v1 = false;
+    bool v2 = false;
+    for (const auto& hierarchy : *h) (hierarchy.v2 ? v2 : v1) = true;
+    layout = v1 && v2 ? "cgroup v1 + v2 (hybrid)" : v2 ? "cgroup v2" : v1 ? "cgroup v1" : layout;
+  }
+  return "host: " + layout + ", " + (::geteuid() == 0 ? "root" : "unprivileged");
+}
+
+// The default limits' declaration of each available backend, rendered from its data
+// (claims.h): the words `mechanism` and `value` of each aspect and its conditions; the
+// prose (`detail`) stays in the hand-written tables around it.
+void print_markdown(const BackendCatalog& catalog) {
+  std::printf("%s\n", host_line().c_str());
+  for (const CatalogEntry& entry : catalog.entries()) {
+    if (entry.backend == nullptr || !entry.probe.available) continue;
+    std::printf(
+        "\n`%s`:\n\n| aspect | enforced | mechanism | value | conditions |\n"
+        "|---|---|---|---|---|\n",
+        entry.plugin.name.c_str());
+    for (const Capability& c : entry.capabilities.aspects) {
+      std::string conditions;
+      for (const std::string& condition : c.conditions) {
+        conditions += (conditions.empty() ? "" : ", ") + condition;
+      }
+      std::printf("| %s | %s | %s | %s | %s |\n", std::string(to_string(c.aspect)).c_str(),
+                  std::string(to_string(c.enforcement)).c_str(), cell(c.mechanism).c_str(),
+                  cell(c.value.value_or("")).c_str(), cell(conditions).c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int backends_command(const BackendsOptions& options) {
   const BackendCatalog catalog;
   if (options.json) {
     print_json(catalog);
+  } else if (options.markdown) {
+    print_markdown(catalog);
   } else {
     print_text(catalog);
   }

@@ -5,6 +5,10 @@ namespace cordon::cli {
 
 struct BackendsOptions {
   bool json = false;
+  // The declared claims of every available backend as Markdown tables, headed by the host
+  // facts they depend on: the generated section of docs/THREAT_MODEL.md
+  // (scripts/threat-model-claims.sh writes it, the CTest threat_model_claims checks it).
+  bool markdown = false;
 };
 
 [[nodiscard]] int backends_command(const BackendsOptions& options);

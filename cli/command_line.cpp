@@ -152,6 +152,11 @@ CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
   CLI::App* backends =
       app.add_subcommand("backends", "List backend plugins, availability and capabilities");
   backends->add_flag("--json", options.json, "Print one JSON object on stdout");
+  backends
+      ->add_flag("--markdown", options.markdown,
+                 "Print the claims of each available backend as Markdown tables (the "
+                 "generated section of docs/THREAT_MODEL.md)")
+      ->excludes("--json");
   return backends;
 }
 
