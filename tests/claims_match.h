@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <functional>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 
 #include "cordon/backend.h"
 #include "cordon/capabilities.h"
@@ -37,6 +39,28 @@ inline void expect_run_enforces_what_is_claimed(const RunResult& run, const Capa
   }
 }
 
+// The limits a plan lists (describe_plan's "limits": [{"<aspect>": value, "by": words}])
+// name each limit as the claim does: the plan is rendered from the same declaration.
+inline void expect_plan_names_what_is_claimed(const Backend& backend, const RunRequest& request) {
+  const Result<nlohmann::json> plan = backend.describe_plan(request);
+  ASSERT_TRUE(plan) << plan.error().describe();
+  const Capabilities claimed = backend.capabilities(request.limits);
+  ASSERT_TRUE(plan->contains("limits")) << plan->dump();
+  for (const nlohmann::json& entry : plan->at("limits")) {
+    for (const Aspect aspect : kAllAspects) {
+      const std::string name(to_string(aspect));
+      if (!entry.contains(name)) continue;
+      const Capability* c = claimed.find(aspect);
+      ASSERT_NE(c, nullptr) << name;
+      EXPECT_EQ(entry.value("by", ""), c->mechanism.empty() ? "not enforced" : c->mechanism)
+          << name << " in " << entry.dump();
+      if (c->value && aspect != Aspect::kTimeout) {
+        EXPECT_EQ(entry.at(name), *c->value) << name << " in " << entry.dump();
+      }
+    }
+  }
+}
+
 // Runs `true` with each of `limits` through `run` and checks each run against what
 // `backend` claims for the same limits.
 inline void expect_runs_enforce_what_is_claimed(
@@ -49,6 +73,7 @@ inline void expect_runs_enforce_what_is_claimed(
     const RunResult r = run(req);
     ASSERT_TRUE(r.ok()) << r.error.value_or("") << r.stderr_data;
     expect_run_enforces_what_is_claimed(r, backend.capabilities(l));
+    expect_plan_names_what_is_claimed(backend, req);
   }
 }
 

@@ -283,6 +283,7 @@ TEST_F(NamespaceTest, CapabilitiesNameTheMechanismARunReportsAsEnforced) {
     const Capabilities caps = backend_->capabilities(limits);
     // Every aspect, in the same words (one declaration renders both, issue #14).
     cordon::testing::expect_run_enforces_what_is_claimed(r, caps);
+    cordon::testing::expect_plan_names_what_is_claimed(*backend_, req);
     for (const Aspect aspect : {Aspect::kMemory, Aspect::kProcesses}) {
       const auto ran = std::ranges::find(r.enforced, aspect, &Enforced::aspect);
       ASSERT_NE(ran, r.enforced.end()) << to_string(aspect);

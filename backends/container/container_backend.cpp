@@ -437,10 +437,8 @@ Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request
   }
   j["argv"] = payload->argv;
   j["env"] = payload->env;
-  j["limits"] = nlohmann::json::array(
-      {{{"memory", format_size(key.memory_bytes)}, {"by", "cgroup (container's parent group)"}},
-       {{"processes", key.max_processes}, {"by", "cgroup (container's parent group)"}},
-       {{"disk", format_size(key.scratch_bytes)}, {"by", "tmpfs size"}}});
+  // The limits in the declaration's words (claims.h): engine mode's are the engine's flags.
+  j["limits"] = plan_limits(request, capabilities(request.limits));
   j["seccomp"] = options_.seccomp ? nlohmann::json{{"policy", policy_name_},
                                                    {"version", policy_version_},
                                                    {"hash", policy_hash_}}

@@ -249,7 +249,6 @@ Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request
   if (auto st = check_request(*this, request); !st) return std::unexpected(st.error());
   HostIdentity host{root_, root_ ? options_.uid_base : ::getuid(),
                     root_ ? options_.uid_base : ::getgid()};
-  const Limits ceilings = with_default_ceilings(request.limits, options_);
   CgroupCoverage cg;
   cg.memory = cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory));
   cg.processes = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
@@ -257,26 +256,9 @@ Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request
   if (!plan) return std::unexpected(plan.error());
   nlohmann::json j = to_json(*plan);
   j["backend"] = {{"name", name()}, {"version", version()}};
-  nlohmann::json limits = nlohmann::json::array();
-  const auto group_mechanism = [this](proc::LimitKindCg kind) {
-    const std::optional<proc::LimitApplied>& planned = limit_planned_[static_cast<int>(kind)];
-    return planned ? planned->mechanism : std::string("cgroup");
-  };
-  if (cg.memory) {
-    limits.push_back({{"memory", format_size(*ceilings.memory_bytes)},
-                      {"by", group_mechanism(proc::LimitKindCg::kMemory)},
-                      {"default", !request.limits.memory_bytes}});
-  }
-  if (cg.processes) {
-    limits.push_back({{"processes", *ceilings.max_processes},
-                      {"by", group_mechanism(proc::LimitKindCg::kProcesses)},
-                      {"default", !request.limits.max_processes}});
-  }
-  for (const auto& e : plan->rlimit_enforced) {
-    limits.push_back(
-        {{std::string(to_string(e.aspect)), e.value.value_or("")}, {"by", e.mechanism}});
-  }
-  j["limits"] = limits;
+  // The limits in the declaration's words (claims.h), as `cordon backends` and a run's
+  // `enforced` name them.
+  j["limits"] = plan_limits(request, capabilities(request.limits));
   j["timeout_ms"] = effective_timeout(request).count();
   return j;
 }

@@ -9,7 +9,6 @@
 #include <set>
 
 #include "cordon/interpreter.h"
-#include "cordon/units.h"
 
 namespace cordon::ns {
 namespace {
@@ -140,29 +139,23 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   plan.rlimits.push_back({{RLIMIT_CORE, 0, 0}, "RLIMIT_CORE"});
   plan.rlimits.push_back({{RLIMIT_NOFILE, nofile, nofile}, "RLIMIT_NOFILE"});
   plan.rlimits.push_back({{RLIMIT_FSIZE, fsize, fsize}, "RLIMIT_FSIZE"});
-  // Fallbacks for limits no cgroup could take (default ceilings included).
+  // Fallbacks for limits no cgroup could take (default ceilings included); the backend's
+  // declaration (NamespaceBackend::declare) names them.
   const Limits lim = with_default_ceilings(req.limits, in.options);
   if (lim.memory_bytes && !in.cgroups.memory) {
     const rlim_t v = *lim.memory_bytes;
     plan.rlimits.push_back({{RLIMIT_AS, v, v}, "RLIMIT_AS"});
-    plan.rlimit_enforced.push_back({Aspect::kMemory, "RLIMIT_AS per process", format_size(v)});
   }
   if (lim.max_processes && !in.cgroups.processes) {
     // Counted per uid in the user namespace; +1 for the namespace's init. As root the uid
     // is this run's alone, so it counts exactly the sandbox's processes.
     const rlim_t v = *lim.max_processes + 1;
     plan.rlimits.push_back({{RLIMIT_NPROC, v, v}, "RLIMIT_NPROC"});
-    plan.rlimit_enforced.push_back(
-        {Aspect::kProcesses,
-         in.host.root ? "RLIMIT_NPROC (uid of this run only)" : "RLIMIT_NPROC per uid",
-         std::to_string(*lim.max_processes)});
   }
   if (lim.cpu_time && !in.cgroups.cpu) {
     const auto secs =
         static_cast<rlim_t>(std::max<std::int64_t>((lim.cpu_time->count() + 999) / 1000, 1));
     plan.rlimits.push_back({{RLIMIT_CPU, secs, secs + 1}, "RLIMIT_CPU"});
-    plan.rlimit_enforced.push_back(
-        {Aspect::kCpu, "RLIMIT_CPU per process", format_duration(std::chrono::seconds(secs))});
   }
 
   plan.drop_capabilities = in.options.drop_capabilities;

@@ -125,7 +125,6 @@ struct SandboxPlan {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<NamedRlimit> rlimits;
-  std::vector<Enforced> rlimit_enforced;  // the limits an rlimit stands in for a cgroup
   bool loopback_up = true;
   bool drop_capabilities = true;
   bool seccomp = true;

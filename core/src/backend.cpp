@@ -2,10 +2,12 @@
 // shape every plan shares (backend.h).
 #include "cordon/backend.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "cordon/claims.h"
 #include "cordon/limit_check.h"
 #include "cordon/result_json.h"
 #include "cordon/units.h"
@@ -53,9 +55,16 @@ nlohmann::json plan_limits(const RunRequest& request, const Capabilities& capabi
     if (cap != nullptr && cap->value) value = cap->value;
     const Enforcement level = cap != nullptr ? cap->enforcement : Enforcement::kNone;
     std::string by = cap != nullptr && !cap->mechanism.empty() ? cap->mechanism : "not enforced";
-    limits.push_back({{std::string(to_string(aspect)), value ? nlohmann::json(*value) : nullptr},
-                      {"by", std::move(by)},
-                      {"enforcement", to_string(level)}});
+    nlohmann::json entry = {
+        {std::string(to_string(aspect)), value ? nlohmann::json(*value) : nullptr},
+        {"by", std::move(by)},
+        {"enforcement", to_string(level)}};
+    // A ceiling the backend applies though the request asked for none.
+    if (cap != nullptr &&
+        std::ranges::find(cap->conditions, kDefaultCeiling) != cap->conditions.end()) {
+      entry["default"] = true;
+    }
+    limits.push_back(std::move(entry));
   }
   return limits;
 }
