@@ -18,12 +18,38 @@ endif()
 option(CORDON_PCH "Precompiled headers for the targets whose TUs mostly parse the same ones"
   ${_cordon_pch_default})
 
-# cordon_json_pch(<target>...): <nlohmann/json.hpp> precompiled once per target. Only for
+# cordon_json_pch(<target>...): <nlohmann/json.hpp> precompiled for these targets. Only for
 # targets where most TUs include it: in the others the header's load costs more than it saves.
+#
+# One header serves every such target compiled alike (issue #13: CI's build made one per
+# target, seven, at ~7 s of CPU each): the first target of each kind owns it and the others
+# take it with REUSE_FROM. The kinds are what gcc checks or what changes the header's code:
+# PIC or PIE, default or hidden visibility, sanitized or not. The targets' definitions and
+# include paths may differ (Qt's, cpp-httplib's): json.hpp reads none of them. gcc drops a
+# header made with other flags and says so under -Winvalid-pch, an error with CORDON_WERROR.
+# The owners are chosen at the end of the configure step, when the targets' properties
+# (visibility, set after this call in some CMakeLists) are final.
 function(cordon_json_pch)
   if(CORDON_PCH)
-    foreach(target ${ARGN})
-      target_precompile_headers(${target} PRIVATE <nlohmann/json.hpp>)
-    endforeach()
+    set_property(GLOBAL APPEND PROPERTY CORDON_JSON_PCH_TARGETS ${ARGN})
   endif()
 endfunction()
+
+function(_cordon_json_pch_assign)
+  get_property(targets GLOBAL PROPERTY CORDON_JSON_PCH_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(pic ${target} POSITION_INDEPENDENT_CODE)
+    get_target_property(visibility ${target} CXX_VISIBILITY_PRESET)
+    get_target_property(inlines_hidden ${target} VISIBILITY_INLINES_HIDDEN)
+    get_target_property(no_sanitize ${target} CORDON_NO_SANITIZE)
+    string(MAKE_C_IDENTIFIER "${type}_${pic}_${visibility}_${inlines_hidden}_${no_sanitize}" kind)
+    if(DEFINED _owner_${kind})
+      target_precompile_headers(${target} REUSE_FROM ${_owner_${kind}})
+    else()
+      target_precompile_headers(${target} PRIVATE <nlohmann/json.hpp>)
+      set(_owner_${kind} ${target})
+    endif()
+  endforeach()
+endfunction()
+cmake_language(DEFER CALL _cordon_json_pch_assign)

@@ -5,7 +5,7 @@
 // same inputs. It only feeds inputs; a crash, a sanitizer report or a failed assert in the
 // target is what fails the test.
 //
-//   NAME_fuzz [CORPUS_DIR] [ITERATIONS]   (defaults: the built-in corpus dir, 5000)
+//   NAME_fuzz [CORPUS_DIR] [ITERATIONS]   (defaults: the source tree's corpus/NAME, 5000)
 //   NAME_fuzz FILE                        (one input, e.g. a crash to reproduce)
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
@@ -107,12 +108,20 @@ void mutate(Bytes& input, const std::vector<Bytes>& corpus, Rng& rng) {
 
 void run_one(const Bytes& input) { LLVMFuzzerTestOneInput(input.data(), input.size()); }
 
+// The seed corpus of the binary NAME_fuzz: corpus/NAME/ of the source tree. Found from the
+// binary's own name because this file is compiled once for every target (CMakeLists.txt).
+fs::path default_corpus_dir(const char* argv0) {
+  std::string name = fs::path(argv0).filename().string();
+  const std::string_view suffix = "_fuzz";
+  if (name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+  return fs::path(CORDON_FUZZ_CORPUS_ROOT) / name;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path corpus_dir = CORDON_FUZZ_CORPUS;
+  fs::path corpus_dir = argc > 1 ? fs::path(argv[1]) : default_corpus_dir(argc > 0 ? argv[0] : "");
   unsigned long iterations = kDefaultIterations;
-  if (argc > 1) corpus_dir = argv[1];
   if (argc > 2) iterations = std::strtoul(argv[2], nullptr, 10);
 
   if (fs::is_regular_file(corpus_dir)) {  // reproduce one input
