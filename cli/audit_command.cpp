@@ -5,8 +5,9 @@
 #include <sstream>
 
 #include "audit/runner.h"
-#include "backend_catalog.h"
 #include "cli_error.h"
+#include "frontend/backend_catalog.h"
+#include "frontend_names.h"
 
 namespace cordon::cli {
 namespace {

@@ -1,4 +1,4 @@
-// `cordon audit`: runs the escape catalogue (core/audit) against backends, prints the
+// `cordon audit`: runs the escape catalogue (audit/) against backends, prints the
 // matrix, stores complete reports for `cordon prompt`, and fails when an attempt escapes
 // a backend whose capabilities() claim to stop it.
 #pragma once

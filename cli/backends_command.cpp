@@ -6,10 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backend_catalog.h"
 #include "cordon/limit_check.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/result_json.h"
+#include "frontend/backend_catalog.h"
+#include "frontend_names.h"
 
 namespace cordon::cli {
 namespace {

@@ -4,7 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "exit_status.h"
+#include "frontend/exit_status.h"
+#include "frontend_names.h"
 
 namespace cordon::cli {
 

@@ -4,9 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backend_catalog.h"
 #include "cli_error.h"
-#include "plan_text.h"
+#include "frontend/backend_catalog.h"
+#include "frontend/plan_text.h"
+#include "frontend_names.h"
 #include "request_builder.h"
 
 namespace cordon::cli {

@@ -1,79 +1,15 @@
 // `cordon prompt`: prints the run_code tool definition for a backend, in the shape one
 // ecosystem expects, stating only what the stored audit report for this backend, host
-// and policy proves (auditing first when there is no such report).
+// and policy proves (auditing first when there is no such report; frontend/prompt_render.h).
 #pragma once
 
-#include <chrono>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "audit/report.h"
-#include "audit/tool_render.h"
-#include "cordon/backend.h"
-#include "cordon/backend_options.h"
-#include "cordon/error.h"
-#include "cordon/request.h"
+#include "frontend/prompt_render.h"
+#include "frontend_names.h"
 
 namespace cordon::cli {
 
-struct PromptOptions {
-  std::string backend = "auto";
-  std::optional<std::string> timeout;    // DUR
-  std::optional<std::string> memory;     // SIZE
-  std::optional<std::string> processes;  // N
-  std::optional<int> version;            // the template version; latest when unset
-  std::string id = "run_code";
-  std::string format = "text";
-  bool unverified = false;         // render unproven claims marked "[unverified]"
-  bool no_audit = false;           // never run an audit: without a report, claims are unproven
-  BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
-};
+using frontend::PromptOptions;
 
 [[nodiscard]] int prompt_command(const PromptOptions& options);
-
-// The languages whose interpreter this host has: what the description offers.
-[[nodiscard]] std::vector<Language> available_languages();
-
-// The stored audit report bound to this backend, host and policy, if any (never audits).
-[[nodiscard]] std::optional<audit::AuditReport> stored_report(const Backend& backend);
-
-// The stored complete report bound to this backend, host and policy; without one, and
-// with `may_audit`, the audit runs (controls through `control`, may be null) and its report
-// is stored. Empty without a report and `may_audit`.
-[[nodiscard]] Result<std::optional<audit::AuditReport>> matching_report(Backend& backend,
-                                                                        Backend* control,
-                                                                        bool may_audit);
-
-// `tool` rendered for `backend` (named `backend_name`) with these limits and timeout,
-// stating only what `report` proves (null: nothing), in `format` (audit::kToolFormats).
-// What `cordon prompt` prints and the inspector's Tool description tab shows.
-struct PromptRender {
-  const audit::ToolTemplate* tool = nullptr;
-  const Backend* backend = nullptr;
-  std::string backend_name;
-  Limits limits;
-  std::chrono::milliseconds timeout{kDefaultTimeout};
-  const audit::AuditReport* report = nullptr;
-  bool unverified = false;
-};
-[[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
-// What render_prompt() renders `input.tool` with (the backend's capabilities for the
-// limits, the languages this host has).
-[[nodiscard]] audit::RenderContext render_context(const PromptRender& input);
-
-// What `cordon prompt` prints for `backend` (named `backend_name`) with these limits and
-// timeout, under its audit gate (options.no_audit, options.unverified), in options.format,
-// of template options.id@options.version. `cordon mcp` serves the same text as its tool.
-[[nodiscard]] Result<std::string> render_for_backend(Backend& backend,
-                                                     const std::string& backend_name,
-                                                     Backend* control, const Limits& limits,
-                                                     std::chrono::milliseconds timeout,
-                                                     const PromptOptions& options);
-
-// "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
-// records a description that does not exist.
-[[nodiscard]] Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text);
 
 }  // namespace cordon::cli

@@ -8,11 +8,12 @@
 #include <string>
 
 #include "artifacts_out.h"
-#include "backend_catalog.h"
 #include "cli_error.h"
-#include "cordon/history.h"
 #include "cordon/result_json.h"
-#include "exit_status.h"
+#include "frontend/backend_catalog.h"
+#include "frontend/exit_status.h"
+#include "frontend/history.h"
+#include "frontend_names.h"
 #include "output_relay.h"
 #include "plan_command.h"
 #include "request_builder.h"

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "backend_choice.h"
 #include "cordon/backend_options.h"
+#include "frontend/backend_choice.h"
+#include "frontend_names.h"
 
 namespace cordon::cli {
 
@@ -37,7 +38,7 @@ struct RunOptions {
   bool json = false;
   bool allow_unisolated = false;
   bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running
-  bool no_history = false;  // --no-history: do not record the run (cordon/history.h)
+  bool no_history = false;  // --no-history: do not record the run (frontend/history.h)
   // --tool-call: FILE/- (source) holds a run_code call's arguments (tool_call_command.h);
   // rendered under the audit gate of `cordon prompt`, with its --unverified / --no-audit.
   bool tool_call = false;

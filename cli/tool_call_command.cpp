@@ -6,14 +6,15 @@
 #include <optional>
 #include <string>
 
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
-#include "backend_catalog.h"
 #include "cli_error.h"
-#include "cordon/history.h"
 #include "cordon/units.h"
-#include "exit_status.h"
+#include "frontend/backend_catalog.h"
+#include "frontend/exit_status.h"
+#include "frontend/history.h"
+#include "frontend_names.h"
 #include "prompt_command.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 #include "request_builder.h"
 #include "run_command.h"
 #include "tool_call.h"
@@ -107,7 +108,7 @@ int tool_call_command(const RunOptions& options) {
     id = ref->id;
     version = ref->version;
   }
-  Result<audit::ToolTemplate> tool = audit::find_template(id, version);
+  Result<prompts::ToolTemplate> tool = prompts::find_template(id, version);
   if (!tool) return report_failure(tool.error().describe(), kText);
 
   const BackendCatalog catalog(defaults->limits, options.backend);
@@ -132,7 +133,7 @@ int tool_call_command(const RunOptions& options) {
                            .timeout = defaults->max_timeout,
                            .report = *report ? &**report : nullptr,
                            .unverified = options.unverified};
-  Result<audit::RenderedTool> rendered = audit::render_tool(*tool, render_context(input));
+  Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, render_context(input));
   if (!rendered) return report_failure(rendered.error().message, kText);
   defaults->tool_description = ToolDescriptionRef{.id = rendered->id, .version = rendered->version};
 

@@ -13,7 +13,8 @@
 #include "cordon/result_json.h"
 #include "cordon/text.h"
 #include "cordon/units.h"
-#include "exit_status.h"
+#include "frontend/exit_status.h"
+#include "frontend_names.h"
 #include "tool_call.h"
 
 namespace cordon::cli {

@@ -13,8 +13,10 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/cordon
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The templates and their manifest only: prompts/ also holds their renderer's sources.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/prompts/
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon/prompts)
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon/prompts
+  FILES_MATCHING PATTERN "v*.json" PATTERN "manifest.txt")
 
 set(cordon_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/cordon)
 install(EXPORT cordonTargets NAMESPACE cordon:: DESTINATION ${cordon_cmake_dir})

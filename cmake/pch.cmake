@@ -9,7 +9,7 @@
 # On by default in Debug builds only (CI's dev, and asan/tsan), where the time goes. An
 # optimised build inlines differently with the header precompiled, and g++ 12's
 # -Warray-bounds then reports a false positive in libstdc++'s string copy (seen in
-# core/audit/verdict.cpp at -O2), which -Werror turns into a failed release build.
+# audit/verdict.cpp at -O2), which -Werror turns into a failed release build.
 if(CMAKE_BUILD_TYPE STREQUAL "Debug")
   set(_cordon_pch_default ON)
 else()

@@ -1,6 +1,6 @@
 // The catalog hands its BackendOptions to every backend it creates, and a refusal is a
 // usage error that names the reason.
-#include "backend_catalog.h"
+#include "frontend/backend_catalog.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +89,4 @@ TEST(BackendCatalog, ARefusedOptionFailsTheChoiceWithTheReason) {
 }
 
 }  // namespace
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

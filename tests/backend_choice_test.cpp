@@ -1,12 +1,12 @@
 // The `--backend` decision, with hand-made candidates: no plugin is loaded.
-#include "backend_choice.h"
+#include "frontend/backend_choice.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 Capabilities with_isolation(int aspects_enforced, Enforcement memory = Enforcement::kNone,
@@ -186,4 +186,4 @@ TEST(BackendChoiceTest, MissingIsolationListsEveryAspectNotFullyEnforced) {
 }
 
 }  // namespace
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

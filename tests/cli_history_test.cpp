@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "cordon/history.h"
 #include "cordon/temp_dir.h"
+#include "frontend/history.h"
 
 extern char** environ;
 

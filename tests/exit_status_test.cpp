@@ -1,11 +1,11 @@
 // Outcome -> exit status and status line (the table in exit_status.h and README).
-#include "exit_status.h"
+#include "frontend/exit_status.h"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 RunResult with_outcome(Outcome outcome) {
@@ -82,4 +82,4 @@ TEST(ExitStatusTest, SignalNames) {
 }
 
 }  // namespace
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -1,7 +1,7 @@
 // The history store against real SQLite files: round trip of raw bytes and the Result,
 // env values never written, migrations from an older file, two processes writing at once,
 // corrupt and unwritable files, search, sort, paging, delete.
-#include "cordon/history.h"
+#include "frontend/history.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

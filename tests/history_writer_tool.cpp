@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 #include "mcp/protocol.h"
 #include "mcp/service.h"
 #include "mcp/session.h"

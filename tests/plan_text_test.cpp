@@ -1,5 +1,5 @@
 // `cordon plan`'s completion and text rendering, on hand-made plans: no plugin is loaded.
-#include "plan_text.h"
+#include "frontend/plan_text.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "cordon/policy/syscall_policy.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 using nlohmann::json;
@@ -144,4 +144,4 @@ TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
 }
 
 }  // namespace
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
 #include "cordon/result_json.h"
 #include "cordon/text.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 #include "schema_check.h"
 
 namespace cordon::cli {
@@ -23,15 +23,16 @@ using std::chrono::milliseconds;
 // unverified: no audit report is needed for the schema).
 const json& latest_schema() {
   static const json schema = [] {
-    const auto tool = audit::find_template("run_code", std::nullopt);
+    const auto tool = prompts::find_template("run_code", std::nullopt);
     EXPECT_TRUE(tool.has_value());
-    const audit::RenderContext ctx{.backend_name = "test",
-                                   .capabilities = {},
-                                   .timeout = std::chrono::seconds(10),
-                                   .languages = {Language::kPython, Language::kBash, Language::kSh},
-                                   .report = nullptr,
-                                   .unverified = true};
-    const auto rendered = audit::render_tool(*tool, ctx);
+    const prompts::RenderContext ctx{
+        .backend_name = "test",
+        .capabilities = {},
+        .timeout = std::chrono::seconds(10),
+        .languages = {Language::kPython, Language::kBash, Language::kSh},
+        .report = nullptr,
+        .unverified = true};
+    const auto rendered = prompts::render_tool(*tool, ctx);
     EXPECT_TRUE(rendered.has_value()) << rendered.error().describe();
     return rendered->input_schema;
   }();

@@ -19,16 +19,18 @@
 #include <string>
 #include <vector>
 
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/units.h"
+#include "frontend/prompt_render.h"
 #include "kernel_features.h"
-#include "prompt_command.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 #include "test_paths.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 namespace {
+
+using namespace cordon::audit;  // the reports a description is rendered from
 
 // The template sentences outside placeholders: what the tool is and how to use it.
 std::vector<std::string> frame_sentences(const std::string& languages) {
@@ -70,7 +72,7 @@ class ToolClaims : public ::testing::TestWithParam<const char*> {
 
 TEST_P(ToolClaims, EverySentenceOfTheDefaultDescriptionIsBackedByTheAudit) {
   Backend* control = control_ ? control_.get() : backend_.get();
-  const auto report = cli::matching_report(*backend_, control, /*may_audit=*/true);
+  const auto report = frontend::matching_report(*backend_, control, /*may_audit=*/true);
   ASSERT_TRUE(report.has_value()) << report.error().describe();
   ASSERT_TRUE(report->has_value());
   const AuditReport& audit = **report;
@@ -81,14 +83,14 @@ TEST_P(ToolClaims, EverySentenceOfTheDefaultDescriptionIsBackedByTheAudit) {
 
   const auto tool = find_template("run_code", std::nullopt);
   ASSERT_TRUE(tool.has_value()) << tool.error().describe();
-  const cli::PromptRender input{.tool = &*tool,
-                                .backend = backend_.get(),
-                                .backend_name = GetParam(),
-                                .limits = {},
-                                .timeout = kDefaultTimeout,
-                                .report = &audit,
-                                .unverified = false};
-  const RenderContext context = cli::render_context(input);
+  const frontend::PromptRender input{.tool = &*tool,
+                                     .backend = backend_.get(),
+                                     .backend_name = GetParam(),
+                                     .limits = {},
+                                     .timeout = kDefaultTimeout,
+                                     .report = &audit,
+                                     .unverified = false};
+  const RenderContext context = frontend::render_context(input);
   const auto rendered = render_tool(*tool, context);
   ASSERT_TRUE(rendered.has_value()) << rendered.error().describe();
 
@@ -138,4 +140,4 @@ INSTANTIATE_TEST_SUITE_P(EveryBackend, ToolClaims,
                          ::testing::Values("subprocess", "namespace", "container"));
 
 }  // namespace
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

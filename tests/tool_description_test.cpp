@@ -2,7 +2,7 @@
 // manifest), each format and version matches its golden file (never regenerated in CI:
 // CORDON_UPDATE_GOLDEN=1 rewrites them locally, for review), and claims are rendered only
 // when an audit report proves them.
-#include "audit/tool_description.h"
+#include "prompts/tool_description.h"
 
 #include <gtest/gtest.h>
 
@@ -13,14 +13,16 @@
 #include <set>
 #include <sstream>
 
-#include "audit/tool_formats.h"
-#include "audit/tool_render.h"
 #include "cordon/result_json.h"
 #include "cordon/sha256.h"
 #include "cordon/units.h"
+#include "prompts/tool_formats.h"
+#include "prompts/tool_render.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 namespace {
+
+using namespace cordon::audit;  // the reports a description is rendered from
 
 namespace fs = std::filesystem;
 
@@ -365,4 +367,4 @@ TEST(ToolDescription, V3OffersFilesAndCollect) {
   }
 }
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

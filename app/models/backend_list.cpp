@@ -6,7 +6,7 @@ BackendList::BackendList() = default;
 
 std::vector<BackendItem> BackendList::items() const {
   std::vector<BackendItem> items;
-  for (const cli::BackendCandidate& candidate : catalog_.candidates()) {
+  for (const frontend::BackendCandidate& candidate : catalog_.candidates()) {
     items.push_back({QString::fromStdString(candidate.name),
                      QString::fromStdString(candidate.version), candidate.available,
                      QString::fromStdString(candidate.reason)});
@@ -15,7 +15,7 @@ std::vector<BackendItem> BackendList::items() const {
 }
 
 Backend* BackendList::backend(const QString& name) const {
-  for (const cli::BackendCandidate& candidate : catalog_.candidates()) {
+  for (const frontend::BackendCandidate& candidate : catalog_.candidates()) {
     if (candidate.name == name.toStdString() && candidate.available) {
       return catalog_.backend(candidate.name);
     }

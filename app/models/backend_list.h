@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "backend_catalog.h"
+#include "frontend/backend_catalog.h"
 
 namespace cordon::inspector {
 
@@ -25,7 +25,7 @@ class BackendList {
   [[nodiscard]] Backend* backend(const QString& name) const;
 
  private:
-  cli::BackendCatalog catalog_;
+  frontend::BackendCatalog catalog_;
 };
 
 using BackendListPtr = std::shared_ptr<const BackendList>;

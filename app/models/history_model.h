@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 
 namespace cordon::inspector {
 

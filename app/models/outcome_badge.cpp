@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exit_status.h"
+#include "frontend/exit_status.h"
 
 namespace cordon::inspector {
 
@@ -13,8 +13,9 @@ Badge outcome_badge(Outcome outcome, std::optional<LimitKind> limit, int exit_co
     case Outcome::kFailed:
       return {QStringLiteral("FAILED exit %1").arg(exit_code), QColor(0xe6, 0x51, 0x00)};
     case Outcome::kSignaled:
-      return {QStringLiteral("SIGNALED %1").arg(QString::fromStdString(cli::signal_name(signal))),
-              QColor(0x6a, 0x1b, 0x9a)};
+      return {
+          QStringLiteral("SIGNALED %1").arg(QString::fromStdString(frontend::signal_name(signal))),
+          QColor(0x6a, 0x1b, 0x9a)};
     case Outcome::kTimedOut:
       return {QStringLiteral("TIMED OUT"), QColor(0xc6, 0x28, 0x28)};
     case Outcome::kLimitExceeded:

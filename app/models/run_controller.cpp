@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "cordon/cancel.h"
-#include "cordon/history.h"
 #include "cordon/observer.h"
+#include "frontend/history.h"
 #include "result_metatype.h"
 
 namespace cordon::inspector {

@@ -14,7 +14,7 @@
 
 #include "audit_controller.h"
 #include "backend_list.h"
-#include "cordon/history.h"
+#include "frontend/history.h"
 #include "result_metatype.h"
 #include "run_controller.h"
 #include "test_env.h"

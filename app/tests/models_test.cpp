@@ -8,8 +8,8 @@
 
 #include "audit_model.h"
 #include "compare_model.h"
-#include "cordon/history.h"
 #include "cordon/result_json.h"
+#include "frontend/history.h"
 #include "history_model.h"
 #include "line_diff.h"
 #include "outcome_badge.h"

@@ -33,19 +33,19 @@
 
 #include "audit/catalogue.h"
 #include "audit/report.h"
-#include "audit/tool_description.h"
-#include "audit/tool_formats.h"
-#include "audit/tool_render.h"
 #include "audit_model.h"
 #include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "frontend/prompt_render.h"
 #include "history_model.h"
 #include "history_tab.h"
 #include "main_window.h"
 #include "plan_tab.h"
-#include "prompt_command.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_formats.h"
+#include "prompts/tool_render.h"
 #include "result_view.h"
 #include "run_tab.h"
 #include "spark_graph.h"
@@ -405,18 +405,18 @@ class WidgetsTest : public QObject {
   Result<std::string> core_render(const QString& backend, std::string_view format,
                                   bool unverified) const {
     const RunRequest request = run_tab()->request();
-    Result<audit::ToolTemplate> tool = audit::find_template("run_code", std::nullopt);
+    Result<prompts::ToolTemplate> tool = prompts::find_template("run_code", std::nullopt);
     if (!tool) return std::unexpected(tool.error());
-    const audit::RenderContext context{
+    const prompts::RenderContext context{
         .backend_name = backend.toStdString(),
         .capabilities = backends_->backend(backend)->capabilities(request.limits),
         .timeout = effective_timeout(request),
-        .languages = cli::available_languages(),
+        .languages = frontend::available_languages(),
         .report = nullptr,
         .unverified = unverified};
-    Result<audit::RenderedTool> rendered = audit::render_tool(*tool, context);
+    Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, context);
     if (!rendered) return std::unexpected(rendered.error());
-    return audit::format_tool(*rendered, format);
+    return prompts::format_tool(*rendered, format);
   }
 
  private slots:
@@ -435,7 +435,7 @@ class WidgetsTest : public QObject {
                               : "Not rendered: " + QString::fromStdString(strict.error().message));
 
     tab->unverified_box()->setChecked(true);
-    for (const std::string_view format : audit::kToolFormats) {
+    for (const std::string_view format : prompts::kToolFormats) {
       const QString name = QString::fromLatin1(format.data(), qsizetype(format.size()));
       tab->format_box()->setCurrentText(name);
       QCOMPARE(tab->format_box()->currentText(), name);

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <filesystem>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 
 class QComboBox;
 class QLineEdit;

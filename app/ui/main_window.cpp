@@ -11,7 +11,7 @@
 #include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_tab.h"
-#include "cordon/history.h"
+#include "frontend/history.h"
 #include "history_tab.h"
 #include "plan_tab.h"
 #include "result_view.h"

@@ -6,7 +6,7 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
-#include "plan_text.h"
+#include "frontend/plan_text.h"
 
 namespace cordon::inspector {
 
@@ -38,8 +38,8 @@ void PlanTab::show_plan(const QString& backend_name, const RunRequest& request) 
     return;
   }
   const nlohmann::json full =
-      cli::complete_plan(std::move(*plan), request, backend->capabilities(request.limits));
-  text_->setPlainText(QString::fromStdString(cli::render_plan_text(full)));
+      frontend::complete_plan(std::move(*plan), request, backend->capabilities(request.limits));
+  text_->setPlainText(QString::fromStdString(frontend::render_plan_text(full)));
 }
 
 QString PlanTab::plan_text() const { return text_->toPlainText(); }

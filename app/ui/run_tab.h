@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "backend_list.h"
-#include "cordon/history.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "frontend/history.h"
 
 class QComboBox;
 class QDoubleSpinBox;

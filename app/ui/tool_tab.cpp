@@ -16,10 +16,10 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include "audit/tool_description.h"
-#include "audit/tool_formats.h"
+#include "frontend/prompt_render.h"
 #include "line_diff.h"
-#include "prompt_command.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_formats.h"
 
 namespace cordon::inspector {
 namespace {
@@ -59,8 +59,8 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
       diff_(monospace_view(this)),
       export_(new QPushButton(tr("E&xport…"), this)),
       copy_(new QPushButton(tr("Cop&y"), this)) {
-  if (Result<std::vector<audit::ToolTemplate>> all = audit::builtin_templates()) {
-    for (const audit::ToolTemplate& tool : *all) {
+  if (Result<std::vector<prompts::ToolTemplate>> all = prompts::builtin_templates()) {
+    for (const prompts::ToolTemplate& tool : *all) {
       if (tool.id != kToolId) continue;
       const QString label = QStringLiteral("v%1").arg(tool.version);
       for (QComboBox* box : {version_, diff_from_, diff_to_}) {
@@ -73,7 +73,7 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
   version_->setCurrentIndex(version_->count() - 1);
   diff_to_->setCurrentIndex(diff_to_->count() - 1);
   diff_from_->setCurrentIndex(std::max(0, int(diff_from_->count()) - 2));
-  for (const std::string_view format : audit::kToolFormats) {
+  for (const std::string_view format : prompts::kToolFormats) {
     format_->addItem(QString::fromLatin1(format.data(), qsizetype(format.size())));
   }
   proof_->setWordWrap(true);
@@ -129,7 +129,7 @@ void ToolTab::show_tool(const QString& backend_name, const RunRequest& request) 
   backend_name_ = backend_name;
   request_ = request;
   const Backend* backend = backends_->backend(backend_name);
-  report_ = backend != nullptr ? cli::stored_report(*backend) : std::nullopt;
+  report_ = backend != nullptr ? frontend::stored_report(*backend) : std::nullopt;
   refresh();
 }
 
@@ -139,19 +139,19 @@ QString ToolTab::render(int version, const QString& format, QString* error) cons
     *error = tr("Backend %1 is not available here").arg(backend_name_);
     return {};
   }
-  Result<audit::ToolTemplate> tool = audit::find_template(kToolId, version);
+  Result<prompts::ToolTemplate> tool = prompts::find_template(kToolId, version);
   if (!tool) {
     *error = QString::fromStdString(tool.error().describe());
     return {};
   }
-  const cli::PromptRender input{.tool = &*tool,
-                                .backend = backend,
-                                .backend_name = backend_name_.toStdString(),
-                                .limits = request_.limits,
-                                .timeout = effective_timeout(request_),
-                                .report = report_ ? &*report_ : nullptr,
-                                .unverified = unverified_->isChecked()};
-  Result<std::string> text = cli::render_prompt(input, format.toStdString());
+  const frontend::PromptRender input{.tool = &*tool,
+                                     .backend = backend,
+                                     .backend_name = backend_name_.toStdString(),
+                                     .limits = request_.limits,
+                                     .timeout = effective_timeout(request_),
+                                     .report = report_ ? &*report_ : nullptr,
+                                     .unverified = unverified_->isChecked()};
+  Result<std::string> text = frontend::render_prompt(input, format.toStdString());
   if (!text) {
     *error = QString::fromStdString(text.error().message);
     return {};

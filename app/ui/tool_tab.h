@@ -1,5 +1,5 @@
 // Tool description: the run_code tool the model will get for the Run tab's backend,
-// timeout and limits, rendered by the same code as `cordon prompt` (cli::render_prompt):
+// timeout and limits, rendered by the same code as `cordon prompt` (frontend::render_prompt):
 // a claim is stated only as far as the stored audit report proves it, or marked
 // "[unverified]" when the user asks for unproven claims. A version picker, a diff between
 // two versions, and export to a file or the clipboard in each format (kToolFormats).

@@ -97,7 +97,7 @@ struct BundlePlan {
 
 [[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
 
-// The bundle in the keys every backend's plan shares (`cordon plan`, cli/plan_text.h):
+// The bundle in the keys every backend's plan shares (`cordon plan`, frontend/plan_text.h):
 // "namespaces" (names), "filesystem" {"steps": the root, the files written into it, the
 // mounts, masked and read-only paths, in the order they take effect}, "user", "hostname",
 // "network", "capabilities", "rlimits", "cwd". Read from `plan.config` itself, so the text

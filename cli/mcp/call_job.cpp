@@ -8,7 +8,8 @@
 #include <thread>
 #include <utility>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
+#include "frontend_names.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/service.h"
 #include "tool_call.h"

@@ -10,7 +10,8 @@
 #include <optional>
 #include <thread>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
+#include "frontend_names.h"
 
 namespace cordon::cli::mcp {
 

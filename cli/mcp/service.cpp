@@ -87,7 +87,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   service->defaults_.tool_description = fixed->tool_description;
   if (!service->defaults_.tool_description) {
     // Every result records the description the model was shown: this tool's.
-    if (Result<audit::ToolTemplate> t = audit::find_template(prompt.id, prompt.version); t) {
+    if (Result<prompts::ToolTemplate> t = prompts::find_template(prompt.id, prompt.version); t) {
       service->defaults_.tool_description = ToolDescriptionRef{.id = t->id, .version = t->version};
     }
   }

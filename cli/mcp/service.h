@@ -11,9 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "backend_catalog.h"
 #include "cordon/error.h"
-#include "cordon/history.h"
+#include "frontend/backend_catalog.h"
+#include "frontend/history.h"
+#include "frontend_names.h"
 #include "mcp/call_queue.h"
 #include "mcp/history_writer.h"
 #include "run_options.h"

@@ -1,4 +1,4 @@
-// The audit catalogue (core/audit/catalogue.json): built in today, but parse_catalogue()
+// The audit catalogue (audit/catalogue.json): built in today, but parse_catalogue()
 // takes any text, and a catalogue is the input that decides what the audit runs and how
 // each attempt's evidence is judged. Properties: it never throws; a parsed catalogue has
 // unique attempt ids, each found by find(), and the same text always parses to the same

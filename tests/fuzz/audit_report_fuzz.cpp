@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "audit/report.h"
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
 #include "fuzz_util.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 
 namespace {
 
@@ -48,16 +48,16 @@ Capabilities claiming_everything() {
 }
 
 void render_with(const audit::AuditReport& report) {
-  static const auto tool = audit::find_template("run_code", std::nullopt);
+  static const auto tool = prompts::find_template("run_code", std::nullopt);
   require(tool.has_value());
   for (const bool unverified : {false, true}) {
-    const audit::RenderContext ctx{.backend_name = "fuzz",
-                                   .capabilities = claiming_everything(),
-                                   .timeout = std::chrono::seconds(5),
-                                   .languages = {Language::kPython, Language::kSh},
-                                   .report = &report,
-                                   .unverified = unverified};
-    const auto rendered = audit::render_tool(*tool, ctx);
+    const prompts::RenderContext ctx{.backend_name = "fuzz",
+                                     .capabilities = claiming_everything(),
+                                     .timeout = std::chrono::seconds(5),
+                                     .languages = {Language::kPython, Language::kSh},
+                                     .report = &report,
+                                     .unverified = unverified};
+    const auto rendered = prompts::render_tool(*tool, ctx);
     if (!rendered) require(!rendered.error().message.empty());
   }
 }

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 #include "fuzz_temp_dir.h"
 #include "fuzz_util.h"
 

@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         options.collect.push_back(value);
         break;
       case 'd':
-        (void)cli::parse_tool_description_ref(value);
+        (void)frontend::parse_tool_description_ref(value);
         options.tool_description = value;
         break;
       case 'f':

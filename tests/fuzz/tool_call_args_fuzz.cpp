@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
 #include "cordon/result_json.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 #include "schema_check.h"
 #include "tool_call.h"
 
@@ -25,15 +25,16 @@ void require(bool ok) {
 
 const json& schema() {
   static const json s = [] {
-    const auto tool = audit::find_template("run_code", std::nullopt);
+    const auto tool = prompts::find_template("run_code", std::nullopt);
     require(tool.has_value());
-    const audit::RenderContext ctx{.backend_name = "fuzz",
-                                   .capabilities = {},
-                                   .timeout = std::chrono::seconds(10),
-                                   .languages = {Language::kPython, Language::kBash, Language::kSh},
-                                   .report = nullptr,
-                                   .unverified = true};
-    auto rendered = audit::render_tool(*tool, ctx);
+    const prompts::RenderContext ctx{
+        .backend_name = "fuzz",
+        .capabilities = {},
+        .timeout = std::chrono::seconds(10),
+        .languages = {Language::kPython, Language::kBash, Language::kSh},
+        .report = nullptr,
+        .unverified = true};
+    auto rendered = prompts::render_tool(*tool, ctx);
     require(rendered.has_value());
     return rendered->input_schema;
   }();

@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "audit/placeholders.h"
-#include "audit/tool_description.h"
-#include "audit/tool_render.h"
 #include "fuzz_util.h"
+#include "prompts/tool_description.h"
+#include "prompts/tool_render.h"
 
 namespace {
 
@@ -27,16 +27,16 @@ Capabilities with_level(Enforcement level) {
   return caps;
 }
 
-void render(const audit::ToolTemplate& tool) {
+void render(const prompts::ToolTemplate& tool) {
   for (const Enforcement level : {Enforcement::kNone, Enforcement::kEnforced}) {
     for (const bool unverified : {false, true}) {
-      const audit::RenderContext ctx{.backend_name = "fuzz",
-                                     .capabilities = with_level(level),
-                                     .timeout = std::chrono::milliseconds(1500),
-                                     .languages = {Language::kBash},
-                                     .report = nullptr,
-                                     .unverified = unverified};
-      const auto rendered = audit::render_tool(tool, ctx);
+      const prompts::RenderContext ctx{.backend_name = "fuzz",
+                                       .capabilities = with_level(level),
+                                       .timeout = std::chrono::milliseconds(1500),
+                                       .languages = {Language::kBash},
+                                       .report = nullptr,
+                                       .unverified = unverified};
+      const auto rendered = prompts::render_tool(tool, ctx);
       if (!rendered) {
         require(!rendered.error().message.empty());
         continue;
@@ -51,7 +51,7 @@ void render(const audit::ToolTemplate& tool) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  (void)audit::parse_manifest(bytes);
+  (void)prompts::parse_manifest(bytes);
   const std::size_t newline = bytes.find('\n');
   const std::string_view path = bytes.substr(0, newline);
   const std::string_view text =
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string as_text(text);
   const Result<std::string> filled = audit::fill_placeholders(as_text, values);
   if (as_text.find("{{") == std::string::npos) require(filled.has_value() && *filled == as_text);
-  const Result<audit::ToolTemplate> tool = audit::parse_template(path, text);
+  const Result<prompts::ToolTemplate> tool = prompts::parse_template(path, text);
   if (!tool) {
     require(!tool.error().message.empty());
     return 0;

@@ -1,4 +1,4 @@
-#include "audit/tool_render.h"
+#include "prompts/tool_render.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,13 @@
 #include "audit/placeholders.h"
 #include "cordon/units.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
+
+using audit::AttemptStatus;
+using audit::AttemptVerdict;
+using audit::AuditReport;
+using audit::InterpreterVersion;
+
 namespace {
 
 using nlohmann::json;
@@ -81,7 +87,7 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
 // Fills {{name}} in `text`; "{{name}}" with no value is an error.
 Result<std::string> fill(const std::string& text,
                          const std::map<std::string, std::string>& values) {
-  Result<std::string> out = fill_placeholders(text, values);
+  Result<std::string> out = audit::fill_placeholders(text, values);
   if (!out) return fail(ErrorCode::kInvalidArgument, "tool description: " + out.error().message);
   // Sentences left empty leave double spaces behind.
   std::string tidy;
@@ -298,4 +304,4 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
           ctx.capabilities.level(Aspect::kFilesystem) == Enforcement::kEnforced};
 }
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

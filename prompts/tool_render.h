@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "audit/report.h"
-#include "audit/tool_description.h"
 #include "cordon/capabilities.h"
 #include "cordon/request.h"
+#include "prompts/tool_description.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 
 inline constexpr std::string_view kUnverifiedMark = "[unverified] ";
 
@@ -33,8 +33,8 @@ struct RenderContext {
   std::string backend_name;
   Capabilities capabilities;  // for the effective limits
   std::chrono::milliseconds timeout{kDefaultTimeout};
-  std::vector<Language> languages;      // available on this host
-  const AuditReport* report = nullptr;  // null: nothing is proven
+  std::vector<Language> languages;             // available on this host
+  const audit::AuditReport* report = nullptr;  // null: nothing is proven
   bool unverified = false;
 };
 
@@ -74,7 +74,7 @@ struct RenderedTool {
 
 // Whether the report proves the claims on `aspect`: "" when proven, else why not.
 // `contradicted` is set when an attempt escaped.
-[[nodiscard]] std::string unproven_reason(const AuditReport* report, Aspect aspect,
+[[nodiscard]] std::string unproven_reason(const audit::AuditReport* report, Aspect aspect,
                                           bool* contradicted);
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

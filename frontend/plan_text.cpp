@@ -1,4 +1,4 @@
-#include "plan_text.h"
+#include "frontend/plan_text.h"
 
 #include <cerrno>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include "cordon/result_json.h"
 #include "cordon/units.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 using nlohmann::json;
@@ -364,4 +364,4 @@ std::string render_plan_text(const json& plan) {
   return out;
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

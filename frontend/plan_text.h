@@ -10,7 +10,7 @@
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/request.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 // How many rules of each kind a syscall policy has: {"allowed": n (unconditional),
 // "by_argument": n (allowed or denied depending on one argument), "denied": n (EPERM and
@@ -30,4 +30,4 @@ namespace cordon::cli {
 // and the command. Ends with a newline.
 [[nodiscard]] std::string render_plan_text(const nlohmann::json& plan);
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -75,7 +75,7 @@ struct Catalogue {
 };
 
 [[nodiscard]] Result<Catalogue> parse_catalogue(std::string_view json_text);
-// The catalogue built into cordon (core/audit/catalogue.json).
+// The catalogue built into cordon (audit/catalogue.json).
 [[nodiscard]] std::string_view builtin_catalogue_text();
 [[nodiscard]] Result<Catalogue> builtin_catalogue();
 

@@ -16,7 +16,7 @@
 
 #include "cordon/result.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 inline constexpr int kExitCordonFailed = 125;
 inline constexpr int kExitTimedOut = 124;
@@ -34,4 +34,4 @@ inline constexpr int kExitCancelledDefault = 130;
 // "sandbox error: ..." — without the "cordon: " prefix.
 [[nodiscard]] std::string status_line(const RunResult& result);
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -2,8 +2,8 @@
 // request (re-run).
 #include <utility>
 
-#include "cordon/history.h"
 #include "cordon/result_json.h"
+#include "frontend/history.h"
 
 namespace cordon::history {
 

@@ -19,7 +19,7 @@
 #include "cordon/capabilities.h"
 #include "cordon/error.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 inline constexpr std::string_view kAutoBackend = "auto";
 // Among equally strong backends: namespace first (a run costs a few ms; the container
@@ -56,4 +56,4 @@ struct BackendChoice {
 // The isolation aspects a backend does not fully enforce: "network, filesystem".
 [[nodiscard]] std::string missing_isolation(const Capabilities& capabilities);
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -7,12 +7,12 @@
 #include <string_view>
 #include <vector>
 
-#include "backend_choice.h"
 #include "cordon/backend_options.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/request.h"
+#include "frontend/backend_choice.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 struct CatalogEntry {
   PluginInfo plugin;
@@ -65,4 +65,4 @@ class BackendCatalog {
 [[nodiscard]] Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
                                                 std::string_view wanted, bool allow_unisolated);
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

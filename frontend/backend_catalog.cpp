@@ -1,9 +1,9 @@
-#include "backend_catalog.h"
+#include "frontend/backend_catalog.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only, BackendOptions options)
     : search_path_(PluginRegistry::default_search_path()), options_(std::move(options)) {
@@ -75,4 +75,4 @@ Backend* BackendCatalog::backend(const std::string& name) const {
   return it == entries_.end() ? nullptr : it->backend.get();
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

@@ -1,10 +1,10 @@
-#include "audit/tool_formats.h"
+#include "prompts/tool_formats.h"
 
 #include <algorithm>
 
 #include "cordon/result_json.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 
 using nlohmann::json;
 
@@ -61,4 +61,4 @@ Result<std::string> format_tool(const RenderedTool& tool, std::string_view forma
   return out.dump(2, ' ', /*ensure_ascii=*/false) + "\n";
 }
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

@@ -1,13 +1,13 @@
-#include "audit/tool_description.h"
+#include "prompts/tool_description.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "audit/embedded.h"
 #include "cordon/json_number.h"
 #include "cordon/sha256.h"
+#include "prompts/embedded.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 
 using nlohmann::json;
 
@@ -99,4 +99,4 @@ Result<ToolTemplate> find_template(std::string_view id, std::optional<int> versi
   return std::move(*found);
 }
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

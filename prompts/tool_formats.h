@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "audit/tool_render.h"
+#include "prompts/tool_render.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 
 inline constexpr std::array<std::string_view, 5> kToolFormats = {
     "text", "openai", "openai-responses", "anthropic", "mcp"};
@@ -29,4 +29,4 @@ inline constexpr std::array<std::string_view, 5> kToolFormats = {
 // The tool in `format`; JSON formats are pretty-printed. Fails on an unknown format.
 [[nodiscard]] Result<std::string> format_tool(const RenderedTool& tool, std::string_view format);
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "cordon/history.h"
 #include "cordon/unique_fd.h"
+#include "frontend/history.h"
 #include "schema.h"
 #include "sqlite_db.h"
 

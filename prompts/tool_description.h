@@ -12,7 +12,7 @@
 
 #include "cordon/error.h"
 
-namespace cordon::audit {
+namespace cordon::prompts {
 
 struct ToolTemplate {
   std::string id;  // "run_code"
@@ -40,4 +40,4 @@ struct ManifestEntry {
 // The template `id` at `version`, or its latest version when unset.
 [[nodiscard]] Result<ToolTemplate> find_template(std::string_view id, std::optional<int> version);
 
-}  // namespace cordon::audit
+}  // namespace cordon::prompts

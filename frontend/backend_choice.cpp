@@ -1,10 +1,10 @@
-#include "backend_choice.h"
+#include "frontend/backend_choice.h"
 
 #include <algorithm>
 #include <iterator>
 #include <tuple>
 
-namespace cordon::cli {
+namespace cordon::frontend {
 namespace {
 
 // What `auto` compares (backend_choice.h): isolation aspects fully enforced, then all
@@ -152,4 +152,4 @@ Result<BackendChoice> choose_backend(const std::vector<BackendCandidate>& candid
       .name = best->name, .isolates = isolates, .reason = auto_reason(*best, next)};
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

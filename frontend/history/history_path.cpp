@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "cordon/history.h"
+#include "frontend/history.h"
 
 namespace cordon::history {
 namespace {

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <string>
 
-#include "cordon/history.h"
 #include "cordon/scope_exit.h"
+#include "frontend/history.h"
 #include "sqlite_db.h"
 
 namespace cordon::history::detail {

@@ -1,4 +1,4 @@
-#include "exit_status.h"
+#include "frontend/exit_status.h"
 
 #include <chrono>
 #include <csignal>
@@ -6,7 +6,7 @@
 
 #include "cordon/units.h"
 
-namespace cordon::cli {
+namespace cordon::frontend {
 
 int exit_status(const RunResult& result, int cancel_signal) {
   switch (result.outcome) {
@@ -87,4 +87,4 @@ std::string status_line(const RunResult& result) {
   return describe_outcome(result) + truncation_note(result) + backend_tag(result);
 }
 
-}  // namespace cordon::cli
+}  // namespace cordon::frontend

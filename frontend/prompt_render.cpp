@@ -1,0 +1,104 @@
+#include "frontend/prompt_render.h"
+
+#include <charconv>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "audit/runner.h"
+#include "cordon/interpreter.h"
+#include "cordon/units.h"
+#include "prompts/tool_formats.h"
+
+namespace cordon::frontend {
+
+std::vector<Language> available_languages() {
+  std::vector<Language> out;
+  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
+    if (find_interpreter(l)) out.push_back(l);
+  }
+  return out;
+}
+
+Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
+                                                          bool may_audit) {
+  Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  if (!catalogue) return std::unexpected(catalogue.error());
+  const audit::ReportBinding binding = audit::binding_for(backend, *catalogue);
+  if (auto report = audit::load_report(binding)) return report;
+  if (!may_audit) return std::optional<audit::AuditReport>();
+  std::fprintf(stderr,
+               "cordon: no audit report for %s on this host and policy; running the audit "
+               "(cordon audit --backend %s)\n",
+               binding.backend_name.c_str(), binding.backend_name.c_str());
+  audit::AuditOptions options;
+  options.control_backend = control;
+  audit::AuditReport report = audit::start_report(backend, *catalogue, /*complete=*/true);
+  Result<std::vector<audit::AttemptVerdict>> verdicts =
+      audit::run_attempts(backend, *catalogue, options);
+  if (!verdicts) return std::unexpected(verdicts.error());
+  report.verdicts = std::move(*verdicts);
+  if (auto stored = audit::store_report(report); !stored) {
+    std::fprintf(stderr, "cordon: report not stored: %s\n", stored.error().describe().c_str());
+  }
+  return std::optional<audit::AuditReport>(std::move(report));
+}
+
+std::optional<audit::AuditReport> stored_report(const Backend& backend) {
+  Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  if (!catalogue) return std::nullopt;
+  return audit::load_report(audit::binding_for(backend, *catalogue));
+}
+
+prompts::RenderContext render_context(const PromptRender& input) {
+  return prompts::RenderContext{.backend_name = input.backend_name,
+                                .capabilities = input.backend->capabilities(input.limits),
+                                .timeout = input.timeout,
+                                .languages = available_languages(),
+                                .report = input.report,
+                                .unverified = input.unverified};
+}
+
+Result<std::string> render_prompt(const PromptRender& input, std::string_view format) {
+  Result<prompts::RenderedTool> rendered = prompts::render_tool(*input.tool, render_context(input));
+  if (!rendered) return std::unexpected(rendered.error());
+  return prompts::format_tool(*rendered, format);
+}
+
+Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
+  const std::size_t at = text.rfind('@');
+  int version = 0;
+  if (at == std::string_view::npos || at == 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string_view digits = text.substr(at + 1);
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || version <= 0) {
+    return fail(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' is not ID@VERSION");
+  }
+  const std::string id(text.substr(0, at));
+  Result<prompts::ToolTemplate> tool = prompts::find_template(id, version);
+  if (!tool) return std::unexpected(tool.error());
+  return ToolDescriptionRef{.id = id, .version = version};
+}
+
+Result<std::string> render_for_backend(Backend& backend, const std::string& backend_name,
+                                       Backend* control, const Limits& limits,
+                                       std::chrono::milliseconds timeout,
+                                       const PromptOptions& options) {
+  Result<prompts::ToolTemplate> tool = prompts::find_template(options.id, options.version);
+  if (!tool) return fail(tool.error().code, tool.error().describe());
+  Result<std::optional<audit::AuditReport>> report =
+      matching_report(backend, control, !options.no_audit);
+  if (!report) return fail(report.error().code, "audit: " + report.error().describe());
+  const PromptRender input{.tool = &*tool,
+                           .backend = &backend,
+                           .backend_name = backend_name,
+                           .limits = limits,
+                           .timeout = timeout,
+                           .report = *report ? &**report : nullptr,
+                           .unverified = options.unverified};
+  return render_prompt(input, options.format);
+}
+
+}  // namespace cordon::frontend
