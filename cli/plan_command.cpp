@@ -34,15 +34,16 @@ int plan_command(const RunOptions& options) {
     return report_failure(s.error().describe(), options.json);
   }
 
-  Result<nlohmann::json> plan = backend->describe_plan(*request);
+  Result<Plan> plan = backend->describe_plan(*request);
   if (!plan) return report_failure("plan: " + plan.error().describe(), options.json);
-  nlohmann::json full =
-      complete_plan(std::move(*plan), *request, backend->capabilities(request->limits));
-  full["choice"] = {{"requested", options.backend}, {"reason", choice->reason}};
+  Plan full = complete_plan(std::move(*plan), *request, backend->capabilities(request->limits));
+  full.choice_requested = options.backend;
+  full.choice_reason = choice->reason;
 
   if (options.json) {
-    const std::string text = full.dump(/*indent=*/2, /*indent_char=*/' ', /*ensure_ascii=*/false,
-                                       nlohmann::json::error_handler_t::replace);
+    const std::string text =
+        to_json(full).dump(/*indent=*/2, /*indent_char=*/' ', /*ensure_ascii=*/false,
+                           nlohmann::json::error_handler_t::replace);
     std::fprintf(stdout, "%s\n", text.c_str());
   } else {
     std::fputs(render_plan_text(full).c_str(), stdout);

@@ -1,5 +1,6 @@
 #include "frontend/plan_text.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -7,21 +8,12 @@
 #include <string_view>
 
 #include "cordon/backend.h"
+#include "cordon/limit_check.h"
 #include "cordon/result_json.h"
 #include "cordon/units.h"
 
 namespace cordon::frontend {
 namespace {
-
-using nlohmann::json;
-
-// A string member, or "" when it is missing or not a string (plans are backend data:
-// the renderer never throws on a shape it did not expect).
-std::string str(const json& object, const char* key) {
-  if (!object.is_object()) return {};
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 std::string padded(std::string text, std::size_t width) {
   if (text.size() < width) text.resize(width, ' ');
@@ -58,64 +50,57 @@ bool is_mount_op(std::string_view op) {
   return op != "mkdir" && op != "mkfile" && op != "write_file" && op != "symlink";
 }
 
-std::string flag_list(const json& step) {
-  std::string flags;
-  const auto it = step.find("flags");
-  if (it == step.end() || !it->is_array()) return flags;
-  for (const json& flag : *it) {
-    if (!flag.is_string()) continue;
-    if (!flags.empty()) flags += ",";
-    flags += flag.get<std::string>();
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
   }
-  return flags;
+  return out;
 }
 
 // One mount step per line: "  bind              /usr  from /usr  [ro,nosuid,nodev]".
-std::string mount_line(const json& step) {
-  const std::string op = str(step, "op");
-  std::string line = "  " + padded(op, 17) + padded(str(step, "target"), 22);
+std::string mount_line(const PlanStep& step) {
+  std::string line = "  " + padded(step.op, 17) + padded(step.target, 22);
   std::string detail;
-  if (const std::string source = str(step, "source"); !source.empty()) detail = "from " + source;
-  if (const std::string options = str(step, "options"); !options.empty()) {
+  if (!step.source.empty()) detail = "from " + step.source;
+  if (!step.options.empty()) {
     if (!detail.empty()) detail += "; ";
-    detail += readable_mount_options(options);
+    detail += readable_mount_options(step.options);
   }
-  if (op == "bind" || op == "tmpfs" || op == "proc" || op == "root") {
-    std::string flags = flag_list(step);
+  if (step.op == "bind" || step.op == "tmpfs" || step.op == "proc" || step.op == "root") {
+    std::string flags = joined(step.flags, ",");
     if (!flags.starts_with("ro")) flags = flags.empty() ? "rw" : "rw," + flags;
     if (!detail.empty()) detail += " ";
     detail += "[" + flags + "]";
   }
-  if (step.value("optional", false)) detail += detail.empty() ? "(if present)" : " (if present)";
+  if (step.optional) detail += detail.empty() ? "(if present)" : " (if present)";
   line += detail;
   while (!line.empty() && line.back() == ' ') line.pop_back();
   return line + "\n";
 }
 
-void render_filesystem(const json& plan, std::string& out) {
+void render_filesystem(const Plan& plan, std::string& out) {
   // Absent is not "none": a plan that does not say must not read as the host's filesystem.
-  if (!plan.contains("filesystem")) {
+  if (!plan.filesystem) {
     out += "mounts: not stated by this backend's plan\n";
     return;
   }
-  const json& fs = plan["filesystem"];
-  if (!fs.is_object() || !fs.contains("steps") || !fs["steps"].is_array()) {
+  if (!*plan.filesystem) {
     out += "mounts: none (the code sees the host's filesystem as it is)\n";
     return;
   }
   out += "mounts (in order):\n";
   std::size_t mount_points = 0;
   std::string files;
-  for (const json& step : fs["steps"]) {
-    const std::string op = str(step, "op");
-    if (is_mount_op(op)) {
+  for (const PlanStep& step : (*plan.filesystem)->steps) {
+    if (is_mount_op(step.op)) {
       out += mount_line(step);
-    } else if (op == "write_file") {
-      files += "  " + padded(str(step, "target"), 22) +
-               std::to_string(str(step, "contents").size()) + " bytes, mode " + str(step, "mode") +
-               "\n";
-    } else if (op == "symlink") {
-      files += "  " + padded(str(step, "target"), 22) + "-> " + str(step, "source") + "\n";
+    } else if (step.op == "write_file") {
+      files += "  " + padded(step.target, 22) + std::to_string(step.contents.size()) +
+               " bytes, mode " + step.mode + "\n";
+    } else if (step.op == "symlink") {
+      files += "  " + padded(step.target, 22) + "-> " + step.source + "\n";
     } else {
       ++mount_points;
     }
@@ -124,79 +109,65 @@ void render_filesystem(const json& plan, std::string& out) {
          " mount points and directories besides):\n" + files;
 }
 
-std::string counts_text(const json& rules) {
-  if (!rules.is_object()) return "rule counts unknown (a policy cordon does not know by its hash)";
-  return std::to_string(rules.value("allowed", 0)) + " syscalls allowed, " +
-         std::to_string(rules.value("by_argument", 0)) + " allowed or denied by argument, " +
-         std::to_string(rules.value("denied", 0) + rules.value("killed", 0)) +
-         " denied explicitly, every other syscall " + rules.value("otherwise", std::string("?"));
+std::string counts_text(const std::optional<SyscallRuleCounts>& rules) {
+  if (!rules) return "rule counts unknown (a policy cordon does not know by its hash)";
+  return std::to_string(rules->allowed) + " syscalls allowed, " +
+         std::to_string(rules->by_argument) + " allowed or denied by argument, " +
+         std::to_string(rules->denied + rules->killed) +
+         " denied explicitly, every other syscall " +
+         (rules->otherwise.empty() ? std::string("?") : rules->otherwise);
 }
 
-void render_seccomp(const json& plan, std::string& out) {
-  const json& seccomp = plan.contains("seccomp") ? plan["seccomp"] : json();
-  if (!seccomp.is_object()) {
+void render_seccomp(const Plan& plan, std::string& out) {
+  if (!plan.seccomp) {
     out += "seccomp: none (no syscall filter)\n";
     return;
   }
-  out += "seccomp: policy " + str(seccomp, "policy") + " v" +
-         std::to_string(seccomp.value("version", 0)) + ", " + str(seccomp, "hash") + "\n";
-  out += "  " + counts_text(seccomp.contains("rules") ? seccomp["rules"] : json()) + "\n";
+  const PlanSeccomp& seccomp = *plan.seccomp;
+  out += "seccomp: policy " + seccomp.policy + " v" + std::to_string(seccomp.version) + ", " +
+         seccomp.hash + "\n";
+  out += "  " + counts_text(seccomp.rules) + "\n";
 }
 
-// The aspect a limit entry is about: its key that names an aspect ("memory"), whatever
-// else the backend puts beside "by" ("enforcement", "default", ...).
-std::string limit_aspect(const json& entry) {
-  if (!entry.is_object()) return {};
-  for (const Aspect aspect : kAllAspects) {
-    if (std::string name(to_string(aspect)); entry.contains(name)) return name;
-  }
-  return {};
-}
-
-std::string scalar_text(const json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_null()) return "-";
-  return value.dump();
-}
-
-void render_limits(const json& plan, std::string& out) {
+void render_limits(const Plan& plan, std::string& out) {
   out += "limits:\n";
-  const auto it = plan.find("limits");
-  if (it == plan.end() || !it->is_array() || it->empty()) {
+  if (plan.limits.empty()) {
     out += "  none\n";
     return;
   }
-  for (const json& entry : *it) {
-    if (!entry.is_object()) continue;
-    const std::string aspect = limit_aspect(entry);
-    if (aspect.empty()) continue;
-    std::string line = "  " + padded(aspect, 10) + padded(scalar_text(entry[aspect]), 18) + "by " +
-                       str(entry, "by");
-    if (const std::string level = str(entry, "enforcement");
-        !level.empty() && level != "enforced") {
-      line += " (" + level + ")";
+  for (const PlanLimit& limit : plan.limits) {
+    std::string line = "  " + padded(std::string(to_string(limit.aspect)), 10) +
+                       padded(limit.value.value_or("-"), 18) + "by " + limit.by;
+    if (limit.enforcement != Enforcement::kEnforced) {
+      line += " (" + std::string(to_string(limit.enforcement)) + ")";
     }
     // A ceiling the backend applies though the request asked for none.
-    if (entry.value("default", false)) line += " (default)";
+    if (limit.is_default) line += " (default)";
     out += line + "\n";
   }
 }
 
+bool is_limit_aspect(Aspect aspect) {
+  return aspect == Aspect::kMemory || aspect == Aspect::kProcesses || aspect == Aspect::kCpu ||
+         aspect == Aspect::kDisk || aspect == Aspect::kOutput;
+}
+
+bool is_isolation_aspect(Aspect aspect) {
+  return aspect == Aspect::kNetwork || aspect == Aspect::kFilesystem ||
+         aspect == Aspect::kEnvironment || aspect == Aspect::kProcessTree;
+}
+
 // What a request may ask for each limit, from the backend's declared ranges (the plan's
-// "aspects"); a limit aspect with no range cannot be limited by this backend at all.
-void render_accepted(const json& plan, std::string& out) {
-  const auto it = plan.find("aspects");
-  if (it == plan.end() || !it->is_array()) return;
+// aspects); a limit aspect with no range cannot be limited by this backend at all.
+void render_accepted(const Plan& plan, std::string& out) {
+  if (!plan.aspects) return;
   std::string lines;
   std::string refused;
-  for (const json& aspect : *it) {
-    if (!aspect.is_object()) continue;
-    const std::string name = str(aspect, "aspect");
-    const bool limit = name == "memory" || name == "processes" || name == "cpu" || name == "disk" ||
-                       name == "output";
-    if (!limit) continue;
-    if (const auto range = aspect.find("range"); range != aspect.end() && range->is_object()) {
-      lines += "  " + padded(name, 10) + str(*range, "text") + "\n";
+  for (const Capability& c : plan.aspects->aspects) {
+    if (!is_limit_aspect(c.aspect)) continue;
+    const std::string name(to_string(c.aspect));
+    if (c.range) {
+      lines += "  " + padded(name, 10) + format_range(c.aspect, *c.range) + "\n";
     } else {
       refused += (refused.empty() ? "" : ", ") + name;
     }
@@ -206,39 +177,29 @@ void render_accepted(const json& plan, std::string& out) {
   if (!refused.empty()) out += "  cannot be limited here (asking is refused): " + refused + "\n";
 }
 
-std::string rlimit_value(const json& value) {
-  if (value.is_number_unsigned() &&
-      value.get<std::uint64_t>() == std::numeric_limits<std::uint64_t>::max()) {
-    return "unlimited";
-  }
-  return scalar_text(value);
+std::string rlimit_value(std::uint64_t value) {
+  if (value == std::numeric_limits<std::uint64_t>::max()) return "unlimited";
+  return std::to_string(value);
 }
 
-void render_rlimits(const json& plan, std::string& out) {
-  const auto it = plan.find("rlimits");
-  if (it == plan.end() || !it->is_array() || it->empty()) return;
+void render_rlimits(const Plan& plan, std::string& out) {
+  if (plan.rlimits.empty()) return;
   out += "rlimits (soft/hard):\n";
-  for (const json& r : *it) {
-    if (!r.is_object()) continue;
-    out += "  " + padded(str(r, "resource"), 16) + rlimit_value(r.value("soft", json())) + "/" +
-           rlimit_value(r.value("hard", json())) + "\n";
+  for (const PlanRlimit& r : plan.rlimits) {
+    out += "  " + padded(r.resource, 16) + rlimit_value(r.soft) + "/" + rlimit_value(r.hard) + "\n";
   }
 }
 
-void render_isolation(const json& plan, std::string& out) {
-  if (plan.value("isolates", false)) {
+void render_isolation(const Plan& plan, std::string& out) {
+  if (plan.isolates.value_or(false)) {
     out += "isolation: enforced (network, filesystem, environment, process tree)\n";
     return;
   }
   std::string missing;
-  const auto aspects = plan.find("aspects");
-  if (aspects != plan.end() && aspects->is_array()) {
-    for (const json& a : *aspects) {
-      const std::string name = str(a, "aspect");
-      const bool isolation = name == "network" || name == "filesystem" || name == "environment" ||
-                             name == "process_tree";
-      if (isolation && str(a, "enforcement") != "enforced") {
-        missing += (missing.empty() ? "" : ", ") + name;
+  if (plan.aspects) {
+    for (const Capability& c : plan.aspects->aspects) {
+      if (is_isolation_aspect(c.aspect) && c.enforcement != Enforcement::kEnforced) {
+        missing += (missing.empty() ? "" : ", ") + std::string(to_string(c.aspect));
       }
     }
   }
@@ -246,35 +207,27 @@ void render_isolation(const json& plan, std::string& out) {
       "isolation: no isolation — not enforced: " + (missing.empty() ? "unknown" : missing) + "\n";
 }
 
-void render_process(const json& plan, std::string& out) {
-  const auto ns = plan.find("namespaces");
-  std::string names;
-  if (ns != plan.end() && ns->is_array()) {
-    for (const json& n : *ns) names += (names.empty() ? "" : " ") + scalar_text(n);
-  }
-  if (ns == plan.end()) names = "not stated by this backend's plan";
-  out += "namespaces: " + (names.empty() ? std::string("none") : names) + "\n";
-  if (plan.contains("user") && plan["user"].is_object()) {
-    std::string map = str(plan, "uid_map");
+void render_process(const Plan& plan, std::string& out) {
+  std::string names = "not stated by this backend's plan";
+  if (plan.namespaces) names = plan.namespaces->empty() ? "none" : joined(*plan.namespaces, " ");
+  out += "namespaces: " + names + "\n";
+  if (plan.user) {
+    std::string map = plan.uid_map;
     while (!map.empty() && map.back() == '\n') map.pop_back();
-    out += "user: uid " + scalar_text(plan["user"].value("uid", json())) + ", gid " +
-           scalar_text(plan["user"].value("gid", json())) +
-           (map.empty() ? "" : " (uid_map \"" + map + "\")") + "\n";
+    out += "user: uid " + std::to_string(plan.user->uid) + ", gid " +
+           std::to_string(plan.user->gid) + (map.empty() ? "" : " (uid_map \"" + map + "\")") +
+           "\n";
   }
-  if (const std::string host = str(plan, "hostname"); !host.empty()) {
-    out += "hostname: " + host + "\n";
-  }
-  if (const std::string net = str(plan, "network"); !net.empty()) out += "network: " + net + "\n";
-  if (const std::string caps = str(plan, "capabilities"); !caps.empty()) {
-    out += "linux capabilities: " + caps + "\n";
+  if (!plan.hostname.empty()) out += "hostname: " + plan.hostname + "\n";
+  if (!plan.network.empty()) out += "network: " + plan.network + "\n";
+  if (!plan.linux_capabilities.empty()) {
+    out += "linux capabilities: " + plan.linux_capabilities + "\n";
   }
 }
 
-void render_command(const json& plan, std::string& out) {
-  const auto argv = plan.find("argv");
-  if (argv == plan.end() || !argv->is_array()) return;
-  std::string command;
-  for (const json& arg : *argv) command += (command.empty() ? "" : " ") + scalar_text(arg);
+void render_command(const Plan& plan, std::string& out) {
+  if (plan.argv.empty()) return;
+  std::string command = joined(plan.argv, " ");
   // One line: the code's own line breaks and tabs are shown escaped.
   for (std::size_t at = command.find_first_of("\n\t"); at != std::string::npos;
        at = command.find_first_of("\n\t", at + 2)) {
@@ -286,73 +239,59 @@ void render_command(const json& plan, std::string& out) {
     while (cut > 0 && (static_cast<unsigned char>(command[cut]) & 0xC0U) == 0x80U) --cut;
     command = command.substr(0, cut) + "…";
   }
-  out += "command: " + command + " (in " + str(plan, "cwd") + ")\n";
+  out += "command: " + command + " (in " + plan.cwd + ")\n";
 }
 
 }  // namespace
 
-json syscall_rule_counts(const policy::SyscallPolicy& policy) {
-  int allowed = 0;
-  int by_argument = 0;
-  int denied = 0;
-  int killed = 0;
+SyscallRuleCounts syscall_rule_counts(const policy::SyscallPolicy& policy) {
+  SyscallRuleCounts counts;
   for (const policy::SyscallRule& rule : policy.rules) {
     if (rule.when) {
-      ++by_argument;
+      ++counts.by_argument;
     } else if (rule.verdict.kind == policy::Verdict::Kind::kAllow) {
-      ++allowed;
+      ++counts.allowed;
     } else if (rule.verdict.kind == policy::Verdict::Kind::kKillProcess) {
-      ++killed;
+      ++counts.killed;
     } else {
-      ++denied;
+      ++counts.denied;
     }
   }
-  std::string otherwise = "allowed";
+  counts.otherwise = "allowed";
   if (policy.default_verdict.kind == policy::Verdict::Kind::kKillProcess) {
-    otherwise = "kills the process";
+    counts.otherwise = "kills the process";
   } else if (policy.default_verdict.kind == policy::Verdict::Kind::kErrno) {
     const int err = policy.default_verdict.errno_value;
-    otherwise = err == ENOSYS ? "fails with ENOSYS" : "fails with errno " + std::to_string(err);
+    counts.otherwise =
+        err == ENOSYS ? "fails with ENOSYS" : "fails with errno " + std::to_string(err);
   }
-  return {{"allowed", allowed},
-          {"by_argument", by_argument},
-          {"denied", denied},
-          {"killed", killed},
-          {"otherwise", otherwise}};
+  return counts;
 }
 
-json complete_plan(json plan, const RunRequest& request, const Capabilities& capabilities) {
-  if (!plan.is_object()) plan = json::object();
-  if (!plan.contains("isolates")) plan["isolates"] = capabilities.isolates();
-  if (!plan.contains("aspects")) plan["aspects"] = to_json(capabilities);
-  if (!plan.contains("limits") || !plan["limits"].is_array()) plan["limits"] = json::array();
-  for (const json& entry : plan_limits(request, capabilities)) {
-    const std::string aspect = limit_aspect(entry);
-    bool listed = false;
-    for (const json& have : plan["limits"])
-      listed = listed || (have.is_object() && have.contains(aspect));
-    if (!listed) plan["limits"].push_back(entry);
+Plan complete_plan(Plan plan, const RunRequest& request, const Capabilities& capabilities) {
+  if (!plan.isolates) plan.isolates = capabilities.isolates();
+  if (!plan.aspects) plan.aspects = capabilities;
+  for (PlanLimit& entry : plan_limits(request, capabilities)) {
+    const bool listed = std::ranges::any_of(
+        plan.limits, [&](const PlanLimit& have) { return have.aspect == entry.aspect; });
+    if (!listed) plan.limits.push_back(std::move(entry));
   }
-  json& seccomp = plan["seccomp"];
-  if (seccomp.is_object() && !seccomp.contains("rules")) {
-    // Counts only for a policy identified by its content hash: a name alone could be a
-    // different version of it.
+  // Counts only for a policy identified by its content hash: a name alone could be a
+  // different version of it.
+  if (plan.seccomp && !plan.seccomp->rules) {
     const policy::SyscallPolicy& known = policy::default_syscall_policy();
-    if (str(seccomp, "hash") == policy::content_hash(known)) {
-      seccomp["rules"] = syscall_rule_counts(known);
+    if (plan.seccomp->hash == policy::content_hash(known)) {
+      plan.seccomp->rules = syscall_rule_counts(known);
     }
   }
   return plan;
 }
 
-std::string render_plan_text(const json& plan) {
+std::string render_plan_text(const Plan& plan) {
   std::string out;
-  const json backend = plan.value("backend", json::object());
-  out += "plan of backend " + str(backend, "name") + " " + str(backend, "version") +
-         " (nothing was run)\n";
-  if (const std::string why = str(plan.value("choice", json::object()), "reason"); !why.empty()) {
-    out += "chosen: " + why + "\n";
-  }
+  out +=
+      "plan of backend " + plan.backend_name + " " + plan.backend_version + " (nothing was run)\n";
+  if (!plan.choice_reason.empty()) out += "chosen: " + plan.choice_reason + "\n";
   render_isolation(plan, out);
   render_process(plan, out);
   render_filesystem(plan, out);

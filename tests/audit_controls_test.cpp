@@ -143,9 +143,9 @@ TEST_F(AuditControls, DeleteProbeDeletesACanaryInsideTheSandbox) {
   // canary and a sibling are planted as input files. The backend collects artifacts from
   // outside, after the run: the sibling's presence shows they were collected, the
   // canary's absence that the probe's rm deleted it.
-  Result<nlohmann::json> plan = production_.describe_plan(RunRequest{});
+  Result<Plan> plan = production_.describe_plan(RunRequest{});
   ASSERT_TRUE(plan.has_value()) << plan.error().describe();
-  const std::string cwd = (*plan)["cwd"].get<std::string>();
+  const std::string cwd = plan->cwd;
   RunRequest request;
   request.input_files = {{"w/keep.txt", fixture_->keep_content()}, {"w/sibling.txt", "stays\n"}};
   request.artifact_globs = {"w/*"};

@@ -39,24 +39,20 @@ inline void expect_run_enforces_what_is_claimed(const RunResult& run, const Capa
   }
 }
 
-// The limits a plan lists (describe_plan's "limits": [{"<aspect>": value, "by": words}])
-// name each limit as the claim does: the plan is rendered from the same declaration.
+// The limits a plan lists (describe_plan's limits: aspect, value, mechanism in words) name
+// each limit as the claim does: the plan is rendered from the same declaration.
 inline void expect_plan_names_what_is_claimed(const Backend& backend, const RunRequest& request) {
-  const Result<nlohmann::json> plan = backend.describe_plan(request);
+  const Result<Plan> plan = backend.describe_plan(request);
   ASSERT_TRUE(plan) << plan.error().describe();
   const Capabilities claimed = backend.capabilities(request.limits);
-  ASSERT_TRUE(plan->contains("limits")) << plan->dump();
-  for (const nlohmann::json& entry : plan->at("limits")) {
-    for (const Aspect aspect : kAllAspects) {
-      const std::string name(to_string(aspect));
-      if (!entry.contains(name)) continue;
-      const Capability* c = claimed.find(aspect);
-      ASSERT_NE(c, nullptr) << name;
-      EXPECT_EQ(entry.value("by", ""), c->mechanism.empty() ? "not enforced" : c->mechanism)
-          << name << " in " << entry.dump();
-      if (c->value && aspect != Aspect::kTimeout) {
-        EXPECT_EQ(entry.at(name), *c->value) << name << " in " << entry.dump();
-      }
+  ASSERT_FALSE(plan->limits.empty()) << to_json(*plan).dump();
+  for (const PlanLimit& entry : plan->limits) {
+    const std::string name(to_string(entry.aspect));
+    const Capability* c = claimed.find(entry.aspect);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(entry.by, c->mechanism.empty() ? "not enforced" : c->mechanism) << name;
+    if (c->value && entry.aspect != Aspect::kTimeout) {
+      EXPECT_EQ(entry.value, *c->value) << name;
     }
   }
 }

@@ -207,7 +207,7 @@ TEST(ContainerPlan, FilesystemFromTheSharedPlan) {
 TEST(ContainerPlan, PlanViewHasEveryNamespaceAndMountOfTheConfig) {
   auto plan = make_bundle_plan(inputs());
   ASSERT_TRUE(plan.has_value());
-  const json view = plan_view(*plan);
+  const json view = to_json(plan_view(*plan));
   const json& c = plan->config;
   std::vector<json> namespaces;
   for (const json& ns : c["linux"]["namespaces"]) namespaces.push_back(ns["type"]);

@@ -212,7 +212,7 @@ TEST(NamespacePlan, InvalidRequestIsRefused) {
 TEST(NamespacePlan, JsonNamesPolicyMountsAndLimits) {
   Fixture f;
   f.req.limits.memory_bytes = 64u << 20;
-  const nlohmann::json j = to_json(f.plan());
+  const nlohmann::json j = to_json(to_plan(f.plan()));
   EXPECT_EQ(j.at("seccomp").at("policy"), "cordon-default");
   EXPECT_EQ(j.at("seccomp").at("hash"), "sha256:abc");
   EXPECT_EQ(j.at("uid_map"), "65534 1000 1\n");

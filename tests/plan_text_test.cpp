@@ -14,6 +14,13 @@ namespace {
 
 using nlohmann::json;
 
+// A plan as a plugin's JSON answer is read on the loader's side.
+Plan read(const json& j) {
+  Result<Plan> plan = plan_from_json(j);
+  EXPECT_TRUE(plan) << plan.error().describe();
+  return plan ? *plan : Plan{};
+}
+
 Capabilities unisolated() {
   Capabilities caps;
   for (const Aspect aspect : kAllAspects) {
@@ -38,12 +45,12 @@ TEST(PlanTextTest, RuleCountsByKind) {
   namespace_flags.mask = 1;
   namespace_flags.on_match = policy::Verdict::error(EPERM);
   p.rules.push_back({"clone", policy::Verdict::allow(), namespace_flags});
-  const json counts = syscall_rule_counts(p);
-  EXPECT_EQ(counts["allowed"], 2);
-  EXPECT_EQ(counts["by_argument"], 1);
-  EXPECT_EQ(counts["denied"], 1);
-  EXPECT_EQ(counts["killed"], 1);
-  EXPECT_EQ(counts["otherwise"], "fails with ENOSYS");
+  const SyscallRuleCounts counts = syscall_rule_counts(p);
+  EXPECT_EQ(counts.allowed, 2);
+  EXPECT_EQ(counts.by_argument, 1);
+  EXPECT_EQ(counts.denied, 1);
+  EXPECT_EQ(counts.killed, 1);
+  EXPECT_EQ(counts.otherwise, "fails with ENOSYS");
 }
 
 TEST(PlanTextTest, CompletionAddsAspectsLimitsAndKnownPolicyCounts) {
@@ -55,7 +62,7 @@ TEST(PlanTextTest, CompletionAddsAspectsLimitsAndKnownPolicyCounts) {
                               {{"policy", "cordon-default"},
                                {"version", 1},
                                {"hash", policy::content_hash(policy::default_syscall_policy())}}}};
-  const json plan = complete_plan(backend_plan, request, unisolated());
+  const json plan = to_json(complete_plan(read(backend_plan), request, unisolated()));
   EXPECT_FALSE(plan["isolates"].get<bool>());
   EXPECT_EQ(plan["aspects"].size(), std::size(kAllAspects));
   int memory = 0;
@@ -72,7 +79,7 @@ TEST(PlanTextTest, CompletionAddsAspectsLimitsAndKnownPolicyCounts) {
 
   json unknown = backend_plan;
   unknown["seccomp"]["hash"] = "sha256:0000";
-  EXPECT_FALSE(complete_plan(unknown, request, unisolated())["seccomp"].contains("rules"))
+  EXPECT_FALSE(complete_plan(read(unknown), request, unisolated()).seccomp->rules)
       << "counts only for a policy known by its hash";
 }
 
@@ -100,7 +107,7 @@ TEST(PlanTextTest, TextShowsMountsOnePerLineWithSizesAndFlags) {
         {"hash", "sha256:ab"},
         {"rules", {{"allowed", 3}, {"by_argument", 1}, {"denied", 2}, {"otherwise", "ENOSYS"}}}}},
       {"limits", json::array({{{"memory", "128 MiB"}, {"by", "cgroup"}}})}};
-  const std::string text = render_plan_text(plan);
+  const std::string text = render_plan_text(read(plan));
   EXPECT_NE(text.find("namespaces: user pid net\n"), std::string::npos) << text;
   EXPECT_NE(text.find("/usr                   from /usr [ro,nosuid,nodev]\n"), std::string::npos)
       << text;
@@ -118,10 +125,10 @@ TEST(PlanTextTest, TextShowsMountsOnePerLineWithSizesAndFlags) {
 TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
   RunRequest request;
   // As Backend::describe_plan() says it: no namespaces, no filesystem of its own.
-  json plan = complete_plan({{"backend", {{"name", "subprocess"}, {"version", "0.1.0"}}},
-                             {"namespaces", json::array()},
-                             {"filesystem", nullptr},
-                             {"seccomp", nullptr}},
+  Plan plan = complete_plan(read({{"backend", {{"name", "subprocess"}, {"version", "0.1.0"}}},
+                                  {"namespaces", json::array()},
+                                  {"filesystem", nullptr},
+                                  {"seccomp", nullptr}}),
                             request, unisolated());
   const std::string text = render_plan_text(plan);
   EXPECT_NE(text.find("isolation: no isolation — not enforced: network, filesystem, "
@@ -134,8 +141,8 @@ TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
   EXPECT_NE(text.find("timeout    5 s"), std::string::npos) << text;
 
   // A plan that leaves them out says nothing about them: "none" would be a claim.
-  plan.erase("namespaces");
-  plan.erase("filesystem");
+  plan.namespaces.reset();
+  plan.filesystem.reset();
   const std::string unstated = render_plan_text(plan);
   EXPECT_NE(unstated.find("namespaces: not stated by this backend's plan"), std::string::npos)
       << unstated;

@@ -138,8 +138,8 @@ TEST(PluginRegistry, RequestsResultsAndEventsCrossTheCBoundaryUnchanged) {
   // The plan is the plugin's: here Backend's default, rendered on the plugin's side.
   auto plan = (*backend)->describe_plan(request);
   ASSERT_TRUE(plan) << plan.error().describe();
-  EXPECT_EQ((*plan)["backend"]["name"], "fixture");
-  EXPECT_EQ((*plan)["timeout_ms"], 1234);
+  EXPECT_EQ(plan->backend_name, "fixture");
+  EXPECT_EQ(plan->timeout_ms, 1234);
   // A request the plugin refuses: the plugin's kInvalidArgument, its message kept.
   request.limits.memory_bytes = 1;
   auto refused = (*backend)->describe_plan(request);

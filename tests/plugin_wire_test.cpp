@@ -176,17 +176,20 @@ TEST(PluginWire, CapabilitiesProbeAndPlanRoundTrip) {
   EXPECT_EQ(probe->reason, "no");
   EXPECT_FALSE(wire::probe_from_json(json{{"reason", "x"}}));
 
-  const Result<json> plan =
-      wire::plan_from_json(crossed(wire::to_json(Result<json>(json{{"a", 1}}))));
+  Plan sent;
+  sent.backend_name = "x";
+  sent.extra = {{"a", 1}};
+  const Result<Plan> plan = wire::plan_from_json(crossed(wire::to_json(Result<Plan>(sent))));
   ASSERT_TRUE(plan);
-  EXPECT_EQ(*plan, (json{{"a", 1}}));
-  const Result<json> refused = wire::plan_from_json(
-      crossed(wire::to_json(Result<json>(fail(ErrorCode::kInvalidArgument, "too big")))));
+  EXPECT_EQ(plan->backend_name, "x");
+  EXPECT_EQ(plan->extra, (json{{"a", 1}}));
+  const Result<Plan> refused = wire::plan_from_json(
+      crossed(wire::to_json(Result<Plan>(fail(ErrorCode::kInvalidArgument, "too big")))));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(refused.error().message, "too big");
-  const Result<json> broken =
-      wire::plan_from_json(crossed(wire::to_json(Result<json>(fail(ErrorCode::kSystem, "mount")))));
+  const Result<Plan> broken =
+      wire::plan_from_json(crossed(wire::to_json(Result<Plan>(fail(ErrorCode::kSystem, "mount")))));
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().code, ErrorCode::kPlugin);
   EXPECT_FALSE(wire::plan_from_json(json::array()));

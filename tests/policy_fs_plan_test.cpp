@@ -286,9 +286,11 @@ TEST(FsPlan, HostnameAndIdentity) {
   EXPECT_FALSE(make_fs_plan(o));
 }
 
-TEST(FsPlan, JsonListsEveryStep) {
+TEST(FsPlan, PlanViewListsEveryStep) {
   const FsPlan p = default_plan();
-  const nlohmann::json j = to_json(p);
+  Plan plan;
+  plan.filesystem.emplace(plan_filesystem(p));
+  const nlohmann::json j = to_json(plan)["filesystem"];
   ASSERT_EQ(j["steps"].size(), p.steps.size());
   EXPECT_EQ(j["hostname"], "cordon");
   EXPECT_EQ(j["uid"], 65534);

@@ -32,12 +32,12 @@ void PlanTab::show_plan(const QString& backend_name, const RunRequest& request) 
   }
   title_->setText(
       tr("Plan of a run on %1 with the Run tab's limits (nothing is run)").arg(backend_name));
-  Result<nlohmann::json> plan = backend->describe_plan(request);
+  Result<Plan> plan = backend->describe_plan(request);
   if (!plan) {
     text_->setPlainText(tr("No plan: %1").arg(QString::fromStdString(plan.error().describe())));
     return;
   }
-  const nlohmann::json full =
+  const Plan full =
       frontend::complete_plan(std::move(*plan), request, backend->capabilities(request.limits));
   text_->setPlainText(QString::fromStdString(frontend::render_plan_text(full)));
 }

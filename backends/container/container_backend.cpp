@@ -415,35 +415,40 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   return caps;
 }
 
-Result<nlohmann::json> ContainerBackend::describe_plan(const RunRequest& request) const {
+Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   if (auto st = check_request(*this, request); !st) return std::unexpected(st.error());
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
   if (!payload) return std::unexpected(payload.error());
-  nlohmann::json j;
-  j["backend"] = {{"name", name()}, {"version", version()}};
-  j["runtime"] = runtime_probe_.name;
-  j["timeout_ms"] = effective_timeout(request).count();
+  Plan out;
+  // What only this backend's plan says: the runtime, and the engine's command line or the
+  // bundle's config.json itself.
+  nlohmann::json extra = {{"runtime", runtime_probe_.name}, {"env", payload->env}};
   if (engine_) {
     if (auto argv =
             engine_run_argv(*engine_, options_, request, kEnginePrefix + std::string("<name>"))) {
-      j["engine_argv"] = *argv;
+      extra["engine_argv"] = *argv;
     } else {
       return std::unexpected(argv.error());
     }
   } else if (auto plan = plan_bundle(key, "<name>")) {
-    j["oci_config"] = plan->config;
-    j.update(plan_view(*plan));
+    out = plan_view(*plan);
+    extra["oci_config"] = plan->config;
   }
-  j["argv"] = payload->argv;
-  j["env"] = payload->env;
+  out.backend_name = name();
+  out.backend_version = version();
+  out.timeout_ms = effective_timeout(request).count();
+  out.argv = payload->argv;
   // The limits in the declaration's words (claims.h): engine mode's are the engine's flags.
-  j["limits"] = plan_limits(request, capabilities(request.limits));
-  j["seccomp"] = options_.seccomp ? nlohmann::json{{"policy", policy_name_},
-                                                   {"version", policy_version_},
-                                                   {"hash", policy_hash_}}
-                                  : nlohmann::json(nullptr);
-  return j;
+  out.limits = plan_limits(request, capabilities(request.limits));
+  if (options_.seccomp) {
+    out.seccomp = PlanSeccomp{.policy = policy_name_,
+                              .version = policy_version_,
+                              .hash = policy_hash_,
+                              .rules = std::nullopt};
+  }
+  out.extra = std::move(extra);
+  return out;
 }
 
 namespace {

@@ -51,7 +51,7 @@ class ContainerBackend final : public Backend {
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
-  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
+  [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
 
   [[nodiscard]] const ContainerOptions& options() const { return options_; }
   // The warm pool, when options().pool_size > 0 (null otherwise).

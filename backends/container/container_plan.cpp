@@ -184,65 +184,62 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   return plan;
 }
 
-json plan_view(const BundlePlan& plan) {
+Plan plan_view(const BundlePlan& plan) {
   const json& config = plan.config;
-  json view;
-  json namespaces = json::array();
-  for (const json& ns : config.at("linux").at("namespaces")) namespaces.push_back(ns.at("type"));
-  view["namespaces"] = namespaces;
+  Plan view;
+  view.namespaces.emplace();
+  for (const json& ns : config.at("linux").at("namespaces")) {
+    view.namespaces->push_back(ns.at("type").get<std::string>());
+  }
 
-  json steps = json::array();
+  PlanFilesystem fs;
   const json& root = config.at("root");
-  json root_step = {{"op", "root"}, {"target", "/"}, {"source", root.at("path")}};
-  if (root.value("readonly", false)) root_step["flags"] = {"ro"};
-  steps.push_back(root_step);
+  PlanStep root_step{.op = "root", .target = "/", .source = root.at("path").get<std::string>()};
+  if (root.value("readonly", false)) root_step.flags = {"ro"};
+  fs.steps.push_back(std::move(root_step));
   // What the backend writes into the root directory before the runtime starts.
-  policy::FsPlan prep;
-  prep.steps = plan.rootfs_prep;
-  const json prep_json = policy::to_json(prep);
-  for (const json& step : prep_json.at("steps")) steps.push_back(step);
+  for (const policy::FsStep& step : plan.rootfs_prep) fs.steps.push_back(policy::plan_step(step));
   for (const json& m : config.at("mounts")) {
-    json step = {{"op", m.at("type")}, {"target", m.at("destination")}};
-    if (m.contains("source")) step["source"] = m["source"];
-    std::string data;
-    json flags = json::array();
+    PlanStep step{.op = m.at("type").get<std::string>(),
+                  .target = m.at("destination").get<std::string>(),
+                  .source = m.value("source", std::string())};
     for (const json& option : m.value("options", json::array())) {
       const std::string text = option.get<std::string>();
       if (text == "bind" || text == "rbind") continue;  // said by the op
       if (text.find('=') != std::string::npos) {
-        data += (data.empty() ? "" : ",") + text;
+        step.options += (step.options.empty() ? "" : ",") + text;
       } else {
-        flags.push_back(text);
+        step.flags.push_back(text);
       }
     }
-    if (!data.empty()) step["options"] = data;
-    if (!flags.empty()) step["flags"] = flags;
-    steps.push_back(std::move(step));
+    fs.steps.push_back(std::move(step));
   }
   for (const char* kind : {"maskedPaths", "readonlyPaths"}) {
     const std::string op = std::strcmp(kind, "maskedPaths") == 0 ? "mask" : "readonly";
     for (const json& path : config.at("linux").value(kind, json::array())) {
-      steps.push_back({{"op", op}, {"target", path}});
+      fs.steps.push_back(PlanStep{.op = op, .target = path.get<std::string>()});
     }
   }
-  view["filesystem"] = {{"steps", steps}};
+  view.filesystem.emplace(std::move(fs));
 
   const json& process = config.at("process");
-  view["user"] = process.at("user");
-  view["hostname"] = config.value("hostname", "");
-  view["cwd"] = process.value("cwd", "");
-  const bool own_network = std::ranges::find(namespaces, json("network")) != namespaces.end();
-  view["network"] =
+  const json& user = process.at("user");
+  view.user = PlanUser{.uid = user.value("uid", std::int64_t{0}),
+                       .gid = user.value("gid", std::int64_t{0})};
+  view.hostname = config.value("hostname", "");
+  view.cwd = process.value("cwd", "");
+  const bool own_network = std::ranges::find(*view.namespaces, "network") != view.namespaces->end();
+  view.network =
       own_network ? "loopback only (new network namespace, no route out)" : "host network";
   const json effective = process.at("capabilities").value("effective", json::array());
-  view["capabilities"] =
+  view.linux_capabilities =
       (effective.empty() ? std::string("all dropped") : "kept: " + effective.dump()) +
       (process.value("noNewPrivileges", false) ? "; no_new_privs" : "");
-  json rlimits = json::array();
   for (const json& r : process.value("rlimits", json::array())) {
-    rlimits.push_back({{"resource", r.at("type")}, {"soft", r.at("soft")}, {"hard", r.at("hard")}});
+    view.rlimits.push_back({.resource = r.at("type").get<std::string>(),
+                            .soft = r.at("soft").get<std::uint64_t>(),
+                            .hard = r.at("hard").get<std::uint64_t>()});
   }
-  view["rlimits"] = rlimits;
   return view;
 }
 

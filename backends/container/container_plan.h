@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/plan.h"
 #include "cordon/policy/fs_plan.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
@@ -97,12 +98,12 @@ struct BundlePlan {
 
 [[nodiscard]] Result<BundlePlan> make_bundle_plan(const BundleInputs& inputs);
 
-// The bundle in the keys every backend's plan shares (`cordon plan`, frontend/plan_text.h):
-// "namespaces" (names), "filesystem" {"steps": the root, the files written into it, the
-// mounts, masked and read-only paths, in the order they take effect}, "user", "hostname",
-// "network", "capabilities", "rlimits", "cwd". Read from `plan.config` itself, so the text
-// rendered from these keys says what the config.json beside them says.
-[[nodiscard]] nlohmann::json plan_view(const BundlePlan& plan);
+// The bundle as every backend's plan says it (cordon/plan.h; `cordon plan`): namespaces,
+// the filesystem steps (the root, the files written into it, the mounts, masked and
+// read-only paths, in the order they take effect), user, hostname, network, Linux
+// capabilities, rlimits, cwd. Read from `plan.config` itself, so the text rendered from
+// it says what the config.json beside it says.
+[[nodiscard]] Plan plan_view(const BundlePlan& plan);
 
 // What the init receives once the container is started.
 struct RunPayload {

@@ -245,7 +245,7 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
   return make_sandbox_plan(in);
 }
 
-Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request) const {
+Result<Plan> NamespaceBackend::describe_plan(const RunRequest& request) const {
   if (auto st = check_request(*this, request); !st) return std::unexpected(st.error());
   HostIdentity host{root_, root_ ? options_.uid_base : ::getuid(),
                     root_ ? options_.uid_base : ::getgid()};
@@ -254,13 +254,14 @@ Result<nlohmann::json> NamespaceBackend::describe_plan(const RunRequest& request
   cg.processes = cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses));
   auto plan = plan_for(request, host, cg);
   if (!plan) return std::unexpected(plan.error());
-  nlohmann::json j = to_json(*plan);
-  j["backend"] = {{"name", name()}, {"version", version()}};
+  Plan out = to_plan(*plan);
+  out.backend_name = name();
+  out.backend_version = version();
   // The limits in the declaration's words (claims.h), as `cordon backends` and a run's
   // `enforced` name them.
-  j["limits"] = plan_limits(request, capabilities(request.limits));
-  j["timeout_ms"] = effective_timeout(request).count();
-  return j;
+  out.limits = plan_limits(request, capabilities(request.limits));
+  out.timeout_ms = effective_timeout(request).count();
+  return out;
 }
 
 Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_tmp_fd,

@@ -71,7 +71,7 @@ class NamespaceBackend final : public Backend {
 
   // The plan a run of `request` would apply, without running it (`cordon plan --json`).
   // Host ids are shown as they would be mapped (for root: the first uid slot).
-  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
+  [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
 
   [[nodiscard]] const NamespaceOptions& options() const { return options_; }
   // The warm pool (NamespaceOptions::pool_size), or null.

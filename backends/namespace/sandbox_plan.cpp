@@ -166,42 +166,42 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   return plan;
 }
 
-nlohmann::json to_json(const SandboxPlan& plan) {
+Plan to_plan(const SandboxPlan& plan) {
   using nlohmann::json;
-  json rl = json::array();
+  Plan out;
+  out.namespaces = plan.namespaces;
+  out.uid_map = map_line(plan.uid_map);
+  out.hostname = plan.fs.hostname;
+  out.user = PlanUser{.uid = plan.fs.uid, .gid = plan.fs.gid};
+  out.filesystem.emplace(policy::plan_filesystem(plan.fs));
+  out.cwd = plan.cwd;
+  out.argv = plan.argv;
   for (const auto& r : plan.rlimits) {
-    rl.push_back({{"resource", r.name}, {"soft", r.setting.soft}, {"hard", r.setting.hard}});
+    out.rlimits.push_back({.resource = r.name, .soft = r.setting.soft, .hard = r.setting.hard});
   }
+  out.network = plan.loopback_up ? "loopback only (lo up, no route out)" : "host network";
+  out.linux_capabilities = plan.drop_capabilities
+                               ? "all dropped (effective, permitted, inheritable, bounding, "
+                                 "ambient); no_new_privs"
+                               : "kept (test only)";
+  if (plan.seccomp) {
+    out.seccomp = PlanSeccomp{.policy = plan.policy_name,
+                              .version = plan.policy_version,
+                              .hash = plan.policy_hash,
+                              .rules = std::nullopt};
+  }
+  // What only this backend's plan says.
   json files = json::array();
   for (const auto& f : plan.files) {
     files.push_back(
         {{"path", f.path}, {"bytes", f.data.size()}, {"kind", f.directory ? "dir" : "file"}});
   }
-  json j;
-  j["namespaces"] = plan.namespaces;
-  j["uid_map"] = map_line(plan.uid_map);
-  j["gid_map"] = map_line(plan.gid_map);
-  j["setgroups"] = plan.deny_setgroups ? "deny" : "allow (cleared in the child)";
-  j["hostname"] = plan.fs.hostname;
-  j["user"] = {{"uid", plan.fs.uid}, {"gid", plan.fs.gid}};
-  j["filesystem"] = policy::to_json(plan.fs);
-  j["files"] = files;
-  j["cwd"] = plan.cwd;
-  j["executable"] = plan.executable;
-  j["argv"] = plan.argv;
-  j["env"] = plan.env;
-  j["rlimits"] = rl;
-  j["network"] = plan.loopback_up ? "loopback only (lo up, no route out)" : "host network";
-  j["capabilities"] = plan.drop_capabilities ? "all dropped (effective, permitted, inheritable, "
-                                               "bounding, ambient); no_new_privs"
-                                             : "kept (test only)";
-  if (plan.seccomp) {
-    j["seccomp"] = {
-        {"policy", plan.policy_name}, {"version", plan.policy_version}, {"hash", plan.policy_hash}};
-  } else {
-    j["seccomp"] = nullptr;
-  }
-  return j;
+  out.extra = {{"gid_map", map_line(plan.gid_map)},
+               {"setgroups", plan.deny_setgroups ? "deny" : "allow (cleared in the child)"},
+               {"files", std::move(files)},
+               {"executable", plan.executable},
+               {"env", plan.env}};
+  return out;
 }
 
 }  // namespace cordon::ns

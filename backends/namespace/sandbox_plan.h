@@ -161,8 +161,9 @@ inline constexpr const char* kCodeFile = "/.cordon-code";
 // Pure: inputs in, plan out. Fails on an invalid request or options.
 [[nodiscard]] Result<SandboxPlan> make_sandbox_plan(const PlanInputs& inputs);
 
-// The plan as JSON (namespaces, id maps, mounts, seccomp policy and hash, rlimits, argv).
-[[nodiscard]] nlohmann::json to_json(const SandboxPlan& plan);
+// The plan as `cordon plan` shows it (cordon/plan.h): namespaces, id maps, mounts, seccomp
+// policy and hash, rlimits, argv; the files, env and gid map in its `extra`.
+[[nodiscard]] Plan to_plan(const SandboxPlan& plan);
 
 // "<inside> <outside> <count>\n", as the kernel reads a map.
 [[nodiscard]] std::string map_line(const IdMapping& m);

@@ -3,7 +3,6 @@
 #include "cordon/backend.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -43,8 +42,8 @@ std::optional<std::string> requested(Aspect aspect, const RunRequest& request) {
 
 }  // namespace
 
-nlohmann::json plan_limits(const RunRequest& request, const Capabilities& capabilities) {
-  nlohmann::json limits = nlohmann::json::array();
+std::vector<PlanLimit> plan_limits(const RunRequest& request, const Capabilities& capabilities) {
+  std::vector<PlanLimit> limits;
   for (const Aspect aspect : {Aspect::kTimeout, Aspect::kMemory, Aspect::kProcesses, Aspect::kCpu,
                               Aspect::kDisk, Aspect::kOutput}) {
     const Capability* cap = capabilities.find(aspect);
@@ -53,17 +52,14 @@ nlohmann::json plan_limits(const RunRequest& request, const Capabilities& capabi
     // (a scratch size of its own, say).
     if (!value && (cap == nullptr || cap->enforcement == Enforcement::kNone)) continue;
     if (cap != nullptr && cap->value) value = cap->value;
-    const Enforcement level = cap != nullptr ? cap->enforcement : Enforcement::kNone;
-    std::string by = cap != nullptr && !cap->mechanism.empty() ? cap->mechanism : "not enforced";
-    nlohmann::json entry = {
-        {std::string(to_string(aspect)), value ? nlohmann::json(*value) : nullptr},
-        {"by", std::move(by)},
-        {"enforcement", to_string(level)}};
-    // A ceiling the backend applies though the request asked for none.
-    if (cap != nullptr &&
-        std::ranges::find(cap->conditions, kDefaultCeiling) != cap->conditions.end()) {
-      entry["default"] = true;
-    }
+    PlanLimit entry{
+        .aspect = aspect,
+        .value = std::move(value),
+        .by = cap != nullptr && !cap->mechanism.empty() ? cap->mechanism : "not enforced",
+        .enforcement = cap != nullptr ? cap->enforcement : Enforcement::kNone,
+        // A ceiling the backend applies though the request asked for none.
+        .is_default = cap != nullptr &&
+                      std::ranges::find(cap->conditions, kDefaultCeiling) != cap->conditions.end()};
     limits.push_back(std::move(entry));
   }
   return limits;
@@ -74,18 +70,18 @@ Status check_request(const Backend& backend, const RunRequest& request) {
   return check_limits(request.limits, backend.capabilities(request.limits), backend.name());
 }
 
-Result<nlohmann::json> Backend::describe_plan(const RunRequest& request) const {
+Result<Plan> Backend::describe_plan(const RunRequest& request) const {
   if (Status valid = check_request(*this, request); !valid) return std::unexpected(valid.error());
   const Capabilities caps = capabilities(request.limits);
-  nlohmann::json plan;
-  plan["backend"] = {{"name", name()}, {"version", version()}};
-  plan["isolates"] = caps.isolates();
-  plan["timeout_ms"] = effective_timeout(request).count();
-  plan["limits"] = plan_limits(request, caps);
-  plan["namespaces"] = nlohmann::json::array();
-  plan["filesystem"] = nullptr;
-  plan["seccomp"] = nullptr;
-  plan["aspects"] = to_json(caps);
+  Plan plan;
+  plan.backend_name = name();
+  plan.backend_version = version();
+  plan.isolates = caps.isolates();
+  plan.timeout_ms = effective_timeout(request).count();
+  plan.limits = plan_limits(request, caps);
+  plan.namespaces.emplace();
+  plan.filesystem.emplace(std::nullopt);
+  plan.aspects = caps;
   return plan;
 }
 

@@ -100,7 +100,7 @@ RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cance
   return std::move(*result);
 }
 
-Result<json> PluginBackend::describe_plan(const RunRequest& request) const {
+Result<Plan> PluginBackend::describe_plan(const RunRequest& request) const {
   if (descriptor_->describe_plan == nullptr) return Backend::describe_plan(request);
   const std::string request_json = wire::to_json(request).dump();
   return answer(descriptor_, descriptor_->describe_plan(handle_, request_json.c_str()),

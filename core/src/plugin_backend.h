@@ -27,7 +27,7 @@ class PluginBackend final : public Backend {
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
   // The plugin's own plan, or the default (Backend::describe_plan) when it has none.
-  [[nodiscard]] Result<nlohmann::json> describe_plan(const RunRequest& request) const override;
+  [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
 
  private:
   const cordon_plugin_descriptor* descriptor_;

@@ -131,7 +131,7 @@ char* capabilities(const cordon_backend* backend, const char* limits_json) {
 char* describe_plan(const cordon_backend* backend, const char* request_json) {
   try {
     const Result<RunRequest> request = wire::request_from_json(parse(request_json));
-    if (!request) return text(wire::to_json(Result<json>(std::unexpected(request.error()))));
+    if (!request) return text(wire::to_json(Result<Plan>(std::unexpected(request.error()))));
     return text(wire::to_json(backend->backend->describe_plan(*request)));
   } catch (const std::exception& e) {
     return text(wire::to_json(fail(ErrorCode::kPlugin, e.what())));

@@ -172,15 +172,20 @@ Result<Probe> probe_from_json(const json& in) {
   return out;
 }
 
-json to_json(const Result<json>& plan) {
-  if (plan) return json{{"plan", *plan}};
+json to_json(const Result<Plan>& plan) {
+  if (plan) return json{{"plan", to_json(*plan)}};
   return json{{"error",
                {{"code", to_string(plan.error().code)},
                 {"message", to_valid_utf8(plan.error().describe())}}}};
 }
 
-Result<json> plan_from_json(const json& in) {
-  if (const json* plan = in.is_object() ? member(in, "plan") : nullptr) return *plan;
+Result<Plan> plan_from_json(const json& in) {
+  if (const json* plan = in.is_object() ? member(in, "plan") : nullptr) {
+    // A plan of the wrong shape is the plugin's failure, not the request's.
+    Result<Plan> read = cordon::plan_from_json(*plan);
+    if (!read) return fail(ErrorCode::kPlugin, "plan: " + read.error().message);
+    return read;
+  }
   const json* error = in.is_object() ? member(in, "error") : nullptr;
   if (error == nullptr || !error->is_object()) {
     return fail(ErrorCode::kPlugin, "a plan answer has 'plan' or 'error': " + in.dump());

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cordon/claims.h"
+#include "cordon/plan.h"
 #include "cordon/plugin_wire.h"
 #include "cordon/result_json.h"
 #include "fuzz_util.h"
@@ -51,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     [](const cordon::Limits& l) { return cordon::wire::to_json(l); });
   check_fixed_point(in, &cordon::wire::probe_from_json,
                     [](const cordon::Probe& p) { return cordon::wire::to_json(p); });
-  (void)cordon::wire::plan_from_json(in);
+  check_fixed_point(in, &cordon::wire::plan_from_json,
+                    [](const cordon::Plan& p) { return cordon::wire::to_json(p); });
+  check_fixed_point(in, &cordon::plan_from_json,
+                    [](const cordon::Plan& p) { return cordon::to_json(p); });
   // A claim's data alone, as one capability carries it.
   cordon::Capability c;
   if (cordon::read_claim_json(in, c)) {

@@ -6,13 +6,14 @@
 // carries it (a new minor, appended) and both wrappers map it.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cordon/cancel.h"
 #include "cordon/capabilities.h"
 #include "cordon/observer.h"
+#include "cordon/plan.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
 
@@ -43,19 +44,17 @@ class Backend {
   [[nodiscard]] virtual RunResult run(const RunRequest& request, const CancelToken& cancel,
                                       RunObserver* observer) = 0;
 
-  // The plan a run of `request` would apply on this host, as plain JSON, without running
+  // The plan a run of `request` would apply on this host (plan.h), without running
   // anything and without creating any host object (process, cgroup, mount, file): what
   // `cordon plan` and `cordon run --dry-run` print. Fails only on an invalid request.
   //
-  // Every plan has "backend" ({name, version}), "timeout_ms" (the effective timeout) and
-  // "limits": one object per limit, {"<aspect>": value, "by": mechanism}. This default
-  // answers for a backend without a plan of its own and says no more than capabilities()
-  // does: it adds "enforcement" to each limit, "aspects" (the full per-aspect
-  // capabilities; "capabilities" in a plan means the Linux capabilities the code keeps),
-  // "isolates", and empty "namespaces" / null "filesystem" and "seccomp". A backend that
-  // builds a real plan (namespaces, mounts, seccomp policy and hash, rlimits) overrides it
-  // and adds those sections (see the namespace backend).
-  [[nodiscard]] virtual Result<nlohmann::json> describe_plan(const RunRequest& request) const;
+  // Every plan names its backend, the effective timeout and its limits (plan_limits()).
+  // This default answers for a backend without a plan of its own and says no more than
+  // capabilities() does: the limits, `aspects` (the full per-aspect capabilities),
+  // `isolates`, no namespaces, no filesystem of its own and no seccomp filter. A backend
+  // that builds a real plan (namespaces, mounts, seccomp policy and hash, rlimits)
+  // overrides it (see the namespace backend).
+  [[nodiscard]] virtual Result<Plan> describe_plan(const RunRequest& request) const;
 };
 
 // What every backend checks first in run() and describe_plan(), before anything starts:
@@ -64,11 +63,11 @@ class Backend {
 // error "invalid request: ..."; a plan, an error.
 [[nodiscard]] Status check_request(const Backend& backend, const RunRequest& request);
 
-// The "limits" of the default plan: one {"<aspect>": value, "by": mechanism,
-// "enforcement": level} per limit aspect (timeout, memory, processes, cpu, disk, output)
-// that was asked for or that the backend enforces anyway, as `capabilities` states it.
-// `cordon plan` also uses it to fill in limits a backend's own plan leaves out.
-[[nodiscard]] nlohmann::json plan_limits(const RunRequest& request,
-                                         const Capabilities& capabilities);
+// The limits of a plan, in the declaration's words: one per limit aspect (timeout,
+// memory, processes, cpu, disk, output) that was asked for or that the backend enforces
+// anyway, as `capabilities` states it. `cordon plan` also uses it to fill in limits a
+// backend's own plan leaves out.
+[[nodiscard]] std::vector<PlanLimit> plan_limits(const RunRequest& request,
+                                                 const Capabilities& capabilities);
 
 }  // namespace cordon

@@ -9,6 +9,7 @@
 
 #include "cordon/backend.h"
 #include "cordon/error.h"
+#include "cordon/plan.h"
 #include "cordon/request.h"
 
 namespace cordon::wire {
@@ -23,8 +24,9 @@ namespace cordon::wire {
 [[nodiscard]] nlohmann::json to_json(const Probe& probe);
 [[nodiscard]] Result<Probe> probe_from_json(const nlohmann::json& in);
 
-// A describe_plan() answer: {"plan": plan} or {"error": {"code", "message"}}.
-[[nodiscard]] nlohmann::json to_json(const Result<nlohmann::json>& plan);
-[[nodiscard]] Result<nlohmann::json> plan_from_json(const nlohmann::json& in);
+// A describe_plan() answer: {"plan": plan} (plan.h's JSON form) or {"error": {"code",
+// "message"}}. A plan that plan.h cannot read is a kPlugin error naming the member.
+[[nodiscard]] nlohmann::json to_json(const Result<Plan>& plan);
+[[nodiscard]] Result<Plan> plan_from_json(const nlohmann::json& in);
 
 }  // namespace cordon::wire

@@ -1,4 +1,4 @@
-// JSON form of an FsPlan, for `cordon plan --json` and for reading plans in tests.
+// An FsPlan as a plan shows it (cordon/plan.h): what `cordon plan` renders and --json prints.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -6,29 +6,31 @@
 
 namespace cordon::policy {
 
-nlohmann::json to_json(const FsPlan& plan) {
-  using nlohmann::json;
-  json steps = json::array();
-  for (const FsStep& s : plan.steps) {
-    json j = {{"op", to_string(s.op)}, {"target", s.target}};
-    if (!s.source.empty()) j["source"] = s.source;
-    if (!s.data.empty()) j[s.op == FsOp::kWriteFile ? "contents" : "options"] = s.data;
-    if (s.mode != 0) {
-      char octal[16];
-      std::snprintf(octal, sizeof octal, "%04o", s.mode);
-      j["mode"] = octal;
-    }
-    json flags = json::array();
-    if (s.read_only) flags.push_back("ro");
-    if (s.nosuid) flags.push_back("nosuid");
-    if (s.nodev) flags.push_back("nodev");
-    if (s.noexec) flags.push_back("noexec");
-    if (!flags.empty()) j["flags"] = flags;
-    if (s.optional) j["optional"] = true;
-    steps.push_back(std::move(j));
+PlanStep plan_step(const FsStep& s) {
+  PlanStep step{.op = std::string(to_string(s.op)), .target = s.target, .source = s.source};
+  (s.op == FsOp::kWriteFile ? step.contents : step.options) = s.data;
+  if (s.mode != 0) {
+    char octal[16];
+    std::snprintf(octal, sizeof octal, "%04o", s.mode);
+    step.mode = octal;
   }
-  return {{"hostname", plan.hostname}, {"uid", plan.uid}, {"gid", plan.gid},
-          {"home", plan.home},         {"cwd", plan.cwd}, {"steps", steps}};
+  if (s.read_only) step.flags.emplace_back("ro");
+  if (s.nosuid) step.flags.emplace_back("nosuid");
+  if (s.nodev) step.flags.emplace_back("nodev");
+  if (s.noexec) step.flags.emplace_back("noexec");
+  step.optional = s.optional;
+  return step;
+}
+
+PlanFilesystem plan_filesystem(const FsPlan& plan) {
+  PlanFilesystem fs;
+  for (const FsStep& s : plan.steps) fs.steps.push_back(plan_step(s));
+  fs.extra = {{"hostname", plan.hostname},
+              {"uid", plan.uid},
+              {"gid", plan.gid},
+              {"home", plan.home},
+              {"cwd", plan.cwd}};
+  return fs;
 }
 
 }  // namespace cordon::policy

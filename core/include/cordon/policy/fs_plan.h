@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/plan.h"
 #include "cordon/request.h"
 
 namespace cordon::policy {
@@ -109,6 +110,10 @@ struct FsPlan {
 // under a hidden /usr/local.
 [[nodiscard]] Result<FsPlan> make_fs_plan(const FsOptions& options);
 
-[[nodiscard]] nlohmann::json to_json(const FsPlan& plan);
+// The steps as a plan shows them (plan.h: `cordon plan`): the step's op, target and source,
+// its mount data or file contents, mode in octal, flags; the plan's hostname, uid, gid,
+// home and cwd beside the steps.
+[[nodiscard]] PlanStep plan_step(const FsStep& step);
+[[nodiscard]] PlanFilesystem plan_filesystem(const FsPlan& plan);
 
 }  // namespace cordon::policy
