@@ -586,11 +586,10 @@ class ContainerTree final : public StartedTree {
 
 RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  // 1. The request, and whether this host can do it at all (run_driver.h).
-  discover();
-  RunSetup setup(*this, request, observer, &probe_);
+  // 1. The request, whether this host can do it at all, the instance (run_driver.h).
+  const Probe host = probe();
+  RunSetup setup(*this, request, observer, &host);
   if (setup.refused) return std::move(*setup.refused);
-  if (auto st = prepare(); !st) return setup.error(st.error().describe());
   const milliseconds timeout = effective_timeout(request);
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);

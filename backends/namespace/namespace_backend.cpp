@@ -421,7 +421,6 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   discover();
   RunSetup setup(*this, request, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
-  if (auto st = prepare(); !st) return setup.error(st.error().describe());
   // The pools refill around runs, not during them (WarmPool::Busy).
   std::optional<WarmPool<BuiltSandbox>::Busy> busy;
   std::optional<WarmPool<BuiltSandbox>::Busy> python_busy;

@@ -215,7 +215,6 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   // 1. Check the request (run_driver.h).
   RunSetup setup(*this, request, observer);
   if (setup.refused) return std::move(*setup.refused);
-  if (auto st = prepare(); !st) return setup.error(st.error().describe());
   const HostFacts& host = facts();
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
