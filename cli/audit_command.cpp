@@ -120,6 +120,7 @@ int audit_command(const AuditCommandOptions& options) {
   audit::AuditOptions run_options;
   run_options.only = split_ids(options.only);
   if (Backend* sub = catalog.backend("subprocess"); sub != nullptr && sub->probe().available) {
+    (void)sub->prepare();  // a failure shows in the control runs' results
     run_options.control_backend = sub;
   }
   if (!options.json) run_options.progress = print_progress;
@@ -130,6 +131,7 @@ int audit_command(const AuditCommandOptions& options) {
     Backend* backend = catalog.backend(name);
     if (backend == nullptr) return report_failure("backend vanished: " + name, options.json);
     if (!options.json) std::fprintf(stderr, "cordon: auditing %s\n", name.c_str());
+    (void)backend->prepare();  // a failure shows as each attempt's sandbox error
     AuditReport report =
         audit::start_report(*backend, *catalogue, /*complete=*/run_options.only.empty());
     Result<std::vector<AttemptVerdict>> verdicts =

@@ -77,6 +77,9 @@ int run_command(const RunOptions& options) {
   if (Status s = check_limits_for(*backend, *request); !s) {
     return report_failure(s.error().describe(), options.json);
   }
+  // The sweeps and set-up of the chosen backend, before the run's own clock starts; a
+  // failure is remembered and comes back as the run's sandbox error, with the reason.
+  (void)backend->prepare();
 
   int cancel_signal = 0;
   const auto started = std::chrono::system_clock::now();

@@ -147,6 +147,8 @@ int tool_call_command(const RunOptions& options) {
     return kExitCordonFailed;
   }
 
+  // As `cordon run`: prepared up front; a failure comes back as the call's sandbox error.
+  (void)backend->prepare();
   int cancel_signal = 0;
   const auto started = std::chrono::system_clock::now();
   const RunResult result = execute(*backend, *request, /*json=*/true, &cancel_signal);

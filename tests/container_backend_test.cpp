@@ -75,7 +75,13 @@ class ContainerTarget final : public testing::AttackTarget {
   Probe set_up() override {
     ::setenv("CORDON_RUNTIME_DIR", runtime_.path.c_str(), 1);
     backend_ = std::make_unique<oci::ContainerBackend>();
-    return backend_->probe();
+    const Probe probe = backend_->probe();
+    // Prepared up front, as `cordon run` does: the leftover checks below count its
+    // instance's objects (its lock, shared root and init) from the start.
+    if (auto prepared = backend_->prepare(); probe.available && !prepared) {
+      return {false, prepared.error().describe()};
+    }
+    return probe;
   }
   void tear_down() override {
     backend_.reset();
@@ -235,6 +241,7 @@ TEST_F(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   // root, and leaves a live instance's alone (this test's: its shared root stays).
   {
     oci::ContainerBackend sweeper;
+    EXPECT_TRUE(sweeper.prepare());
   }
   EXPECT_TRUE(bundles(dir).empty());
   EXPECT_EQ(entries(dir / "bundles").size(), 2u) << "only this test's shared root and init";
@@ -253,7 +260,8 @@ TEST_F(ContainerTest, LiveInstancesContainersAreNotSwept) {
   const auto during = entries(dir / "bundles");
   EXPECT_FALSE(bundles(dir).empty());
   {
-    oci::ContainerBackend other;  // sweeps at start; its own shared root goes with it
+    oci::ContainerBackend other;  // sweeps when prepared; its own shared root goes with it
+    EXPECT_TRUE(other.prepare());
   }
   EXPECT_EQ(entries(dir / "bundles"), during);
   t.join();
@@ -313,6 +321,41 @@ TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {
   }
   EXPECT_FALSE(oci::probe_runtime("docker").usable);
   EXPECT_NE(oci::probe_runtime("nonesuch-runtime").reason.find("unknown"), std::string::npos);
+}
+
+// Creating the backend, probing it (runc's version, the host's layout), asking its
+// capabilities and a plan (what `cordon backends` and `cordon plan` do) touch nothing: a
+// dead instance's lock and bundle are still there and no instance of its own is made.
+// prepare() acquires the instance and sweeps the dead one.
+TEST(ContainerPrepare, OnlyPrepareMakesTheInstanceAndSweepsADeadOne) {
+  const testing::ScratchDir runtime;
+  const fs::path dir(runtime.path);
+  const std::string dead = std::to_string(testing::dead_pid()) + "-0";
+  fs::create_directories(dir / "locks");
+  std::ofstream(dir / "locks" / (dead + ".lock")) << "";
+  fs::create_directories(dir / "bundles" / (dead + "-1"));
+  std::ofstream(dir / "bundles" / (dead + "-1") / "config.json") << "{}";
+  const std::set<std::string> before = testing::tree_of(dir);
+  oci::ContainerOptions options;
+  options.runtime_dir = runtime.path;
+  {
+    oci::ContainerBackend backend(options);
+    if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+    EXPECT_FALSE(backend.capabilities(Limits{}).aspects.empty());
+    auto plan = backend.describe_plan(sh("echo planned"));
+    ASSERT_TRUE(plan) << plan.error().describe();
+    EXPECT_TRUE(plan->extra.contains("oci_config"));
+    EXPECT_EQ(testing::tree_of(dir), before) << "construction, probe or plan touched it";
+
+    ASSERT_TRUE(backend.prepare());
+    EXPECT_FALSE(fs::exists(dir / "bundles" / (dead + "-1"))) << "the dead bundle was not swept";
+    EXPECT_FALSE(fs::exists(dir / "locks" / (dead + ".lock"))) << "the dead lock was not swept";
+    EXPECT_EQ(entries(dir / "locks").size(), 1u) << "prepare() took this instance's lock";
+    EXPECT_TRUE(backend.prepare());
+    const RunResult r = backend.run(sh("echo ran"), {}, nullptr);
+    EXPECT_EQ(r.stdout_data, "ran\n") << r.error.value_or("");
+  }
+  EXPECT_TRUE(entries(dir / "locks").empty()) << "the instance goes with its backend";
 }
 
 }  // namespace

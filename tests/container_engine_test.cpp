@@ -49,6 +49,7 @@ class EngineTest : public ::testing::Test {
     o.image = kImage;
     backend_ = std::make_unique<oci::ContainerBackend>(o);
     if (!backend_->probe().available) CORDON_SKIP_OR_FAIL(backend_->probe().reason);
+    ASSERT_TRUE(backend_->prepare());
   }
   void TearDown() override {
     backend_.reset();

@@ -453,6 +453,7 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
   // The next backend sweeps what the killed one left (its cgroups).
   {
     ns::NamespaceBackend sweeper;
+    EXPECT_TRUE(sweeper.prepare());
   }
   const Snapshot after = snapshot({::getpid(), cli});
   ::unsetenv("CORDON_RUNTIME_DIR");
@@ -687,6 +688,33 @@ TEST(NamespacePool, ResultsComeBeforeTheTeardownAndNothingIsLeftAfter) {
   EXPECT_EQ(before.cgroups, after.cgroups);
   EXPECT_EQ(before.runtime, after.runtime);
   EXPECT_EQ(before.tmp, after.tmp);
+}
+
+// Creating the backend, probing it, asking its capabilities and a plan (what `cordon
+// backends` and `cordon plan` do) touch nothing: the uid-slot file a killed cordon left
+// (root only: slots are root's) is still there, and no pool starts. prepare() sweeps it.
+TEST(NamespacePrepare, OnlyPrepareSweepsWhatADeadCordonLeft) {
+  if (::geteuid() != 0) GTEST_SKIP() << "uid slots are taken only when cordon runs as root";
+  const testing::ScratchDir runtime;
+  const fs::path stale = fs::path(runtime.path) / "uid-slot-7.lock";
+  std::ofstream(stale) << "";
+  const std::set<std::string> before = testing::tree_of(runtime.path);
+  ns::NamespaceOptions options;
+  options.runtime_dir = runtime.path;
+  options.pool_size = 1;
+  ns::NamespaceBackend backend(options);
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  EXPECT_FALSE(backend.capabilities(Limits{}).aspects.empty());
+  EXPECT_TRUE(backend.describe_plan(sh("echo planned")));
+  EXPECT_EQ(testing::tree_of(runtime.path), before) << "construction, probe or plan touched it";
+  EXPECT_EQ(backend.spawner_pid(), -1) << "a helper was started before prepare()";
+
+  ASSERT_TRUE(backend.prepare());
+  EXPECT_FALSE(fs::exists(stale)) << "prepare() did not sweep " << stale;
+  ASSERT_NE(backend.pool(), nullptr) << "prepare() starts the pool";
+  EXPECT_TRUE(backend.prepare());
+  const RunResult r = backend.run(sh("echo ran"), {}, nullptr);
+  EXPECT_EQ(r.stdout_data, "ran\n") << r.error.value_or("");
 }
 
 }  // namespace

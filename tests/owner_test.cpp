@@ -8,20 +8,14 @@
 #include <filesystem>
 
 #include "cordon/temp_dir.h"
+#include "proc_test_support.h"
 
 namespace cordon {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A pid that is certainly dead: a child we reaped ourselves.
-pid_t dead_pid() {
-  const pid_t pid = ::fork();
-  if (pid == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return pid;
-}
+using testing::dead_pid;
 
 TEST(Owner, PidAlive) {
   EXPECT_TRUE(pid_alive(::getpid()));

@@ -232,6 +232,54 @@ TEST(PluginRegistry, AnOptionThePluginCannotHonourFailsCreationWithItsReason) {
             "supported");
 }
 
+// prepare() crosses the C boundary (ABI 3.1): never called by creating, probing or
+// planning, once by the loader's prepare(), and the plugin's own guard makes it once in
+// all; a failure comes back with the plugin's reason, and each run then fails with it.
+TEST(PluginRegistry, PrepareCrossesTheCBoundaryOnlyWhenAskedFor) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  const fs::path file = fixture("fixture");
+  const auto calls = [&] {
+    return fixture_variable<int>(file, "cordon_fixture_prepare_calls", -1);
+  };
+  {
+    auto backend = registry.create("fixture");
+    ASSERT_TRUE(backend) << backend.error().describe();
+    const int at_start = calls();
+    EXPECT_TRUE((*backend)->probe().available);
+    EXPECT_FALSE((*backend)->capabilities(Limits{}).aspects.empty());
+    EXPECT_TRUE((*backend)->describe_plan(RunRequest{}));
+    EXPECT_EQ(calls(), at_start) << "probe, capabilities or plan prepared";
+    EXPECT_TRUE((*backend)->prepare());
+    EXPECT_EQ(calls(), at_start + 1);
+    EXPECT_TRUE((*backend)->prepare());
+    EXPECT_TRUE((*backend)->run(RunRequest{}, CancelToken{}, nullptr).ok());
+    EXPECT_EQ(calls(), at_start + 1) << "prepared more than once";
+  }
+  BackendOptions options;
+  options.image = "fail-prepare";
+  auto failing = registry.create("fixture", options);
+  ASSERT_TRUE(failing) << failing.error().describe();
+  const Status prepared = (*failing)->prepare();
+  ASSERT_FALSE(prepared);
+  EXPECT_EQ(prepared.error().message, "plugin 'fixture' cannot prepare: fixture refuses");
+  const RunResult run = (*failing)->run(RunRequest{}, CancelToken{}, nullptr);
+  EXPECT_EQ(run.outcome, Outcome::kSandboxError);
+  EXPECT_NE(run.error.value_or("").find("fixture refuses"), std::string::npos)
+      << run.error.value_or("");
+}
+
+// A 3.0 plugin's descriptor ends before `prepare`: the loader never reads past its
+// struct_size (the garbage fixture's prepare, there in memory, aborts) and has nothing to
+// prepare for it.
+TEST(PluginRegistry, APluginWithoutPrepareHasNothingToPrepare) {
+  PluginRegistry registry;
+  registry.load_file(kGarbage);
+  auto backend = registry.create("garbage");
+  ASSERT_TRUE(backend) << backend.error().describe();
+  EXPECT_TRUE((*backend)->prepare());
+}
+
 TEST(PluginOptions, CStructRoundTripsAndShorterStructsReadAsUnset) {
   BackendOptions options;
   options.pool_size = 0;

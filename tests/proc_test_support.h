@@ -1,11 +1,14 @@
 // Small helpers shared by the process-layer and subprocess backend tests.
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -63,5 +66,25 @@ struct ScratchDir {
   }
   ~ScratchDir() { std::system(("rm -rf '" + path + "'").c_str()); }
 };
+
+// A pid that is certainly dead: a child we reaped ourselves.
+inline pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+// Every path under `dir`, relative to it: what a test compares to see that nothing was
+// made or removed there.
+inline std::set<std::string> tree_of(const std::filesystem::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    out.insert(std::filesystem::relative(e.path(), dir, ec).string());
+  }
+  return out;
+}
 
 }  // namespace cordon::testing

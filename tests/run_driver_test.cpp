@@ -331,10 +331,48 @@ class LimitlessBackend final : public Backend {
                               RunObserver* /*observer*/) override {
     return {};
   }
+  // Counts its work; fails with `refusal` when set, once: later calls get the same answer.
+  [[nodiscard]] Status prepare() override {
+    return prepared_([this]() -> Status {
+      ++prepared;
+      if (refusal.empty()) return {};
+      return fail(ErrorCode::kUnavailable, refusal);
+    });
+  }
+  int prepared = 0;
+  std::string refusal;
+
+ private:
+  PrepareOnce prepared_;
 };
 
+// A run the probe accepts prepares the backend, once; a failure to prepare refuses this
+// run and every later one with its reason (fail closed), and the work is not retried.
+TEST(RunSetup, TheBackendIsPreparedOnceAndAFailureRefusesEveryRun) {
+  RunRequest request;
+  request.code = "true";
+  const Probe fine{true, "fine"};
+  LimitlessBackend ready;
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(RunSetup(ready, request, nullptr, &fine).refused);
+  EXPECT_EQ(ready.prepared, 1);
+  LimitlessBackend broken;
+  broken.refusal = "the runtime directory is read-only";
+  for (int i = 0; i < 2; ++i) {
+    const RunSetup setup(broken, request, nullptr, &fine);
+    ASSERT_TRUE(setup.refused.has_value());
+    EXPECT_EQ(setup.refused->outcome, Outcome::kSandboxError);
+    EXPECT_EQ(setup.refused->error, "the runtime directory is read-only");
+  }
+  EXPECT_EQ(broken.prepared, 1);
+  // Refused before preparing: an invalid request or a probe that says no.
+  LimitlessBackend untouched;
+  const Probe unavailable{false, "no kernel here"};
+  EXPECT_TRUE(RunSetup(untouched, request, nullptr, &unavailable).refused);
+  EXPECT_EQ(untouched.prepared, 0);
+}
+
 TEST(RunSetup, AnAcceptedRequestStartsTheClockAndReportsPreparingThenFinished) {
-  const LimitlessBackend backend;
+  LimitlessBackend backend;
   RunRequest request;
   request.code = "true";
   request.setup_bound = std::chrono::milliseconds(1234);
@@ -364,7 +402,7 @@ TEST(RunSetup, AnAcceptedRequestStartsTheClockAndReportsPreparingThenFinished) {
 }
 
 TEST(RunSetup, AnInvalidRequestIsRefusedBeforeTheProbeIsRead) {
-  const LimitlessBackend backend;
+  LimitlessBackend backend;
   RunRequest request;
   request.code = "true";
   request.limits.memory_bytes = 64u << 20;  // a limit this backend does not enforce
@@ -378,7 +416,7 @@ TEST(RunSetup, AnInvalidRequestIsRefusedBeforeTheProbeIsRead) {
 }
 
 TEST(RunSetup, AValidRequestOnAHostTheProbeRefusesGetsTheProbesReason) {
-  const LimitlessBackend backend;
+  LimitlessBackend backend;
   RunRequest request;
   request.code = "true";
   const Probe unavailable{false, "no kernel here"};

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -450,6 +451,58 @@ TEST_P(SubprocessBackendOnce, RunsAfterItsKeptCgroupWasRemovedStillStart) {
     EXPECT_EQ(next.outcome, Outcome::kOk) << next.error.value_or("");
     EXPECT_EQ(next.stdout_data, "two\n");
   }
+}
+
+namespace fs = std::filesystem;
+
+// Creating the backend, probing it, asking its capabilities and a plan (what `cordon
+// backends` and `cordon plan` do) touch nothing: a dead cordon's run dir is still there.
+// prepare(), called through the plugin's C descriptor (ABI 3.1), sweeps it; a second call
+// does nothing more, and a run after it still works.
+TEST(SubprocessPrepare, OnlyPrepareSweepsWhatADeadCordonLeft) {
+  const testing::ScratchDir parent;
+  ::setenv("CORDON_RUN_DIR", parent.path.c_str(), 1);
+  const fs::path stale =
+      fs::path(parent.path) / ("cordon-run-" + std::to_string(testing::dead_pid()) + "-AbCdEf");
+  ASSERT_TRUE(fs::create_directories(stale / "work"));
+  const std::set<std::string> before = testing::tree_of(parent.path);
+
+  PluginRegistry registry;
+  registry.discover({CORDON_TEST_PLUGIN_DIR});
+  auto backend = registry.create("subprocess");
+  ASSERT_TRUE(backend.has_value()) << backend.error().describe();
+  EXPECT_TRUE((*backend)->probe().available) << (*backend)->probe().reason;
+  EXPECT_FALSE((*backend)->capabilities(Limits{}).aspects.empty());
+  RunRequest request;
+  request.code = "echo planned";
+  EXPECT_TRUE((*backend)->describe_plan(request));
+  EXPECT_EQ(testing::tree_of(parent.path), before) << "construction, probe or plan touched it";
+
+  ASSERT_TRUE((*backend)->prepare());
+  EXPECT_FALSE(fs::exists(stale)) << "prepare() did not sweep " << stale;
+  EXPECT_TRUE((*backend)->prepare()) << "a second prepare() is a no-op";
+  const RunResult r = (*backend)->run(request, {}, nullptr);
+  EXPECT_EQ(r.stdout_data, "planned\n") << r.error.value_or("");
+  ::unsetenv("CORDON_RUN_DIR");
+}
+
+// A run nobody prepared for prepares by itself: the same sweep happens before it.
+TEST(SubprocessPrepare, ARunPreparesWhenNobodyDid) {
+  const testing::ScratchDir parent;
+  ::setenv("CORDON_RUN_DIR", parent.path.c_str(), 1);
+  const fs::path stale =
+      fs::path(parent.path) / ("cordon-run-" + std::to_string(testing::dead_pid()) + "-XyZxYz");
+  ASSERT_TRUE(fs::create_directories(stale));
+  PluginRegistry registry;
+  registry.discover({CORDON_TEST_PLUGIN_DIR});
+  auto backend = registry.create("subprocess");
+  ASSERT_TRUE(backend.has_value()) << backend.error().describe();
+  RunRequest request;
+  request.code = "echo ran";
+  const RunResult r = (*backend)->run(request, {}, nullptr);
+  EXPECT_EQ(r.stdout_data, "ran\n") << r.error.value_or("");
+  EXPECT_FALSE(fs::exists(stale));
+  ::unsetenv("CORDON_RUN_DIR");
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, SubprocessBackendTest,

@@ -105,94 +105,126 @@ fs::path default_oci_runtime_dir() {
 ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::move(options)) {
   runtime_dir_ =
       options_.runtime_dir.empty() ? default_oci_runtime_dir() : fs::path(options_.runtime_dir);
-  runtime_probe_ = probe_runtime(options_.runtime);
-  std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
-  if (why.empty()) {
-    if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) hierarchies_ = std::move(*h);
-    auto inst = Instance::acquire(runtime_dir_);
-    if (inst) {
-      instance_.emplace(std::move(*inst));
-      runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
-      // What instances of a killed cordon left: their containers, cgroups, mounts.
-      const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
-      (void)sweep_dead_instances(
-          runtime_dir_, runtime_, hierarchies_,
-          [&engine](const std::string& dead) {
-            if (!engine.empty()) {
-              sweep_engine_containers(engine, kEnginePrefix + dead + "-");
-            }
-          },
-          instance_->id());
-    } else {
-      why = "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe();
-    }
-  }
-  if (why.empty()) {
-    if (auto layout = policy::probe_host_layout()) {
-      layout_ = *layout;
-    } else {
-      why = "cannot read the host's filesystem layout: " + layout.error().describe();
-    }
-  }
-  if (why.empty()) {
-    if (auto init = find_oci_init()) {
-      // Every container of this instance binds the instance's own copy: removing or
-      // replacing the installed helper while a long-lived cordon runs (an upgrade, a
-      // cleaned build tree) must not break its later runs, and a bind mount cannot be made
-      // from a deleted file. The copy goes with the instance (destructor, or the sweep of
-      // a dead instance's "<id>-" names).
-      const fs::path copy = instance_->bundles_dir() / (instance_->id() + "-init");
-      std::error_code ec;
-      fs::copy_file(*init, copy, fs::copy_options::overwrite_existing, ec);
-      if (!ec) {
-        init_path_ = copy;
-      } else {
-        why = "cannot copy the cordon-oci-init helper to " + copy.string() + ": " + ec.message();
-      }
-    } else {
-      why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
-    }
-  }
-  // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the engine).
-  if (why.empty() && options_.engine.empty())
-    why = ContainerCgroups::unavailable_reason(hierarchies_);
-  if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
-    why = "root filesystem " + options_.rootfs + " is not a directory";
-  }
   const policy::SyscallPolicy& pol = policy::default_syscall_policy();
   policy_name_ = pol.name;
   policy_version_ = pol.version;
   policy_hash_ = policy::content_hash(pol);
   if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
-  if (why.empty() && !options_.engine.empty()) why = set_up_engine();
-  if (why.empty() && options_.engine.empty()) {
-    // One root directory for every container of this instance: read-only inside each, so
-    // it can be shared; made once instead of per run.
-    if (options_.rootfs.empty()) {
-      shared_rootfs_ = instance_->bundles_dir() / (instance_->id() + "-rootfs");
+}
+
+void ContainerBackend::discover() const {
+  std::call_once(discovered_, [this] {
+    // `runc --version`-style questions and reads of /proc and /sys only: nothing is made.
+    runtime_probe_ = probe_runtime(options_.runtime);
+    std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
+    if (why.empty()) {
+      if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) {
+        hierarchies_ = std::move(*h);
+      }
+      if (auto layout = policy::probe_host_layout()) {
+        layout_ = *layout;
+      } else {
+        why = "cannot read the host's filesystem layout: " + layout.error().describe();
+      }
     }
+    if (why.empty()) {
+      if (auto init = find_oci_init()) {
+        init_source_ = *init;
+      } else {
+        why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
+      }
+    }
+    // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the
+    // engine).
+    if (why.empty() && options_.engine.empty())
+      why = ContainerCgroups::unavailable_reason(hierarchies_);
+    if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
+      why = "root filesystem " + options_.rootfs + " is not a directory";
+    }
+    if (why.empty() && !options_.engine.empty()) why = find_engine();
+    if (!why.empty()) {
+      probe_ = {false, why};
+      return;
+    }
+    probe_ = {true, engine_
+                        ? options_.engine + " at " + engine_->engine.string() + " with image " +
+                              options_.image + " (engine mode, runtime " + runtime_probe_.name + ")"
+                        : runtime_probe_.reason + "; crun: " + probe_runtime("crun").reason};
+  });
+}
+
+Probe ContainerBackend::probe() const {
+  discover();
+  return probe_;
+}
+
+Result<void> ContainerBackend::prepare() {
+  return prepared_([this] { return prepare_once(); });
+}
+
+Status ContainerBackend::prepare_once() {
+  discover();
+  if (!probe_.available) return fail(ErrorCode::kUnavailable, probe_.reason);
+  auto inst = Instance::acquire(runtime_dir_);
+  if (!inst) {
+    return fail(inst.error().code,
+                "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe());
+  }
+  instance_.emplace(std::move(*inst));
+  runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
+  // What instances of a killed cordon left: their containers, cgroups, mounts.
+  const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
+  (void)sweep_dead_instances(
+      runtime_dir_, runtime_, hierarchies_,
+      [&engine](const std::string& dead) {
+        if (!engine.empty()) sweep_engine_containers(engine, kEnginePrefix + dead + "-");
+      },
+      instance_->id());
+  // Every container of this instance binds the instance's own copy: removing or replacing
+  // the installed helper while a long-lived cordon runs (an upgrade, a cleaned build tree)
+  // must not break its later runs, and a bind mount cannot be made from a deleted file.
+  // The copy goes with the instance (destructor, or the sweep of a dead instance's "<id>-"
+  // names).
+  const fs::path copy = instance_->bundles_dir() / (instance_->id() + "-init");
+  std::error_code ec;
+  fs::copy_file(init_source_, copy, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    return fail(ErrorCode::kSystem,
+                "cannot copy the cordon-oci-init helper to " + copy.string() + ": " + ec.message());
+  }
+  init_path_ = copy;
+  // One root directory for every container of this instance: read-only inside each, so it
+  // can be shared; made once instead of per run.
+  if (options_.engine.empty() && options_.rootfs.empty()) {
+    shared_rootfs_ = instance_->bundles_dir() / (instance_->id() + "-rootfs");
+  }
+  instance_ready_.store(true, std::memory_order_release);
+  if (!options_.engine.empty() && seccomp_) {
+    // The shared policy as the engine's profile, in a directory swept with the instance.
+    const fs::path dir = instance_->bundles_dir() / instance_->next_name();
+    engine_seccomp_file_ = (dir / "seccomp.json").string();
+    fs::create_directory(dir, ec);
+    engine_dir_ = dir;
+    std::ofstream(engine_seccomp_file_) << seccomp_->dump();
+  }
+  if (options_.engine.empty()) {
     default_key_ = bundle_key(Limits{}, options_);
     auto plan = plan_bundle(default_key_, "@CORDON-NAME@");
-    Status st = plan ? Status() : Status(std::unexpected(plan.error()));
-    if (plan) default_config_ = plan->config.dump();
-    if (plan && options_.rootfs.empty()) st = write_shared_rootfs(shared_rootfs_, *plan);
-    if (!st) why = "root directory: " + st.error().describe();
+    if (!plan) return fail(plan.error().code, "root directory: " + plan.error().describe());
+    default_config_ = plan->config.dump();
+    if (options_.rootfs.empty()) {
+      if (Status st = write_shared_rootfs(shared_rootfs_, *plan); !st) {
+        return fail(st.error().code, "root directory: " + st.error().describe());
+      }
+    }
   }
-  if (!why.empty()) {
-    probe_ = {false, why};
-    return;
-  }
-  std::string reason = engine_ ? options_.engine + " at " + engine_->engine.string() +
-                                     " with image " + options_.image + " (engine mode, runtime " +
-                                     runtime_probe_.name + ")"
-                               : runtime_probe_.reason + "; crun: " + probe_runtime("crun").reason;
-  probe_ = {true, reason};
   if (options_.pool_size > 0) {
     pool_key_ = bundle_key(Limits{}, options_);
     pool_ = std::make_unique<WarmPool<LiveContainer>>(
         options_.pool_size, [this] { return launch(pool_key_, Clock::now() + kDefaultSetupBound); },
         [this](LiveContainer& c) { remove(c); });
   }
+  return {};
 }
 
 ContainerBackend::~ContainerBackend() {
@@ -202,7 +234,7 @@ ContainerBackend::~ContainerBackend() {
   if (!init_path_.empty()) ::unlink(init_path_.c_str());  // the instance's copy
 }
 
-std::string ContainerBackend::set_up_engine() {
+std::string ContainerBackend::find_engine() const {
   if (options_.engine != "podman" && options_.engine != "docker") {
     return "unknown engine '" + options_.engine + "' (podman or docker)";
   }
@@ -212,6 +244,7 @@ std::string ContainerBackend::set_up_engine() {
   if (options_.image.empty()) return "engine mode needs an image (CORDON_CONTAINER_IMAGE)";
   s.image = options_.image;
   const auto until = Clock::now() + kDefaultSetupBound;
+  // A question only: `image inspect` changes nothing.
   if (auto st =
           run_tool({s.engine.string(), "image", "inspect", "--format", "{{.Id}}", s.image}, until);
       !st) {
@@ -222,15 +255,6 @@ std::string ContainerBackend::set_up_engine() {
   s.policy_name = policy_name_;
   s.policy_version = policy_version_;
   s.policy_hash = policy_hash_;
-  if (seccomp_) {
-    // The shared policy as the engine's profile, in a directory swept with the instance.
-    const fs::path dir = instance_->bundles_dir() / instance_->next_name();
-    s.seccomp_file = (dir / "seccomp.json").string();
-    std::error_code ec;
-    fs::create_directory(dir, ec);
-    std::ofstream(s.seccomp_file) << seccomp_->dump();
-    engine_dir_ = dir;
-  }
   // Podman's cgroupfs manager takes one parent path for every hierarchy; cordon's own
   // memory cgroup is the nested one here (the others are the hierarchies' roots).
   for (const auto& h : hierarchies_) {
@@ -246,17 +270,32 @@ std::string ContainerBackend::set_up_engine() {
   return "";
 }
 
+EngineSettings ContainerBackend::engine_settings() const {
+  EngineSettings s = *engine_;
+  if (!seccomp_) return s;
+  // Before prepare() wrote the profile, a plan names it where it will be.
+  s.seccomp_file = prepared_.done() && !engine_seccomp_file_.empty()
+                       ? engine_seccomp_file_
+                       : (runtime_dir_ / "bundles" / "<instance>-<n>" / "seccomp.json").string();
+  return s;
+}
+
 Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
                                                  const std::string& name) const {
-  if (!layout_ || !instance_) return fail(ErrorCode::kUnavailable, probe_.reason);
+  if (!layout_) return fail(ErrorCode::kUnavailable, probe_.reason);
   BundleInputs in;
   in.key = key;
   in.options = options_;
   in.layout = *layout_;
-  in.init_host_path = init_path_.string();
-  in.scratch_host_path = (instance_->bundles_dir() / name / "scratch").string();
-  in.code_host_path = (instance_->bundles_dir() / name / "code").string();
-  in.rootfs_host_path = shared_rootfs_.string();
+  // Before prepare() made the instance, a plan names its paths as they will be.
+  const bool ready = instance_ready_.load(std::memory_order_acquire);
+  const fs::path bundles = ready ? instance_->bundles_dir() : runtime_dir_ / "bundles";
+  const std::string id = ready ? instance_->id() : "<instance>";
+  in.init_host_path = ready ? init_path_.string() : (bundles / (id + "-init")).string();
+  in.scratch_host_path = (bundles / name / "scratch").string();
+  in.code_host_path = (bundles / name / "code").string();
+  in.rootfs_host_path = ready || !options_.rootfs.empty() ? shared_rootfs_.string()
+                                                          : (bundles / (id + "-rootfs")).string();
   in.cgroups_path = kContainerPrefix + name + "/c";
   in.nofile_hard = hard_rlimit(RLIMIT_NOFILE);
   in.seccomp = seccomp_;
@@ -334,7 +373,10 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   return c;
 }
 
-Capabilities ContainerBackend::capabilities(const Limits& limits) const { return declare(limits); }
+Capabilities ContainerBackend::capabilities(const Limits& limits) const {
+  discover();
+  return declare(limits);
+}
 
 Capabilities ContainerBackend::declare(const Limits& limits) const {
   using Unit = Quantity::Unit;
@@ -416,6 +458,7 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
 }
 
 Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
+  discover();
   if (auto st = check_request(*this, request); !st) return std::unexpected(st.error());
   const BundleKey key = bundle_key(request.limits, options_);
   auto payload = make_run_payload(request, options_);
@@ -425,8 +468,8 @@ Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   // bundle's config.json itself.
   nlohmann::json extra = {{"runtime", runtime_probe_.name}, {"env", payload->env}};
   if (engine_) {
-    if (auto argv =
-            engine_run_argv(*engine_, options_, request, kEnginePrefix + std::string("<name>"))) {
+    if (auto argv = engine_run_argv(engine_settings(), options_, request,
+                                    kEnginePrefix + std::string("<name>"))) {
       extra["engine_argv"] = *argv;
     } else {
       return std::unexpected(argv.error());
@@ -548,8 +591,9 @@ class ContainerTree final : public StartedTree {
 
 RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
-  // 1. The request, and whether this host can do it at all (run_driver.h).
-  RunSetup setup(*this, request, observer, &probe_);
+  // 1. The request, whether this host can do it at all, the instance (run_driver.h).
+  const Probe host = probe();
+  RunSetup setup(*this, request, observer, &host);
   if (setup.refused) return std::move(*setup.refused);
   const milliseconds timeout = effective_timeout(request);
   const BundleKey key = bundle_key(request.limits, options_);
@@ -562,8 +606,9 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
   frame.enforced = enforced_from(declared);
   if (engine_) {
-    return run_in_engine(*engine_, options_, request, kEnginePrefix + instance_->next_name(),
-                         cancel, setup.state, std::move(frame));
+    return run_in_engine(engine_settings(), options_, request,
+                         kEnginePrefix + instance_->next_name(), cancel, setup.state,
+                         std::move(frame));
   }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.

@@ -17,8 +17,10 @@
 // dead (instance.h). See docs/THREAT_MODEL.md for what holds and what does not.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,6 +40,7 @@ namespace cordon::oci {
 
 class ContainerBackend final : public Backend {
  public:
+  // Stores the options; the host is looked at by probe() and changed by prepare().
   explicit ContainerBackend(ContainerOptions options = {});
   ~ContainerBackend() override;
   ContainerBackend(const ContainerBackend&) = delete;
@@ -45,17 +48,25 @@ class ContainerBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return "container"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
-  // Found at construction: the runtime (or engine), the instance's runtime directory, the
-  // host layout, cordon-oci-init and the shared root directory.
-  [[nodiscard]] Probe probe() const override { return probe_; }
+  // Found once (discover()), read-only: the runtime (`runc --version`-style questions) or
+  // the engine and its image, the cgroup hierarchies, the host layout, cordon-oci-init.
+  [[nodiscard]] Probe probe() const override;
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  // Acquires the instance (its lock and directories under the runtime directory), sweeps
+  // what dead instances left (containers killed, cgroups, mounts, bundles), copies
+  // cordon-oci-init, writes the shared root directory (or the engine's seccomp profile),
+  // starts the warm pool. Fails, and every run with it, when the probe says unavailable.
+  [[nodiscard]] Result<void> prepare() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
   [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
 
   [[nodiscard]] const ContainerOptions& options() const { return options_; }
-  // The warm pool, when options().pool_size > 0 (null otherwise).
-  [[nodiscard]] WarmPool<LiveContainer>* pool() { return pool_.get(); }
+  // The warm pool, when options().pool_size > 0 (null otherwise); prepares the backend first.
+  [[nodiscard]] WarmPool<LiveContainer>* pool() {
+    (void)prepare();
+    return pool_.get();
+  }
   [[nodiscard]] const RuntimeCli& runtime() const { return runtime_; }
 
  private:
@@ -69,27 +80,40 @@ class ContainerBackend final : public Backend {
   // The one declaration of what a run with `limits` enforces here: capabilities() and
   // every run's `enforced` (runtime and engine mode) are rendered from it.
   [[nodiscard]] Capabilities declare(const Limits& limits) const;
-  // Engine mode: finds the engine and the image, writes the seccomp profile; "" or why not.
-  [[nodiscard]] std::string set_up_engine();
+  // Engine mode: finds the engine and asks it for the image (engine_); "" or why not.
+  [[nodiscard]] std::string find_engine() const;
+  // engine_ with the seccomp profile prepare() wrote (before it: where it will be).
+  [[nodiscard]] EngineSettings engine_settings() const;
+  // Fills in the host facts below, once, whichever call needs them first; read-only.
+  void discover() const;
+  // prepare()'s work, done once.
+  [[nodiscard]] Status prepare_once();
 
   ContainerOptions options_;
-  RuntimeProbe runtime_probe_;
-  RuntimeCli runtime_;
   std::filesystem::path runtime_dir_;
-  std::optional<Instance> instance_;
-  std::optional<policy::HostLayout> layout_;
   std::optional<nlohmann::json> seccomp_;
   std::string policy_name_;
   int policy_version_ = 0;
   std::string policy_hash_;
-  std::filesystem::path init_path_;  // the instance's own copy of cordon-oci-init
-  std::vector<proc::CgroupHierarchy> hierarchies_;
-  Probe probe_;
-  std::optional<EngineSettings> engine_;  // engine mode
-  std::filesystem::path engine_dir_;      // holds the engine's seccomp profile
-  std::filesystem::path shared_rootfs_;   // the host-built root of every container
-  BundleKey default_key_;                 // the limits of a request that sets none
-  std::string default_config_;            // its config.json with a placeholder name
+  // The host facts (discover()); written once, under discovered_, then only read.
+  mutable std::once_flag discovered_;
+  mutable RuntimeProbe runtime_probe_;
+  mutable std::optional<policy::HostLayout> layout_;
+  mutable std::vector<proc::CgroupHierarchy> hierarchies_;
+  mutable std::filesystem::path init_source_;     // the installed cordon-oci-init
+  mutable std::optional<EngineSettings> engine_;  // engine mode (no seccomp_file: see below)
+  mutable Probe probe_;
+  // Made by prepare().
+  PrepareOnce prepared_;
+  RuntimeCli runtime_;
+  std::optional<Instance> instance_;
+  std::atomic<bool> instance_ready_{false};  // instance_, init_path_, shared_rootfs_ are set
+  std::filesystem::path init_path_;          // the instance's own copy of cordon-oci-init
+  std::string engine_seccomp_file_;          // the engine's seccomp profile
+  std::filesystem::path engine_dir_;         // holds the engine's seccomp profile
+  std::filesystem::path shared_rootfs_;      // the host-built root of every container
+  BundleKey default_key_;                    // the limits of a request that sets none
+  std::string default_config_;               // its config.json with a placeholder name
   BundleKey pool_key_;
   std::unique_ptr<WarmPool<LiveContainer>> pool_;  // last: its thread uses everything above
 };

@@ -48,53 +48,71 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
     : options_(std::move(options)), root_(::geteuid() == 0) {
   runtime_dir_ = options_.runtime_dir.empty() ? default_runtime_dir()
                                               : std::filesystem::path(options_.runtime_dir);
-  // Leftovers of a cordon that was killed: its limit groups and its uid-slot files.
-  (void)proc::sweep_stale_limit_groups();
-  if (root_) (void)sweep_uid_slots(runtime_dir_);
+  if (options_.pool_size > 0 && options_.prestart_python) {
+    python_shape_.language = Language::kPython;
+    python_shape_.code = std::string(kPythonLoader);
+  }
+}
 
-  for (const auto kind :
-       {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses, proc::LimitKindCg::kCpu}) {
-    limit_unavailable_[static_cast<int>(kind)] =
-        options_.use_cgroups ? proc::LimitGroup::unavailable_reason(kind)
-                             : "cgroups switched off for this backend instance";
-    if (options_.use_cgroups)
-      limit_planned_[static_cast<int>(kind)] = proc::LimitGroup::planned(kind);
-  }
+void NamespaceBackend::discover() const {
+  std::call_once(discovered_, [this] {
+    for (const auto kind :
+         {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses, proc::LimitKindCg::kCpu}) {
+      limit_unavailable_[static_cast<int>(kind)] =
+          options_.use_cgroups ? proc::LimitGroup::unavailable_reason(kind)
+                               : "cgroups switched off for this backend instance";
+      if (options_.use_cgroups)
+        limit_planned_[static_cast<int>(kind)] = proc::LimitGroup::planned(kind);
+    }
 
-  std::string why;
-  if (auto layout = policy::probe_host_layout()) {
-    layout_ = *layout;
-  } else {
-    why = "cannot read the host's filesystem layout: " + layout.error().describe();
-  }
-  // Prebuilt at build time for this architecture; compiled here only if that is stale.
-  if (auto program = default_seccomp_program()) {
-    seccomp_ = std::move(*program);
-  } else if (why.empty()) {
-    why = "cannot compile the seccomp policy: " + program.error().describe();
-  }
-  if (auto init = find_ns_init()) {
-    // O_PATH: only for execveat; it keeps working after the sandbox's pivot_root.
-    init_exe_.reset(::open(init->c_str(), O_PATH | O_CLOEXEC));
-  }
-  if (!init_exe_ && why.empty()) {
-    why = "the cordon-ns-init helper was not found (set CORDON_LIBEXEC_DIR)";
-  }
-  if (why.empty()) why = namespace_known_blocker();
-  if (!why.empty()) {
-    probe_ = {false, why};
-    return;
-  }
-  std::string reason = root_ ? "runs as root: each run maps its sandbox user to its own host uid"
-                             : "runs in an unprivileged user namespace";
-  if (!cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) ||
-      !cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses))) {
-    reason +=
-        "; no cgroup for memory/process limits here, so they fall back to rlimits (per "
-        "process or per uid) and an OOM kill cannot be reported";
-  }
-  probe_ = {true, reason};
-  if (options_.pool_size > 0) {
+    std::string why;
+    if (auto layout = policy::probe_host_layout()) {
+      layout_ = *layout;
+    } else {
+      why = "cannot read the host's filesystem layout: " + layout.error().describe();
+    }
+    // Prebuilt at build time for this architecture; compiled here only if that is stale.
+    if (auto program = default_seccomp_program()) {
+      seccomp_ = std::move(*program);
+    } else if (why.empty()) {
+      why = "cannot compile the seccomp policy: " + program.error().describe();
+    }
+    if (auto init = find_ns_init()) {
+      // O_PATH: only for execveat; it keeps working after the sandbox's pivot_root.
+      init_exe_.reset(::open(init->c_str(), O_PATH | O_CLOEXEC));
+    }
+    if (!init_exe_ && why.empty()) {
+      why = "the cordon-ns-init helper was not found (set CORDON_LIBEXEC_DIR)";
+    }
+    if (why.empty()) why = namespace_known_blocker();
+    if (!why.empty()) {
+      probe_ = {false, why};
+      return;
+    }
+    std::string reason = root_ ? "runs as root: each run maps its sandbox user to its own host uid"
+                               : "runs in an unprivileged user namespace";
+    if (!cgroup_available(static_cast<int>(proc::LimitKindCg::kMemory)) ||
+        !cgroup_available(static_cast<int>(proc::LimitKindCg::kProcesses))) {
+      reason +=
+          "; no cgroup for memory/process limits here, so they fall back to rlimits (per "
+          "process or per uid) and an OOM kill cannot be reported";
+    }
+    probe_ = {true, reason};
+  });
+}
+
+Probe NamespaceBackend::probe() const {
+  discover();
+  return probe_;
+}
+
+Result<void> NamespaceBackend::prepare() {
+  return prepared_([this]() -> Result<void> {
+    discover();
+    // Leftovers of a cordon that was killed: its limit groups and its uid-slot files.
+    (void)proc::sweep_stale_limit_groups();
+    if (root_) (void)sweep_uid_slots(runtime_dir_);
+    if (!probe_.available || options_.pool_size == 0) return {};
     // Built for a request with the default limits and no files; runs of that shape take
     // one (pool_fits). Artifacts may be asked for later, so each keeps its /tmp.
     pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
@@ -107,8 +125,6 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
         // freeing the uid slot: BuiltSandbox's members go in reverse order.
         [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
     if (options_.prestart_python) {
-      python_shape_.language = Language::kPython;
-      python_shape_.code = std::string(kPythonLoader);
       python_pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
           options_.pool_size,
           [this]() -> Result<BuiltSandbox> {
@@ -116,7 +132,8 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
           },
           [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
     }
-  }
+    return {};
+  });
 }
 
 NamespaceBackend::~NamespaceBackend() = default;
@@ -124,6 +141,7 @@ NamespaceBackend::~NamespaceBackend() = default;
 bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailable_[kind].empty(); }
 
 Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
+  discover();
   // What a run's limit groups will report as enforced (LimitGroup::planned).
   GroupFacts planned;
   for (const auto kind : {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses}) {
@@ -246,6 +264,7 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
 }
 
 Result<Plan> NamespaceBackend::describe_plan(const RunRequest& request) const {
+  discover();
   if (auto st = check_request(*this, request); !st) return std::unexpected(st.error());
   HostIdentity host{root_, root_ ? options_.uid_base : ::getuid(),
                     root_ ? options_.uid_base : ::getgid()};
@@ -400,6 +419,7 @@ bool NamespaceBackend::pool_fits(const RunRequest& request) const {
 RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   // 1. The request, and whether this host can do it at all (run_driver.h).
+  discover();
   RunSetup setup(*this, request, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
   // The pools refill around runs, not during them (WarmPool::Busy).

@@ -55,6 +55,7 @@ struct BuiltSandbox {
 
 class NamespaceBackend final : public Backend {
  public:
+  // Stores the options; the host is looked at by probe() and changed by prepare().
   explicit NamespaceBackend(NamespaceOptions options = {});
   ~NamespaceBackend() override;
   NamespaceBackend(const NamespaceBackend&) = delete;
@@ -62,10 +63,14 @@ class NamespaceBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return "namespace"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
-  // Found at construction: the host layout, the seccomp program, cordon-ns-init and the
-  // settings that refuse namespaces for certain (no trial clone).
-  [[nodiscard]] Probe probe() const override { return probe_; }
+  // Found once (discover()): the host layout, the seccomp program, cordon-ns-init, the
+  // limit groups this host would give and the settings that refuse namespaces for certain
+  // (no trial clone). Read-only.
+  [[nodiscard]] Probe probe() const override;
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  // Sweeps what a killed cordon left (its limit groups; as root its uid-slot files), then
+  // starts the warm pools (NamespaceOptions::pool_size).
+  [[nodiscard]] Result<void> prepare() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
 
@@ -74,11 +79,17 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
 
   [[nodiscard]] const NamespaceOptions& options() const { return options_; }
-  // The warm pool (NamespaceOptions::pool_size), or null.
-  [[nodiscard]] WarmPool<BuiltSandbox>* pool() { return pool_.get(); }
+  // The warm pool (NamespaceOptions::pool_size), or null; prepares the backend first.
+  [[nodiscard]] WarmPool<BuiltSandbox>* pool() {
+    (void)prepare();
+    return pool_.get();
+  }
   // The pool of sandboxes holding a started python (NamespaceOptions::prestart_python),
-  // or null.
-  [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return python_pool_.get(); }
+  // or null; prepares the backend first.
+  [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() {
+    (void)prepare();
+    return python_pool_.get();
+  }
   // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
   [[nodiscard]] pid_t spawner_pid() const;
   // How many runs were handed to a prestarted interpreter.
@@ -108,17 +119,22 @@ class NamespaceBackend final : public Backend {
   // The helper that clones set-up processes (NamespaceOptions::setup_spawner), started on
   // first use and again if it died; null: this process clones.
   [[nodiscard]] Result<std::shared_ptr<SetupSpawner>> spawner_for_build() const;
+  // Fills in the host facts below, once, whichever call needs them first; read-only.
+  void discover() const;
 
   NamespaceOptions options_;
   bool root_ = false;
   std::filesystem::path runtime_dir_;
-  std::optional<policy::HostLayout> layout_;
-  std::optional<policy::SeccompProgram> seccomp_;
-  UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
-  std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
+  // The host facts (discover()); written once, under discovered_, then only read.
+  mutable std::once_flag discovered_;
+  mutable std::optional<policy::HostLayout> layout_;
+  mutable std::optional<policy::SeccompProgram> seccomp_;
+  mutable UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
+  mutable std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
   // Per proc::LimitKindCg: what a run's group will report as enforced (LimitGroup::planned).
-  std::optional<proc::LimitApplied> limit_planned_[3];
-  Probe probe_;
+  mutable std::optional<proc::LimitApplied> limit_planned_[3];
+  mutable Probe probe_;
+  PrepareOnce prepared_;
   RunRequest pool_shape_;    // the request a pooled sandbox is built for
   RunRequest python_shape_;  // the same, for python with the loader as its code
   std::atomic<std::uint64_t> prestarted_runs_{0};

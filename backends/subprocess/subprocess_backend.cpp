@@ -143,20 +143,31 @@ constexpr std::string_view kRunDirPrefix = "cordon-run-";
 
 }  // namespace
 
-SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(options) {
-  // A cgroup only where runs can make one with cgroup.kill: otherwise each run would fall
-  // back to the helper while capabilities() claimed cgroup.kill.
-  if (auto dir = proc::own_cgroup2_dir();
-      dir && ::access(dir->c_str(), W_OK) == 0 && proc::cgroup_kill_expected(*dir)) {
-    cgroup_parent_ = *dir;
+SubprocessBackend::SubprocessBackend(SubprocessOptions options) : options_(options) {}
+
+const SubprocessBackend::HostFacts& SubprocessBackend::facts() const {
+  std::call_once(facts_once_, [this] {
+    // A cgroup only where runs can make one with cgroup.kill: otherwise each run would
+    // fall back to the helper while capabilities() claimed cgroup.kill.
+    if (auto dir = proc::own_cgroup2_dir();
+        dir && ::access(dir->c_str(), W_OK) == 0 && proc::cgroup_kill_expected(*dir)) {
+      facts_.cgroup_parent = *dir;
+    }
+    // The parent is chosen once: it costs a statfs and an access() per run otherwise.
+    facts_.run_parent = default_run_parent();
+    facts_.helper = proc::find_reaper_helper();
+  });
+  return facts_;
+}
+
+Result<void> SubprocessBackend::prepare() {
+  return prepared_([this]() -> Result<void> {
     // Cgroups left by a cordon that died (its pid gone): kill what runs in them, remove.
-    (void)proc::sweep_stale_cgroups(*cgroup_parent_);
-  }
-  // Temp dirs left by a cordon that was SIGKILLed mid-run (named with its pid).
-  // The parent is chosen once: it costs a statfs and an access() per run otherwise.
-  run_parent_ = default_run_parent();
-  (void)sweep_stale_temp_dirs(kRunDirPrefix, run_parent_);
-  helper_ = proc::find_reaper_helper();
+    if (facts().cgroup_parent) (void)proc::sweep_stale_cgroups(*facts().cgroup_parent);
+    // Temp dirs left by a cordon that was SIGKILLed mid-run (named with its pid).
+    (void)sweep_stale_temp_dirs(kRunDirPrefix, facts().run_parent);
+    return {};
+  });
 }
 
 std::optional<proc::Cgroup2> SubprocessBackend::take_idle_cgroup() {
@@ -180,11 +191,11 @@ void SubprocessBackend::give_back_cgroup(proc::Cgroup2 cgroup) {
 }
 
 bool SubprocessBackend::uses_cgroup() const {
-  return !options_.force_fallback && cgroup_parent_.has_value() && !cgroup_refused_.load();
+  return !options_.force_fallback && facts().cgroup_parent.has_value() && !cgroup_refused_.load();
 }
 
 Probe SubprocessBackend::probe() const {
-  if (!uses_cgroup() && !helper_) {
+  if (!uses_cgroup() && !facts().helper) {
     return {false,
             "cannot kill a whole process tree here: no writable cgroup v2 directory of our own "
             "and the cordon-reaper helper was not found (set CORDON_LIBEXEC_DIR)"};
@@ -204,10 +215,11 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   // 1. Check the request (run_driver.h).
   RunSetup setup(*this, request, observer);
   if (setup.refused) return std::move(*setup.refused);
+  const HostFacts& host = facts();
 
   // 2. A private temp dir: work/ is the cwd, home/ is HOME, the code file (when too big
   //    for argv) goes beside them so the code's own listing of work/ does not show it.
-  auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), run_parent_);
+  auto tmp = TempDir::create(owned_prefix(kRunDirPrefix), host.run_parent);
   if (!tmp) return setup.error("create temp dir: " + tmp.error().describe());
   const fs::path work = tmp->path() / "work";
   const fs::path home = tmp->path() / "home";
@@ -250,7 +262,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
       // but once another backend of this process has a delegated parent (on a pure v2
       // host), every run group of cordon goes there.
       const auto acquired = proc::acquired_v2_parent();
-      if (auto cg = proc::Cgroup2::create(acquired ? acquired->dir : *cgroup_parent_)) {
+      if (auto cg = proc::Cgroup2::create(acquired ? acquired->dir : *host.cgroup_parent)) {
         cgroup = std::move(*cg);
       } else {
         // Refused where a cgroup was expected: this run and the claims from now on say
@@ -259,15 +271,15 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
       }
     }
   }
-  if (!cgroup && !helper_) {
+  if (!cgroup && !host.helper) {
     return setup.error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
   }
   if (Clock::now() > setup.until) return setup.error("set-up exceeded its bound");
   if (cancel.cancelled()) return setup.cancelled();
 
   // 6. Start the code, then the shared driver runs it to the end (run_driver.h).
-  auto tree =
-      ContainedTree::start(std::move(code), std::move(cgroup), helper_.value_or(""), setup.until);
+  auto tree = ContainedTree::start(std::move(code), std::move(cgroup), host.helper.value_or(""),
+                                   setup.until);
   if (!tree) return setup.error(tree.error().describe());
   // What this run enforces, rendered from the declaration for how its tree is contained.
   const Capabilities declared = declare(request.limits, tree->in_cgroup());

@@ -24,12 +24,17 @@ struct SubprocessOptions {
 
 class SubprocessBackend final : public Backend {
  public:
+  // Stores the options; the host is looked at by probe() and changed by prepare().
   explicit SubprocessBackend(SubprocessOptions options);
 
   [[nodiscard]] std::string_view name() const override { return "subprocess"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  // Finds, once, the cgroup runs would go under, where run dirs go and cordon-reaper.
   [[nodiscard]] Probe probe() const override;
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  // Sweeps what a cordon that died left: its cgroups (what runs in them is killed) and
+  // its run dirs, both named with its pid.
+  [[nodiscard]] Result<void> prepare() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
 
@@ -39,11 +44,19 @@ class SubprocessBackend final : public Backend {
   // cgroup.kill exactly then, the helper otherwise.
   [[nodiscard]] bool uses_cgroup() const;
 
+  // What probe() finds of the host, read once (discover()); read-only.
+  struct HostFacts {
+    std::optional<std::filesystem::path> cgroup_parent;  // our own v2 cgroup dir
+    std::optional<std::filesystem::path> helper;         // cordon-reaper
+    std::filesystem::path run_parent;                    // where run dirs go
+  };
+  [[nodiscard]] const HostFacts& facts() const;
+
   SubprocessOptions options_;
-  std::optional<std::filesystem::path> cgroup_parent_;  // our own v2 cgroup dir
-  std::optional<std::filesystem::path> helper_;         // cordon-reaper
-  std::filesystem::path run_parent_;                    // where run dirs go
-  std::atomic<bool> cgroup_refused_{false};             // a run could not make its cgroup
+  mutable std::once_flag facts_once_;
+  mutable HostFacts facts_;
+  PrepareOnce prepared_;
+  std::atomic<bool> cgroup_refused_{false};  // a run could not make its cgroup
 
   // Empty, never-killed cgroups kept for the next run: mkdir + rmdir of a cgroup is a
   // tenth of a run's cost. At most kMaxIdleCgroups; removed with the backend. Taking one

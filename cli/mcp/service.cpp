@@ -56,6 +56,9 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   if (Status s = check_limits_for(*service->backend_, *fixed); !s) {
     return std::unexpected(s.error());
   }
+  // Sweeps now and starts the warm pool, so the first call pays no sandbox construction
+  // either; a failure is remembered and each call's result says it (a sandbox error).
+  (void)service->backend_->prepare();
 
   const std::chrono::milliseconds max_timeout =
       fixed->timeout.count() > 0 ? fixed->timeout : kDefaultTimeout;

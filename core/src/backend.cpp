@@ -70,6 +70,8 @@ Status check_request(const Backend& backend, const RunRequest& request) {
   return check_limits(request.limits, backend.capabilities(request.limits), backend.name());
 }
 
+Result<void> Backend::prepare() { return {}; }
+
 Result<Plan> Backend::describe_plan(const RunRequest& request) const {
   if (Status valid = check_request(*this, request); !valid) return std::unexpected(valid.error());
   const Capabilities caps = capabilities(request.limits);

@@ -1,5 +1,7 @@
 #include "plugin_backend.h"
 
+#include <array>
+#include <cstddef>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,6 +79,20 @@ Capabilities PluginBackend::capabilities(const Limits& limits) const {
              &capabilities_from_json);
   // Nothing claimed: every limit is then refused before a run starts (check_request).
   return caps ? *caps : Capabilities{};
+}
+
+Result<void> PluginBackend::prepare() {
+  // Read only when the plugin's descriptor is long enough to hold it (3.1 and later).
+  constexpr std::size_t kEnd =
+      offsetof(cordon_plugin_descriptor, prepare) + sizeof(cordon_plugin_descriptor::prepare);
+  if (descriptor_->struct_size < kEnd || descriptor_->prepare == nullptr) return {};
+  std::array<char, 1024> error{};
+  const int failed = descriptor_->prepare(handle_, error.data(), error.size());
+  error.back() = '\0';  // a plugin that filled it all still ends here
+  if (failed == 0) return {};
+  const std::string why = error[0] != '\0' ? error.data() : "it gave no reason";
+  return fail(ErrorCode::kUnavailable,
+              "plugin '" + std::string(descriptor_->name) + "' cannot prepare: " + why);
 }
 
 RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cancel,

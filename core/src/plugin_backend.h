@@ -24,6 +24,9 @@ class PluginBackend final : public Backend {
   // probe unavailable, no capabilities, a sandbox error, a kPlugin error; each says so.
   [[nodiscard]] Probe probe() const override;
   [[nodiscard]] Capabilities capabilities(const Limits& limits) const override;
+  // The plugin's prepare (ABI 3.1), its reason prefixed with the plugin's name; nothing to
+  // do for a plugin without one (a 3.0 plugin prepares in its run).
+  [[nodiscard]] Result<void> prepare() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
   // The plugin's own plan, or the default (Backend::describe_plan) when it has none.

@@ -97,10 +97,7 @@ cordon_backend* create(const cordon_backend_options* options, char* error, std::
     if (!backend) return nullptr;
     return new cordon_backend{std::move(backend)};
   } catch (const std::exception& e) {
-    if (error != nullptr && error_size > 0) {
-      std::strncpy(error, e.what(), error_size - 1);
-      error[error_size - 1] = '\0';
-    }
+    copy_error(e.what(), error, error_size);
     return nullptr;
   } catch (...) {
     return nullptr;
@@ -164,5 +161,18 @@ char* run(cordon_backend* backend, const char* request_json, const cordon_run_ev
 }
 
 void free_text(char* text) { std::free(text); }
+
+int prepare(cordon_backend* backend, char* error, std::size_t error_size) {
+  try {
+    const Status prepared = backend->backend->prepare();
+    if (prepared) return 0;
+    copy_error(prepared.error().describe(), error, error_size);
+  } catch (const std::exception& e) {
+    copy_error(std::string("the plugin failed: ") + e.what(), error, error_size);
+  } catch (...) {
+    copy_error("the plugin failed", error, error_size);
+  }
+  return 1;
+}
 
 }  // namespace cordon::plugin_export

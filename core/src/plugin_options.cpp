@@ -47,13 +47,15 @@ Backend* create_backend_from_c(const cordon_backend_options* c, char* error, std
                                MakeBackendFn make) {
   Result<Backend*> made = make(backend_options_from_c(c));
   if (made && *made != nullptr) return *made;
-  const std::string why = made ? std::string("out of memory") : made.error().describe();
-  if (error != nullptr && error_size > 0) {
-    const std::size_t n = std::min(why.size(), error_size - 1);
-    std::memcpy(error, why.data(), n);
-    error[n] = '\0';
-  }
+  copy_error(made ? std::string("out of memory") : made.error().describe(), error, error_size);
   return nullptr;
+}
+
+void copy_error(std::string_view why, char* error, std::size_t error_size) {
+  if (error == nullptr || error_size == 0) return;
+  const std::size_t n = std::min(why.size(), error_size - 1);
+  std::memcpy(error, why.data(), n);
+  error[n] = '\0';
 }
 
 }  // namespace cordon

@@ -74,7 +74,7 @@ RunResult cancelled_before_start(BackendId backend, RunClock::time_point setup_s
   return r;
 }
 
-RunSetup::RunSetup(const Backend& backend, const RunRequest& request, RunObserver* observer,
+RunSetup::RunSetup(Backend& backend, const RunRequest& request, RunObserver* observer,
                    const Probe* probe)
     : id{std::string(backend.name()), std::string(backend.version())},
       started(RunClock::now()),
@@ -85,6 +85,8 @@ RunSetup::RunSetup(const Backend& backend, const RunRequest& request, RunObserve
     refused = error("invalid request: " + st.error().describe());
   } else if (probe != nullptr && !probe->available) {
     refused = error(probe->reason);
+  } else if (Status prepared = backend.prepare(); !prepared) {
+    refused = error(prepared.error().describe());
   }
 }
 

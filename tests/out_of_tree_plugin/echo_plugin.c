@@ -75,11 +75,21 @@ static int get_string(const char* json, const char* key, text* out) {
     if (c == '\\') {
       ++p;
       switch (*p) {
-        case 'n': c = '\n'; break;
-        case 't': c = '\t'; break;
-        case 'r': c = '\r'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
+        case 'n':
+          c = '\n';
+          break;
+        case 't':
+          c = '\t';
+          break;
+        case 'r':
+          c = '\r';
+          break;
+        case 'b':
+          c = '\b';
+          break;
+        case 'f':
+          c = '\f';
+          break;
         case 'u': {
           /* cordon escapes only control characters this way: one byte */
           char hex[5] = {0};
@@ -89,8 +99,10 @@ static int get_string(const char* json, const char* key, text* out) {
           p += 4;
           break;
         }
-        case '\0': return 0;
-        default: c = *p; /* " \ / */
+        case '\0':
+          return 0;
+        default:
+          c = *p; /* " \ / */
       }
     }
     put(out, &c, 1);
@@ -133,8 +145,9 @@ static char* echo_probe(const cordon_backend* backend) {
 }
 
 static char* echo_capabilities(const cordon_backend* backend, const char* limits_json) {
-  static const char* const none[] = {"network", "filesystem", "environment", "process_tree",
-                                     "syscall_filter", "memory", "processes", "cpu", "disk"};
+  static const char* const none[] = {
+      "network", "filesystem", "environment", "process_tree", "syscall_filter",
+      "memory",  "processes",  "cpu",         "disk"};
   text t = {0};
   size_t i;
   char output[160];
@@ -143,16 +156,18 @@ static char* echo_capabilities(const cordon_backend* backend, const char* limits
   for (i = 0; i < sizeof none / sizeof none[0]; ++i) {
     puts_(&t, "{\"aspect\":\"");
     puts_(&t, none[i]);
-    puts_(&t, "\",\"enforcement\":\"none\",\"mechanism\":\"\",\"value\":null,"
-              "\"detail\":\"echo runs nothing, so there is nothing to contain\"},");
+    puts_(&t,
+          "\",\"enforcement\":\"none\",\"mechanism\":\"\",\"value\":null,"
+          "\"detail\":\"echo runs nothing, so there is nothing to contain\"},");
   }
   snprintf(output, sizeof output,
            "{\"aspect\":\"output\",\"enforcement\":\"enforced\",\"mechanism\":\"echo cuts it\","
            "\"value\":\"%llu bytes\",\"detail\":\"\",\"range\":{\"min\":1,\"max\":1073741824}},",
            get_number(limits_json, "output_bytes", 1048576));
   puts_(&t, output);
-  puts_(&t, "{\"aspect\":\"timeout\",\"enforcement\":\"enforced\",\"mechanism\":\"returns at "
-            "once\",\"value\":null,\"detail\":\"\"}]");
+  puts_(&t,
+        "{\"aspect\":\"timeout\",\"enforcement\":\"enforced\",\"mechanism\":\"returns at "
+        "once\",\"value\":null,\"detail\":\"\"}]");
   return t.data;
 }
 
@@ -184,8 +199,9 @@ static char* echo_run(cordon_backend* backend, const char* request_json,
   }
   if (on_state) on_state(events->context, CORDON_STATE_FINISHED);
 
-  puts_(&result, "{\"schema_version\":2,\"outcome\":\"ok\",\"exit_code\":0,\"signal\":0,"
-                 "\"stdout\":");
+  puts_(&result,
+        "{\"schema_version\":2,\"outcome\":\"ok\",\"exit_code\":0,\"signal\":0,"
+        "\"stdout\":");
   put_json_string(&result, code.data, kept);
   puts_(&result, kept < code.size ? ",\"stdout_truncated\":true" : ",\"stdout_truncated\":false");
   puts_(&result, ",\"stderr\":\"\",\"wall_ms\":0,\"setup_ms\":0,\"backend\":{\"name\":\"" ECHO_NAME
@@ -198,10 +214,18 @@ static char* echo_run(cordon_backend* backend, const char* request_json,
 static void echo_free_text(char* t) { free(t); }
 
 static const cordon_plugin_descriptor descriptor = {
-    ECHO_ABI_MAJOR,     CORDON_PLUGIN_ABI_MINOR, sizeof(cordon_plugin_descriptor),
-    ECHO_NAME,          "1.0",                   echo_create,
-    echo_destroy,       echo_probe,              echo_capabilities,
+    ECHO_ABI_MAJOR,
+    CORDON_PLUGIN_ABI_MINOR,
+    sizeof(cordon_plugin_descriptor),
+    ECHO_NAME,
+    "1.0",
+    echo_create,
+    echo_destroy,
+    echo_probe,
+    echo_capabilities,
     NULL, /* describe_plan: cordon renders one from the capabilities */
-    echo_run,           echo_free_text};
+    echo_run,
+    echo_free_text,
+    NULL /* prepare: nothing on the host to sweep or make */};
 
 CORDON_DEFINE_PLUGIN(descriptor)

@@ -61,7 +61,8 @@ const cordon_plugin_descriptor kDescriptor = {kMajor,
                                               &capabilities,
                                               /*describe_plan=*/nullptr,
                                               kRun,
-                                              &free_text};
+                                              &free_text,
+                                              /*prepare=*/nullptr};
 
 }  // namespace
 

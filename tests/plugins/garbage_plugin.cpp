@@ -3,7 +3,9 @@
 // error, its run returns a result without an outcome, and with code "null" nothing at
 // all. The loader must turn each into the plugin's failure (a probe that says so, no
 // capabilities, a sandbox error), never crash or pass garbage on. It counts the strings
-// given back to free_text, so a test sees each answer freed by its own plugin.
+// given back to free_text, so a test sees each answer freed by its own plugin. It says it
+// is a 3.0 plugin, whose descriptor ends at free_text: its prepare, past that end, must
+// never be called (it aborts).
 #include <cstdlib>
 #include <cstring>
 
@@ -46,9 +48,11 @@ void free_text(char* text) {
   std::free(text);
 }
 
+int prepare(cordon_backend* /*backend*/, char* /*error*/, std::size_t /*size*/) { std::abort(); }
+
 const cordon_plugin_descriptor kDescriptor = {CORDON_PLUGIN_ABI_MAJOR,
-                                              CORDON_PLUGIN_ABI_MINOR,
-                                              sizeof(cordon_plugin_descriptor),
+                                              /*abi_minor=*/0,
+                                              CORDON_PLUGIN_DESCRIPTOR_MIN_SIZE,
                                               "garbage",
                                               "0.0",
                                               &create,
@@ -57,7 +61,8 @@ const cordon_plugin_descriptor kDescriptor = {CORDON_PLUGIN_ABI_MAJOR,
                                               &capabilities,
                                               &describe_plan,
                                               &run,
-                                              &free_text};
+                                              &free_text,
+                                              &prepare};
 
 }  // namespace
 

@@ -5,7 +5,8 @@
 // across the boundary so the test can see it arrive unchanged: stdout is the code's bytes,
 // stderr the stdin, each input file an artifact, exit_code the timeout in ms; it reports
 // a state, the output and a sample to the observer; code "wait-for-cancel" waits (10 s at
-// most) for the cancel token.
+// most) for the cancel token. It counts its prepare() calls too; with the image option
+// "fail-prepare" its prepare fails, and so does each run, with the reason.
 #include <poll.h>
 
 #include <cstring>
@@ -19,12 +20,14 @@ extern "C" {
 __attribute__((visibility("default"))) int cordon_fixture_create_calls = 0;
 __attribute__((visibility("default"))) long long cordon_fixture_last_pool_size = -2;
 __attribute__((visibility("default"))) char cordon_fixture_last_engine[64] = "";
+__attribute__((visibility("default"))) int cordon_fixture_prepare_calls = 0;
 }
 
 namespace {
 
 class FixtureBackend final : public cordon::Backend {
  public:
+  explicit FixtureBackend(bool fail_prepare) : fail_prepare_(fail_prepare) {}
   std::string_view name() const override { return "fixture"; }
   std::string_view version() const override { return FIXTURE_VERSION; }
   cordon::Probe probe() const override { return {true, "fixture probe"}; }
@@ -44,8 +47,18 @@ class FixtureBackend final : public cordon::Backend {
                                           "fixture clock", "5 s", "");
     return caps;
   }
+  cordon::Result<void> prepare() override {
+    return prepared_([this]() -> cordon::Result<void> {
+      ++cordon_fixture_prepare_calls;
+      if (fail_prepare_) return cordon::fail(cordon::ErrorCode::kUnavailable, "fixture refuses");
+      return {};
+    });
+  }
   cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& cancel,
                         cordon::RunObserver* observer) override {
+    if (auto st = prepare(); !st) {
+      return cordon::sandbox_error({"fixture", FIXTURE_VERSION}, st.error().describe());
+    }
     cordon::RunResult result;
     result.backend = {"fixture", FIXTURE_VERSION};
     if (observer != nullptr) {
@@ -71,6 +84,10 @@ class FixtureBackend final : public cordon::Backend {
     }
     return result;
   }
+
+ private:
+  bool fail_prepare_;
+  cordon::PrepareOnce prepared_;
 };
 
 cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& options) {
@@ -83,7 +100,7 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& opti
     return cordon::fail(cordon::ErrorCode::kInvalidArgument,
                         "--runtime " + *options.runtime + ": only fixture-runtime is supported");
   }
-  return new FixtureBackend();
+  return new FixtureBackend(options.image == "fail-prepare");
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 // carries it (a new minor, appended) and both wrappers map it.
 #pragma once
 
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cordon/cancel.h"
@@ -31,8 +34,22 @@ class Backend {
   [[nodiscard]] virtual std::string_view name() const = 0;
   [[nodiscard]] virtual std::string_view version() const = 0;
 
-  // Whether this backend can run on this host, and why not. Cheap, no side effects.
+  // Construction only stores the options: it reads nothing of the host and changes
+  // nothing, so `cordon backends` and `cordon plan` can make every backend for free.
+
+  // Whether this backend can run on this host, and why not. Read-only: it may read /proc
+  // and /sys and ask a tool its version (found once, then cached), but it creates, removes
+  // and kills nothing. capabilities() and describe_plan() answer from the same facts.
   [[nodiscard]] virtual Probe probe() const = 0;
+
+  // The explicit step that may change the host before runs: sweeping what a killed cordon
+  // left (its cgroups, temp dirs, uid slots, containers), acquiring the backend's runtime
+  // directory, starting a warm pool. Idempotent and thread-safe: the work is done once, and
+  // a failure is remembered and returned again (each run then fails closed with it as a
+  // sandbox error). run() calls it itself when nobody did, so callers need not; the front
+  // ends that run code call it up front, `cordon backends` and `cordon plan` never do.
+  // Default: nothing to prepare.
+  [[nodiscard]] virtual Result<void> prepare();
 
   // What a run with these limits would have enforced on this host, per aspect.
   [[nodiscard]] virtual Capabilities capabilities(const Limits& limits) const = 0;
@@ -55,6 +72,28 @@ class Backend {
   // that builds a real plan (namespaces, mounts, seccomp policy and hash, rlimits)
   // overrides it (see the namespace backend).
   [[nodiscard]] virtual Result<Plan> describe_plan(const RunRequest& request) const;
+};
+
+// A backend's prepare() work, done once whichever thread asks first; every call, later or
+// concurrent, returns what that one returned (a failure is remembered: fail closed). A
+// call that throws leaves it undone, for the next call to try again.
+class PrepareOnce {
+ public:
+  template <typename Work>
+  [[nodiscard]] Result<void> operator()(Work&& work) {
+    std::call_once(once_, [&] {
+      status_ = std::forward<Work>(work)();
+      done_.store(true, std::memory_order_release);
+    });
+    return status_;
+  }
+  // Whether the work was done (successfully or not); its writes are then visible.
+  [[nodiscard]] bool done() const { return done_.load(std::memory_order_acquire); }
+
+ private:
+  std::once_flag once_;
+  Result<void> status_;
+  std::atomic<bool> done_{false};
 };
 
 // What every backend checks first in run() and describe_plan(), before anything starts:

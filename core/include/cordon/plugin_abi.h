@@ -40,9 +40,10 @@
 #include <stdint.h>
 
 /* Major 3: the descriptor is all C (major 2 passed a cordon::Backend*, a C++ vtable, so only
- * plugins built in tree with the loader's compiler worked). Majors 1 and 2 are refused. */
+ * plugins built in tree with the loader's compiler worked). Majors 1 and 2 are refused.
+ * Minor 1 appended `prepare` to the descriptor. */
 #define CORDON_PLUGIN_ABI_MAJOR 3
-#define CORDON_PLUGIN_ABI_MINOR 0
+#define CORDON_PLUGIN_ABI_MINOR 1
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
 
 #ifdef __cplusplus
@@ -105,7 +106,8 @@ typedef struct cordon_plugin_descriptor {
   cordon_backend* (*create)(const cordon_backend_options* options, char* error, size_t error_size);
   void (*destroy)(cordon_backend* backend);
 
-  /* Probe JSON: whether it can run on this host, and why not. Cheap, no side effects. */
+  /* Probe JSON: whether it can run on this host, and why not. Read-only (it may read /proc,
+   * /sys, a tool's version, once) and creates, removes and kills nothing. */
   char* (*probe)(const cordon_backend* backend);
   /* Capabilities JSON: what a run with `limits_json` would have enforced, per aspect. */
   char* (*capabilities)(const cordon_backend* backend, const char* limits_json);
@@ -118,9 +120,19 @@ typedef struct cordon_plugin_descriptor {
   char* (*run)(cordon_backend* backend, const char* request_json, const cordon_run_events* events);
   /* Frees any string above. */
   void (*free_text)(char* text);
+
+  /* Since 3.1; read only when struct_size covers it, and may be null. */
+
+  /* The step that may change the host before runs: sweeping what a killed cordon left,
+   * acquiring a runtime directory, starting a warm pool. Idempotent and safe to call from
+   * several threads; a failure is remembered and returned again. Returns 0 when prepared,
+   * else nonzero with the reason, NUL-terminated, in `error` (at most error_size bytes).
+   * `cordon backends` and `cordon plan` never call it; run prepares by itself when it was
+   * not called (a 3.0 plugin, which has no prepare, does all of it in run). */
+  int (*prepare)(cordon_backend* backend, char* error, size_t error_size);
 } cordon_plugin_descriptor;
 
-/* The size of the 3.0 descriptor: the smallest the loader accepts. */
+/* The size of the 3.0 descriptor (up to free_text): the smallest the loader accepts. */
 #define CORDON_PLUGIN_DESCRIPTOR_MIN_SIZE \
   (offsetof(cordon_plugin_descriptor, free_text) + sizeof(void (*)(char*)))
 

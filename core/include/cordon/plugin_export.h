@@ -28,6 +28,8 @@ void destroy(cordon_backend* backend);
 [[nodiscard]] char* run(cordon_backend* backend, const char* request_json,
                         const cordon_run_events* events);
 void free_text(char* text);
+// 0 once the backend is prepared (Backend::prepare), else nonzero with the reason in `error`.
+[[nodiscard]] int prepare(cordon_backend* backend, char* error, std::size_t error_size);
 
 template <MakeBackendFn Make>
 cordon_backend* create_with(const cordon_backend_options* options, char* error,
@@ -49,7 +51,8 @@ constexpr cordon_plugin_descriptor descriptor(const char* name, const char* vers
                                   &capabilities,
                                   &describe_plan,
                                   &run,
-                                  &free_text};
+                                  &free_text,
+                                  &prepare};
 }
 
 }  // namespace cordon::plugin_export

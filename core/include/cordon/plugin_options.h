@@ -34,4 +34,8 @@ using MakeBackendFn = Result<Backend*> (*)(const BackendOptions& options);
 [[nodiscard]] Backend* create_backend_from_c(const cordon_backend_options* c, char* error,
                                              std::size_t error_size, MakeBackendFn make);
 
+// Plugin side: `why` into the caller's error buffer of `error_size` bytes, truncated and
+// NUL-terminated (nothing when the buffer is null or empty).
+void copy_error(std::string_view why, char* error, std::size_t error_size);
+
 }  // namespace cordon

@@ -132,12 +132,13 @@ struct RunFrame {
 // The first steps of every backend's run(), written once ("Run lifecycle", step 1): the
 // set-up clock starts (setup_ms counts from here, the set-up bound ends at `until`), the
 // observer hears kPreparing (and kFinished when this goes out of scope, whatever run()
-// returns), then check_request() and, when the backend passes its probe, whether this host
-// can run it at all. When either refuses, `refused` holds the sandbox error to return at
-// once: "invalid request: <why>", or the probe's reason.
+// returns), then check_request(), when the backend passes its probe whether this host can
+// run it at all, and then the backend's prepare() (done once: later runs get its remembered
+// result). When one refuses, `refused` holds the sandbox error to return at once: "invalid
+// request: <why>", the probe's reason, or why it could not prepare.
 class RunSetup {
  public:
-  RunSetup(const Backend& backend, const RunRequest& request, RunObserver* observer,
+  RunSetup(Backend& backend, const RunRequest& request, RunObserver* observer,
            const Probe* probe = nullptr);
   RunSetup(const RunSetup&) = delete;
   RunSetup& operator=(const RunSetup&) = delete;
