@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Format check (clang-format-19) over every C++ file of ours, the copy-paste check between
-# backends (jscpd), then clang-tidy-19 over the sources of core/, backends/ and cli/ using a
-# build's compile_commands.json.
+# backends (jscpd), then clang-tidy-19 over the sources of core/, backends/, audit/,
+# prompts/, frontend/ and cli/ using a build's compile_commands.json.
 #   scripts/lint.sh [--update-cache] [BUILD_DIR]   (default: build/dev, configured if missing)
 # Debian's -19 tools: clang-tidy 14 rejects std::expected (docs/CONVENTIONS.md §10).
 #
@@ -27,6 +27,7 @@ jobs="${LINT_JOBS:-2}"
 # Tracked files plus new ones not yet committed, in our source folders only.
 mapfile -t files < <(git ls-files --cached --others --exclude-standard -- \
   'core/*.cpp' 'core/*.h' 'backends/*.cpp' 'backends/*.h' 'cli/*.cpp' 'cli/*.h' \
+  'audit/*.cpp' 'audit/*.h' 'prompts/*.cpp' 'prompts/*.h' 'frontend/*.cpp' 'frontend/*.h' \
   'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'bench/*.h' 'app/*.cpp' 'app/*.h' | sort -u)
 if ((${#files[@]} == 0)); then
   echo "lint: no C++ files found" >&2
@@ -51,7 +52,7 @@ python3 scripts/cross_backend_clones.py "$jscpd"
 if [[ ! -f "$build_dir/compile_commands.json" ]]; then
   cmake --preset dev >/dev/null
 fi
-echo "lint: clang-tidy-19 on core/ backends/ cli/ sources ($build_dir)"
+echo "lint: clang-tidy-19 on core/ backends/ audit/ prompts/ frontend/ cli/ sources ($build_dir)"
 cache_args=()
 if [[ "${LINT_NO_CACHE:-0}" == 1 ]]; then
   cache_args+=(--no-cache)

@@ -39,8 +39,9 @@ import time
 
 KEY_VERSION = "cordon-lint-cache 1"
 TIDY = "clang-tidy-19"
-# The TUs linted: the sources of core/, backends/ and cli/ (the tests are format-checked only).
-TU_PATTERN = re.compile(r"^(core|backends|cli)/.*\.cpp$")
+# The TUs linted: the sources of core/, backends/, audit/, prompts/, frontend/ and cli/ (the
+# tests are format-checked only).
+TU_PATTERN = re.compile(r"^(core|backends|audit|prompts|frontend|cli)/.*\.cpp$")
 
 
 def sha256_bytes(data):

@@ -108,6 +108,46 @@ TEST(DelegationFacts, ReadFromTheGroupsFiles) {
   EXPECT_FALSE(read_v2_facts(fs::path(scratch.path) / "cordon-1-2").in_cordon_leaf);
 }
 
+// A group's figures are read one way for every backend's groups, v1 and v2 (the control
+// files as the kernel writes them, in a fake group directory).
+TEST(GroupFigures, ReadV2AndV1ControlFiles) {
+  testing::ScratchDir scratch;
+  const fs::path v2 = fs::path(scratch.path) / "v2";
+  const fs::path v1 = fs::path(scratch.path) / "v1";
+  fs::create_directories(v2);
+  fs::create_directories(v1);
+  // Nothing there: nothing read, nothing claimed.
+  EXPECT_FALSE(cgroupfs::memory_current(v2, true));
+  EXPECT_FALSE(cgroupfs::cpu_usec(v1, false));
+  EXPECT_FALSE(cgroupfs::oom_killed(v2, true));
+  EXPECT_FALSE(cgroupfs::pids_max_hit(v1));
+
+  std::ofstream(v2 / "memory.current") << "1048576\n";
+  std::ofstream(v2 / "memory.peak") << "2097152\n";
+  std::ofstream(v2 / "cpu.stat") << "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n";
+  std::ofstream(v2 / "memory.events") << "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n";
+  std::ofstream(v2 / "pids.events") << "max 0\n";
+  EXPECT_EQ(cgroupfs::memory_current(v2, true), 1048576);
+  EXPECT_EQ(cgroupfs::memory_peak(v2, true), 2097152);
+  EXPECT_EQ(cgroupfs::cpu_usec(v2, true), 1500);
+  EXPECT_TRUE(cgroupfs::oom_killed(v2, true));
+  EXPECT_FALSE(cgroupfs::pids_max_hit(v2)) << "max 0: no fork was refused";
+
+  std::ofstream(v1 / "memory.usage_in_bytes") << "4096\n";
+  std::ofstream(v1 / "memory.max_usage_in_bytes") << "8192\n";
+  std::ofstream(v1 / "cpuacct.usage") << "2500000\n";  // nanoseconds
+  std::ofstream(v1 / "memory.oom_control") << "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n";
+  std::ofstream(v1 / "pids.events") << "max 3\n";
+  EXPECT_EQ(cgroupfs::memory_current(v1, false), 4096);
+  EXPECT_EQ(cgroupfs::memory_peak(v1, false), 8192);
+  EXPECT_EQ(cgroupfs::cpu_usec(v1, false), 2500);
+  EXPECT_FALSE(cgroupfs::oom_killed(v1, false));
+  EXPECT_TRUE(cgroupfs::pids_max_hit(v1));
+  // The v1 names are not read for a v2 group, nor the other way round.
+  EXPECT_FALSE(cgroupfs::memory_current(v1, true));
+  EXPECT_FALSE(cgroupfs::cpu_usec(v2, false));
+}
+
 // A predicted parent never changes anything, and a fake cgroup root is never rearranged.
 TEST(DelegationParent, APredictionOfAFakeRootMovesNothing) {
   testing::ScratchDir scratch;

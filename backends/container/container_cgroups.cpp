@@ -25,18 +25,6 @@ bool has(const proc::CgroupHierarchy& h, const std::string& controller) {
   return false;
 }
 
-// The number after `key` in a "key value" control file, or nullopt.
-std::optional<std::int64_t> keyed(const fs::path& file, std::string_view key) {
-  const auto text = proc::cgroupfs::read_small(file);
-  return text ? proc::cgroupfs::keyed_value(*text, key) : std::nullopt;
-}
-
-// The number a control file holds, or nullopt.
-std::optional<std::int64_t> single(const fs::path& file) {
-  const auto text = proc::cgroupfs::read_small(file);
-  return text ? proc::cgroupfs::single_value(*text) : std::nullopt;
-}
-
 }  // namespace
 
 std::string ContainerCgroups::unavailable_reason(
@@ -168,6 +156,7 @@ Status ContainerCgroups::wait_empty(std::chrono::steady_clock::time_point until)
 }
 
 ContainerStats ContainerCgroups::stats() const {
+  namespace cgfs = proc::cgroupfs;
   ContainerStats s;
   if (oom_event_) {
     std::uint64_t count = 0;
@@ -177,29 +166,19 @@ ContainerStats ContainerCgroups::stats() const {
   }
   for (const auto& h : hierarchies_) {
     const fs::path dir = proc::group_parent_dir(h) / group_;
-    if (h.v2) {
-      if (auto n = keyed(dir / "memory.events", "oom_kill"); n && *n > 0) s.oom_killed = true;
-      // Linux before 6.10 counts a refused fork in pids.events of the forking process's own
-      // group (the container's, below our parent that holds the limit): read both.
-      for (const fs::path& d : {dir, dir / "c"}) {
-        if (auto n = keyed(d / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
-      }
-      if (auto n = single(dir / "memory.peak")) s.memory_peak_kb = *n / 1024;
-      if (auto n = keyed(dir / "cpu.stat", "usage_usec")) s.cpu_usec = n;
-      continue;
+    // v1 has the OOM eventfd above (its memory.oom_control counts only this group, where
+    // the container's own group below it is where the kill happens).
+    if (h.v2 && cgfs::oom_killed(dir, true)) s.oom_killed = true;
+    if (h.v2 || has(h, "pids")) {
+      // The limit is on our group, the forks happen in the container's own below it
+      // ("c"), where v1 and Linux before 6.10 count a refused fork: read both.
+      for (const fs::path& d : {dir, dir / "c"}) s.pids_limit_hit |= cgfs::pids_max_hit(d);
     }
-    if (has(h, "memory")) {
-      if (auto n = single(dir / "memory.max_usage_in_bytes")) s.memory_peak_kb = *n / 1024;
+    if (h.v2 || has(h, "memory")) {
+      if (auto bytes = cgfs::memory_peak(dir, h.v2)) s.memory_peak_kb = *bytes / 1024;
     }
-    if (has(h, "pids")) {
-      // v1 counts a refused fork only in the group of the process that forked, the
-      // container's own (our parent, where the limit is, shows 0): read both.
-      for (const fs::path& d : {dir, dir / "c"}) {
-        if (auto n = keyed(d / "pids.events", "max"); n && *n > 0) s.pids_limit_hit = true;
-      }
-    }
-    if (has(h, "cpuacct")) {
-      if (auto n = single(dir / "cpuacct.usage")) s.cpu_usec = *n / 1000;
+    if (h.v2 || has(h, "cpuacct")) {
+      if (auto usec = cgfs::cpu_usec(dir, h.v2)) s.cpu_usec = usec;
     }
   }
   return s;
@@ -209,19 +188,16 @@ std::optional<ResourceSample> ContainerCgroups::usage() const {
   ResourceSample out;
   for (const auto& h : hierarchies_) {
     const fs::path dir = proc::group_parent_dir(h) / group_;
-    std::optional<std::int64_t> memory;
-    std::optional<std::int64_t> cpu_usec;
-    if (h.v2) {
-      memory = single(dir / "memory.current");
-      cpu_usec = keyed(dir / "cpu.stat", "usage_usec");
-    } else {
-      if (has(h, "memory")) memory = single(dir / "memory.usage_in_bytes");
-      if (has(h, "cpuacct")) {
-        if (auto ns = single(dir / "cpuacct.usage")) cpu_usec = *ns / 1000;
+    if (h.v2 || has(h, "memory")) {
+      if (auto bytes = proc::cgroupfs::memory_current(dir, h.v2); bytes && *bytes >= 0) {
+        out.memory_bytes = static_cast<std::uint64_t>(*bytes);
       }
     }
-    if (memory && *memory >= 0) out.memory_bytes = static_cast<std::uint64_t>(*memory);
-    if (cpu_usec && *cpu_usec >= 0) out.cpu_usec = static_cast<std::uint64_t>(*cpu_usec);
+    if (h.v2 || has(h, "cpuacct")) {
+      if (auto usec = proc::cgroupfs::cpu_usec(dir, h.v2); usec && *usec >= 0) {
+        out.cpu_usec = static_cast<std::uint64_t>(*usec);
+      }
+    }
   }
   if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
   return out;

@@ -3,7 +3,8 @@
 #include <poll.h>
 
 #include <cerrno>
-#include <fstream>
+
+#include "cordon/proc/cgroup_fs.h"
 
 namespace cordon::subprocess {
 namespace {
@@ -136,8 +137,10 @@ Status SubprocessTree::teardown(RunClock::time_point until) {
 std::optional<ResourceSample> ContainedTree::usage() const {
   if (!cgroup_) return std::nullopt;
   ResourceSample out;
-  std::ifstream current(cgroup_->path() / "memory.current");
-  if (std::uint64_t bytes = 0; current >> bytes) out.memory_bytes = bytes;
+  if (auto bytes = proc::cgroupfs::memory_current(cgroup_->path(), /*v2=*/true);
+      bytes && *bytes >= 0) {
+    out.memory_bytes = static_cast<std::uint64_t>(*bytes);
+  }
   if (auto usec = cgroup_->cpu_usage_usec(); usec && *usec >= cpu_base_us_) {
     out.cpu_usec = static_cast<std::uint64_t>(*usec - cpu_base_us_);
   }

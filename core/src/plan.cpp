@@ -30,8 +30,6 @@ bool known(std::string_view key, const std::string_view (&names)[N]) {
   return false;
 }
 
-json string_list(const std::vector<std::string>& items) { return json(items); }
-
 Status read_strings(const json& object, std::string_view key, std::vector<std::string>& out) {
   const json* list = member(object, key);
   if (list == nullptr) return {};
@@ -197,7 +195,7 @@ json to_json(const Plan& plan) {
   }
   if (plan.isolates) j["isolates"] = *plan.isolates;
   if (plan.timeout_ms) j["timeout_ms"] = *plan.timeout_ms;
-  if (plan.namespaces) j["namespaces"] = string_list(*plan.namespaces);
+  if (plan.namespaces) j["namespaces"] = *plan.namespaces;
   if (plan.filesystem) {
     if (*plan.filesystem) {
       json fs = (*plan.filesystem)->extra.is_object() ? (*plan.filesystem)->extra : json::object();
@@ -226,7 +224,7 @@ json to_json(const Plan& plan) {
     }
     j["rlimits"] = std::move(rlimits);
   }
-  if (!plan.argv.empty()) j["argv"] = string_list(plan.argv);
+  if (!plan.argv.empty()) j["argv"] = plan.argv;
   if (!plan.cwd.empty()) j["cwd"] = plan.cwd;
   if (plan.extra.is_object()) {
     for (const auto& [key, value] : plan.extra.items()) {

@@ -162,9 +162,7 @@ Result<bool> Cgroup2::wait_empty(Clock::time_point until) const {
 }
 
 Result<std::int64_t> Cgroup2::cpu_usage_usec() const {
-  const auto text = cgroupfs::read_small(path_ / "cpu.stat");
-  if (!text) return std::unexpected(text.error());
-  if (auto v = cgroupfs::keyed_value(*text, "usage_usec")) return *v;
+  if (auto v = cgroupfs::cpu_usec(path_, /*v2=*/true)) return *v;
   return fail(ErrorCode::kSystem, "no usage_usec in " + (path_ / "cpu.stat").string());
 }
 

@@ -10,6 +10,8 @@
 
 namespace cordon::proc::cgroupfs {
 
+namespace fs = std::filesystem;
+
 Result<std::string> read(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return fail_errno("open " + path.string());
@@ -93,6 +95,42 @@ bool has_word(std::string_view list, std::string_view word) {
     start = end + 1;
   }
   return false;
+}
+
+namespace {
+
+std::optional<std::int64_t> keyed_in(const fs::path& file, std::string_view key) {
+  const Result<std::string> text = read_small(file);
+  return text ? keyed_value(*text, key) : std::nullopt;
+}
+
+std::optional<std::int64_t> single_in(const fs::path& file) {
+  const Result<std::string> text = read_small(file);
+  return text ? single_value(*text) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> memory_current(const fs::path& dir, bool v2) {
+  return single_in(dir / (v2 ? "memory.current" : "memory.usage_in_bytes"));
+}
+
+std::optional<std::int64_t> memory_peak(const fs::path& dir, bool v2) {
+  return single_in(dir / (v2 ? "memory.peak" : "memory.max_usage_in_bytes"));
+}
+
+std::optional<std::int64_t> cpu_usec(const fs::path& dir, bool v2) {
+  if (v2) return keyed_in(dir / "cpu.stat", "usage_usec");
+  const std::optional<std::int64_t> ns = single_in(dir / "cpuacct.usage");
+  return ns ? std::optional<std::int64_t>(*ns / 1000) : std::nullopt;
+}
+
+bool oom_killed(const fs::path& dir, bool v2) {
+  return keyed_in(dir / (v2 ? "memory.events" : "memory.oom_control"), "oom_kill").value_or(0) > 0;
+}
+
+bool pids_max_hit(const fs::path& dir) {
+  return keyed_in(dir / "pids.events", "max").value_or(0) > 0;
 }
 
 }  // namespace cordon::proc::cgroupfs

@@ -453,30 +453,11 @@ LimitGroupStats LimitGroup::stats() const {
   LimitGroupStats out;
   for (const auto& g : groups_) {
     if ((g.roles & kRoleMemory) != 0) {
-      // v1 keeps the OOM count in memory.oom_control of the group where the kill happened;
-      // v2's memory.events counts kills in the group and below.
-      if (auto t = cgroupfs::read_small(g.dir / (g.v2 ? "memory.events" : "memory.oom_control"))) {
-        out.oom_killed = cgroupfs::keyed_value(*t, "oom_kill").value_or(0) > 0;
-      }
-      if (auto t =
-              cgroupfs::read_small(g.dir / (g.v2 ? "memory.peak" : "memory.max_usage_in_bytes"))) {
-        if (auto v = cgroupfs::single_value(*t)) out.memory_peak_kb = *v / 1024;
-      }
+      out.oom_killed = cgroupfs::oom_killed(g.dir, g.v2);
+      if (auto bytes = cgroupfs::memory_peak(g.dir, g.v2)) out.memory_peak_kb = *bytes / 1024;
     }
-    if ((g.roles & kRolePids) != 0) {
-      if (auto t = cgroupfs::read_small(g.dir / "pids.events")) {
-        out.pids_limit_hit = cgroupfs::keyed_value(*t, "max").value_or(0) > 0;
-      }
-    }
-    if ((g.roles & kRoleCpuacct) != 0) {
-      if (g.v2) {
-        if (auto t = cgroupfs::read_small(g.dir / "cpu.stat")) {
-          out.cpu_usec = cgroupfs::keyed_value(*t, "usage_usec");
-        }
-      } else if (auto t = cgroupfs::read_small(g.dir / "cpuacct.usage")) {
-        if (auto ns = cgroupfs::single_value(*t)) out.cpu_usec = *ns / 1000;
-      }
-    }
+    if ((g.roles & kRolePids) != 0) out.pids_limit_hit = cgroupfs::pids_max_hit(g.dir);
+    if ((g.roles & kRoleCpuacct) != 0) out.cpu_usec = cgroupfs::cpu_usec(g.dir, g.v2);
   }
   return out;
 }
@@ -485,23 +466,14 @@ std::optional<ResourceSample> LimitGroup::usage() const {
   ResourceSample out;
   for (const auto& g : groups_) {
     if ((g.roles & kRoleMemory) != 0) {
-      if (auto t =
-              cgroupfs::read_small(g.dir / (g.v2 ? "memory.current" : "memory.usage_in_bytes"))) {
-        if (auto v = cgroupfs::single_value(*t); v && *v >= 0) {
-          out.memory_bytes = static_cast<std::uint64_t>(*v);
-        }
+      if (auto v = cgroupfs::memory_current(g.dir, g.v2); v && *v >= 0) {
+        out.memory_bytes = static_cast<std::uint64_t>(*v);
       }
     }
     if ((g.roles & kRoleCpuacct) != 0) {
-      std::optional<std::int64_t> usec;
-      if (g.v2) {
-        if (auto t = cgroupfs::read_small(g.dir / "cpu.stat")) {
-          usec = cgroupfs::keyed_value(*t, "usage_usec");
-        }
-      } else if (auto t = cgroupfs::read_small(g.dir / "cpuacct.usage")) {
-        if (auto ns = cgroupfs::single_value(*t)) usec = *ns / 1000;
+      if (auto usec = cgroupfs::cpu_usec(g.dir, g.v2); usec && *usec >= 0) {
+        out.cpu_usec = static_cast<std::uint64_t>(*usec);
       }
-      if (usec && *usec >= 0) out.cpu_usec = static_cast<std::uint64_t>(*usec);
     }
   }
   if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;

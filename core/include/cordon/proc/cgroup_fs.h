@@ -37,4 +37,24 @@ namespace cordon::proc::cgroupfs {
 // The number a file holds ("67108864\n").
 [[nodiscard]] std::optional<std::int64_t> single_value(std::string_view text);
 
+// What a group's own files say about the processes in it: the one reading of these figures
+// for every backend's groups (limit groups, the subprocess kill group, the container's
+// groups), on v2 (`v2`) and v1 alike. Unset (false): the file is absent or holds no such
+// figure, e.g. a hierarchy without that controller.
+// Memory in use now, bytes: memory.current / memory.usage_in_bytes.
+[[nodiscard]] std::optional<std::int64_t> memory_current(const std::filesystem::path& dir, bool v2);
+// The most memory in use since the group was made, bytes: memory.peak (Linux 5.19) /
+// memory.max_usage_in_bytes.
+[[nodiscard]] std::optional<std::int64_t> memory_peak(const std::filesystem::path& dir, bool v2);
+// CPU time of every process ever in the group, microseconds: cpu.stat's usage_usec /
+// cpuacct.usage (nanoseconds).
+[[nodiscard]] std::optional<std::int64_t> cpu_usec(const std::filesystem::path& dir, bool v2);
+// Whether the OOM killer killed in the group: memory.events' oom_kill (the group and
+// below) / memory.oom_control's oom_kill (the group where the kill happened).
+[[nodiscard]] bool oom_killed(const std::filesystem::path& dir, bool v2);
+// Whether a fork was refused at pids.max: pids.events' max. The kernel counts it in the
+// group of the process that forked, v1 always and v2 before Linux 6.10, not in the
+// ancestor holding the limit: a caller whose limit sits above the code's group reads both.
+[[nodiscard]] bool pids_max_hit(const std::filesystem::path& dir);
+
 }  // namespace cordon::proc::cgroupfs
