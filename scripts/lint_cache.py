@@ -277,7 +277,9 @@ def main():
     clean = {rel: key for rel, key in keys.items() if (key, rel) in cached}
     written = not no_write and write_cache(cache_path, clean)
     failed = set()
-    with tempfile.TemporaryDirectory(prefix="cordon-lint-") as tidy_db_dir, \
+    # Not "cordon-*": the suite's leftover check (tests/suite_leftovers.cpp) counts every
+    # /tmp/cordon-* as a run's leftover, and a lint may run beside the tests.
+    with tempfile.TemporaryDirectory(prefix="lint-tidy-") as tidy_db_dir, \
             concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         write_tidy_db(db, tidy_db_dir)
         for rel, rc, output in pool.map(lambda r: lint_one(tidy_db_dir, src, r), todo):
