@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cordon/claims.h"
@@ -335,12 +336,14 @@ class LimitlessBackend final : public Backend {
   [[nodiscard]] Status prepare() override {
     return prepared_([this]() -> Status {
       ++prepared;
+      std::this_thread::sleep_for(prepare_takes);
       if (refusal.empty()) return {};
       return fail(ErrorCode::kUnavailable, refusal);
     });
   }
   int prepared = 0;
   std::string refusal;
+  std::chrono::milliseconds prepare_takes{0};
 
  private:
   PrepareOnce prepared_;
@@ -385,7 +388,9 @@ TEST(RunSetup, AnAcceptedRequestStartsTheClockAndReportsPreparingThenFinished) {
     EXPECT_EQ(setup.id.name, "limitless");
     EXPECT_EQ(setup.id.version, "9");
     EXPECT_GE(setup.started, before);
-    EXPECT_EQ(setup.until - setup.started, std::chrono::milliseconds(1234));
+    // The bound as asked, moved only by the (here instant) first preparation.
+    EXPECT_GE(setup.until - setup.started, std::chrono::milliseconds(1234));
+    EXPECT_LT(setup.until - setup.started, std::chrono::milliseconds(1234 + 1000));
     EXPECT_EQ(log.states, std::vector<std::string>{"preparing"});
     const RunFrame frame = setup.frame();
     EXPECT_EQ(frame.backend.name, "limitless");
@@ -399,6 +404,28 @@ TEST(RunSetup, AnAcceptedRequestStartsTheClockAndReportsPreparingThenFinished) {
     EXPECT_EQ(cancelled.backend.version, "9");
   }
   EXPECT_EQ(log.states, (std::vector<std::string>{"preparing", "finished"}));
+}
+
+// A first run that prepares the backend is not charged its one-time preparation against
+// the set-up bound (the container backend writes a root directory then): the bound starts
+// after it, while setup_ms (from `started`) still shows the wait. Later runs prepare nothing.
+TEST(RunSetup, TheOneTimePreparationIsNotChargedToTheSetUpBound) {
+  LimitlessBackend backend;
+  backend.prepare_takes = std::chrono::milliseconds(300);
+  RunRequest request;
+  request.code = "true";
+  request.setup_bound = std::chrono::milliseconds(100);
+  const Probe probe{true, "fine"};
+  {
+    const RunSetup first(backend, request, nullptr, &probe);
+    ASSERT_FALSE(first.refused.has_value());
+    EXPECT_GE(first.until - first.started, std::chrono::milliseconds(400));
+    EXPECT_GT(first.until, RunClock::now()) << "the bound ran out during the preparation";
+  }
+  const RunSetup second(backend, request, nullptr, &probe);
+  EXPECT_EQ(backend.prepared, 1);
+  EXPECT_LT(second.until - second.started, std::chrono::milliseconds(300))
+      << "a prepared backend's runs get the bound as asked";
 }
 
 TEST(RunSetup, AnInvalidRequestIsRefusedBeforeTheProbeIsRead) {

@@ -134,8 +134,9 @@ struct RunFrame {
 // observer hears kPreparing (and kFinished when this goes out of scope, whatever run()
 // returns), then check_request(), when the backend passes its probe whether this host can
 // run it at all, and then the backend's prepare() (done once: later runs get its remembered
-// result). When one refuses, `refused` holds the sandbox error to return at once: "invalid
-// request: <why>", the probe's reason, or why it could not prepare.
+// result; the bound is moved by the time it took, setup_ms still counts it). When one refuses,
+// `refused` holds the sandbox error to return at once: "invalid request: <why>", the probe's
+// reason, or why it could not prepare.
 class RunSetup {
  public:
   RunSetup(Backend& backend, const RunRequest& request, RunObserver* observer,
@@ -152,7 +153,7 @@ class RunSetup {
 
   const BackendId id;
   const RunClock::time_point started;
-  const RunClock::time_point until;
+  RunClock::time_point until;  // later by the time a first prepare() took
   RunStateReporter state;
   std::optional<RunResult> refused;
 };
