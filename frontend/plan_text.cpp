@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
@@ -153,8 +154,7 @@ bool is_limit_aspect(Aspect aspect) {
 }
 
 bool is_isolation_aspect(Aspect aspect) {
-  return aspect == Aspect::kNetwork || aspect == Aspect::kFilesystem ||
-         aspect == Aspect::kEnvironment || aspect == Aspect::kProcessTree;
+  return std::ranges::find(kIsolationAspects, aspect) != std::end(kIsolationAspects);
 }
 
 // What a request may ask for each limit, from the backend's declared ranges (the plan's

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <concepts>
+#include <cstddef>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -80,6 +81,16 @@ inline Status read(const json& object, std::string_view key, std::chrono::millis
   if (Status s = read(object, key, ms); !s) return s;
   if (ms) out = std::chrono::milliseconds(*ms);
   return {};
+}
+
+// The enumerator of `values` that to_string() spells `text` (an outcome, an aspect, an
+// enforcement level, ...).
+template <typename Enum, std::size_t N>
+[[nodiscard]] std::optional<Enum> enum_named(const Enum (&values)[N], std::string_view text) {
+  for (const Enum value : values) {
+    if (to_string(value) == text) return value;
+  }
+  return std::nullopt;
 }
 
 // The first of `reads` that failed, else success: several members read in one statement.

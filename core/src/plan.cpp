@@ -2,6 +2,8 @@
 // (loader side): plan.h.
 #include "cordon/plan.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -11,6 +13,7 @@
 namespace cordon {
 namespace {
 
+using json_fields::enum_named;
 using json_fields::first_failure;
 using json_fields::member;
 using json_fields::read;
@@ -22,13 +25,7 @@ constexpr std::string_view kKnown[] = {
     "backend", "choice",  "isolates", "timeout_ms", "namespaces",   "filesystem",
     "user",    "uid_map", "hostname", "network",    "capabilities", "seccomp",
     "limits",  "aspects", "rlimits",  "argv",       "cwd"};
-template <std::size_t N>
-bool known(std::string_view key, const std::string_view (&names)[N]) {
-  for (const std::string_view name : names) {
-    if (key == name) return true;
-  }
-  return false;
-}
+bool known(std::string_view key) { return std::ranges::find(kKnown, key) != std::end(kKnown); }
 
 Status read_strings(const json& object, std::string_view key, std::vector<std::string>& out) {
   const json* list = member(object, key);
@@ -149,14 +146,9 @@ Result<PlanLimit> limit_from(const json& in) {
       !st) {
     return std::unexpected(st.error());
   }
-  bool level_known = false;
-  for (const Enforcement e : {Enforcement::kNone, Enforcement::kPartial, Enforcement::kEnforced}) {
-    if (to_string(e) == enforcement) {
-      l.enforcement = e;
-      level_known = true;
-    }
-  }
-  if (!level_known) return std::unexpected(unexpected_value("enforcement", in["enforcement"]));
+  const std::optional<Enforcement> level = enum_named(kAllEnforcements, enforcement);
+  if (!level) return std::unexpected(unexpected_value("enforcement", in["enforcement"]));
+  l.enforcement = *level;
   return l;
 }
 
@@ -228,7 +220,7 @@ json to_json(const Plan& plan) {
   if (!plan.cwd.empty()) j["cwd"] = plan.cwd;
   if (plan.extra.is_object()) {
     for (const auto& [key, value] : plan.extra.items()) {
-      if (!known(key, kKnown)) j[key] = value;
+      if (!known(key)) j[key] = value;
     }
   }
   return j;
@@ -302,7 +294,7 @@ Result<Plan> plan_from_json(const json& in) {
     plan.aspects = std::move(*caps);
   }
   for (const auto& [key, value] : in.items()) {
-    if (!known(key, kKnown)) plan.extra[key] = value;
+    if (!known(key)) plan.extra[key] = value;
   }
   return plan;
 }

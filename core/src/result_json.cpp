@@ -205,19 +205,11 @@ json to_json(const Capabilities& capabilities) {
 
 namespace {
 
+using json_fields::enum_named;
 using json_fields::first_failure;
 using json_fields::member;
 using json_fields::read;
 using json_fields::unexpected_value;
-
-// The enumerator of `values` that to_string() spells `text`.
-template <typename Enum, std::size_t N>
-std::optional<Enum> enum_named(const Enum (&values)[N], std::string_view text) {
-  for (const Enum value : values) {
-    if (to_string(value) == text) return value;
-  }
-  return std::nullopt;
-}
 
 constexpr Outcome kOutcomes[] = {
     Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
@@ -225,8 +217,6 @@ constexpr Outcome kOutcomes[] = {
     Outcome::kSandboxError};
 constexpr LimitKind kLimitKinds[] = {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
                                      LimitKind::kDisk, LimitKind::kCpu};
-constexpr Enforcement kEnforcements[] = {Enforcement::kNone, Enforcement::kPartial,
-                                         Enforcement::kEnforced};
 
 // The raw bytes of a stream or path: "<name>_base64" when present, else the text form.
 Status read_output(const json& object, const std::string& name, std::string& out) {
@@ -363,7 +353,7 @@ Result<Capabilities> capabilities_from_json(const json& in) {
     c.aspect = *aspect;
     std::string level;
     if (Status s = read(item, "enforcement", level); !s) return std::unexpected(s.error());
-    const auto named = enum_named(kEnforcements, level);
+    const auto named = enum_named(kAllEnforcements, level);
     if (!named) return std::unexpected(unexpected_value("enforcement", level));
     c.enforcement = *named;
     if (Status s = first_failure({read(item, "mechanism", c.mechanism),

@@ -48,6 +48,9 @@ enum class Enforcement {
 
 std::string_view to_string(Enforcement enforcement);  // "none", "partial", "enforced"
 
+inline constexpr Enforcement kAllEnforcements[] = {Enforcement::kNone, Enforcement::kPartial,
+                                                   Enforcement::kEnforced};
+
 // The values of one limit a backend can honour, in the unit of its aspect: bytes (memory,
 // disk, output), processes, or milliseconds (cpu). Below `min` a run cannot start at all
 // (what the set-up and an interpreter need, measured, with headroom); above `max` the
