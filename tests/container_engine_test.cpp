@@ -15,9 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "claims_match.h"
 #include "container_backend.h"
+#include "cordon/cancel.h"
+#include "engine_run.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
 #include "run_request_support.h"
@@ -158,6 +161,115 @@ TEST_F(EngineTest, NothingLeftBehindAndInputsRefused) {
       EXPECT_FALSE(n.starts_with("cordon-eng-" + std::to_string(::getpid()))) << e.path();
     }
   }
+}
+
+// ---- the engine's start is set-up, not the code's time ----
+
+// run_in_engine straight, through an engine that is `podman` behind a script: the script
+// can make the engine slow to start, as a loaded host does.
+class EngineStartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    podman_ = oci::find_tool("podman");
+    if (podman_.empty()) CORDON_SKIP_OR_FAIL("podman is not installed");
+    const std::string make =
+        std::string(CORDON_TEST_SOURCE_DIR) + "/make_engine_image.sh " + kImage;
+    ASSERT_EQ(std::system(make.c_str()), 0) << "could not make the test image";
+    settings_.image = kImage;
+    settings_.runs_dir = dir_.path;
+    options_.engine = "podman";
+    options_.image = kImage;
+  }
+  // An engine whose `run` sleeps `delay` seconds before it is podman's: one process (a
+  // shell's sleep would outlive the shell killed at cancel).
+  void slow_engine(const std::string& delay) {
+    settings_.engine = dir_.path + "/engine";
+    std::ofstream(settings_.engine)
+        << "#!/usr/bin/python3\nimport os, sys, time\nif sys.argv[1:2] == ['run']: time.sleep("
+        << delay << ")\nos.execv('" << podman_.string() << "', ['podman'] + sys.argv[1:])\n";
+    fs::permissions(settings_.engine, fs::perms::owner_all);
+  }
+  RunResult run(const RunRequest& r, const CancelToken& cancel = {},
+                milliseconds setup_bound = seconds(30)) {
+    RunFrame frame;
+    frame.backend = {"container", "test"};
+    frame.setup_started = RunClock::now();
+    RunStateReporter state(nullptr);
+    const std::string id = std::to_string(::getpid()) + "-0-" + std::to_string(runs_++);
+    return oci::run_in_engine(settings_, options_, r, oci::kEnginePrefix + id, dir_.path + "/" + id,
+                              frame.setup_started + setup_bound, cancel, state, frame);
+  }
+  // What the runs left in the runs directory besides the engine script.
+  std::vector<std::string> left_in_runs_dir() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_.path)) {
+      if (e.path().filename() != "engine") out.push_back(e.path().filename());
+    }
+    return out;
+  }
+
+  testing::ScratchDir dir_;
+  fs::path podman_;
+  oci::EngineSettings settings_;
+  oci::ContainerOptions options_;
+  int runs_ = 0;
+};
+
+// Seen in CI: `true` under the default 5 s timeout came back timed out, with nothing on
+// stderr, on a host busy enough that `podman run` took longer than 5 s to start the code.
+// The deadline counted the engine's start. Here the engine takes 3 s to start code that has
+// 1.5 s: it runs to the end, and the 3 s are set-up.
+TEST_F(EngineStartTest, TheDeadlineCountsFromTheCodesStartNotTheEngines) {
+  slow_engine("3");
+  const RunResult r = run(sh("echo hi", milliseconds(1500)));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "hi\n");
+  EXPECT_GE(r.setup_ms, 3000);
+  // ...and the deadline still holds once the code runs.
+  const RunResult late = run(sh("echo before; sleep 30", milliseconds(1500)));
+  EXPECT_EQ(late.outcome, Outcome::kTimedOut) << late.error.value_or("");
+  EXPECT_EQ(late.stdout_data, "before\n");
+  EXPECT_TRUE(left_in_runs_dir().empty()) << left_in_runs_dir().front();
+}
+
+// An engine that ends without starting the code (here: no such image, and --pull never
+// keeps it from asking a registry) is the sandbox failing, in the engine's own words; it
+// used to read as the code failing with exit status 125.
+TEST_F(EngineStartTest, AnEngineThatNeverStartedTheCodeIsASandboxError) {
+  settings_.engine = podman_;
+  settings_.image = "localhost/cordon-no-such-image:0";
+  const RunResult r = run(sh("true"));
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError) << to_string(r.outcome);
+  EXPECT_NE(r.error.value_or("").find("podman ended before the code started"), std::string::npos)
+      << r.error.value_or("");
+  EXPECT_NE(r.error.value_or("").find("image not known"), std::string::npos)
+      << r.error.value_or("");
+  EXPECT_TRUE(left_in_runs_dir().empty());
+}
+
+// While the engine starts, cancel and the set-up bound end the run promptly, each as
+// itself: cancelled before the code started, or a sandbox error naming the bound.
+TEST_F(EngineStartTest, CancelAndTheSetUpBoundEndASlowStart) {
+  slow_engine("20");
+  CancelSource source;
+  std::thread canceller([&source] {
+    std::this_thread::sleep_for(milliseconds(500));
+    source.cancel();
+  });
+  auto start = RunClock::now();
+  const RunResult cancelled = run(sh("true"), source.token());
+  canceller.join();
+  EXPECT_EQ(cancelled.outcome, Outcome::kCancelled) << cancelled.error.value_or("");
+  EXPECT_LT(RunClock::now() - start, cordon_test::slack(seconds(5)));
+
+  start = RunClock::now();
+  const RunResult bounded = run(sh("true"), {}, milliseconds(1000));
+  EXPECT_EQ(bounded.outcome, Outcome::kSandboxError);
+  EXPECT_NE(bounded.error.value_or("").find("did not start the code within the set-up bound"),
+            std::string::npos)
+      << bounded.error.value_or("");
+  EXPECT_LT(RunClock::now() - start, cordon_test::slack(seconds(5)));
+  EXPECT_TRUE(left_in_runs_dir().empty());
 }
 
 }  // namespace

@@ -272,6 +272,7 @@ std::string ContainerBackend::find_engine() const {
 
 EngineSettings ContainerBackend::engine_settings() const {
   EngineSettings s = *engine_;
+  s.runs_dir = prepared_.done() && instance_ ? instance_->bundles_dir() : runtime_dir_ / "bundles";
   if (!seccomp_) return s;
   // Before prepare() wrote the profile, a plan names it where it will be.
   s.seccomp_file = prepared_.done() && !engine_seccomp_file_.empty()
@@ -468,8 +469,10 @@ Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   // bundle's config.json itself.
   nlohmann::json extra = {{"runtime", runtime_probe_.name}, {"env", payload->env}};
   if (engine_) {
-    if (auto argv = engine_run_argv(engine_settings(), options_, request,
-                                    kEnginePrefix + std::string("<name>"))) {
+    const EngineSettings settings = engine_settings();
+    if (auto argv =
+            engine_run_argv(settings, options_, request, kEnginePrefix + std::string("<name>"),
+                            settings.runs_dir / "<name>" / "start")) {
       extra["engine_argv"] = *argv;
     } else {
       return std::unexpected(argv.error());
@@ -606,9 +609,10 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
   frame.enforced = enforced_from(declared);
   if (engine_) {
-    return run_in_engine(engine_settings(), options_, request,
-                         kEnginePrefix + instance_->next_name(), cancel, setup.state,
-                         std::move(frame));
+    const std::string id = instance_->next_name();
+    const EngineSettings settings = engine_settings();
+    return run_in_engine(settings, options_, request, kEnginePrefix + id, settings.runs_dir / id,
+                         setup.until, cancel, setup.state, std::move(frame));
   }
 
   // 2. A container: a warm one whose limits are this run's, else a cold one.

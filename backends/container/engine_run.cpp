@@ -1,18 +1,26 @@
 // run_in_engine: one `podman run` per request, judged and removed afterwards.
 #include "engine_run.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "container_cgroups.h"
 #include "cordon/interpreter.h"
 #include "cordon/proc/pipe.h"
+#include "cordon/scope_exit.h"
+#include "cordon/temp_dir.h"
+#include "cordon/unique_fd.h"
 #include "cordon/units.h"
 
 namespace cordon::oci {
@@ -35,8 +43,8 @@ std::string ulimit(int resource, rlim_t wanted) {
 
 Result<std::vector<std::string>> engine_run_argv(const EngineSettings& s,
                                                  const ContainerOptions& options,
-                                                 const RunRequest& request,
-                                                 const std::string& name) {
+                                                 const RunRequest& request, const std::string& name,
+                                                 const std::filesystem::path& start_fifo) {
   if (auto st = validate(request); !st) return std::unexpected(st.error());
   if (!request.input_files.empty() || !request.artifact_globs.empty()) {
     return fail(ErrorCode::kUnavailable,
@@ -53,10 +61,16 @@ Result<std::vector<std::string>> engine_run_argv(const EngineSettings& s,
   if (needs_file) {
     return fail(ErrorCode::kUnavailable, "code too long for argv is not supported in engine mode");
   }
+  // --mount's value is comma-separated: a comma in the path would be read as an option.
+  if (start_fifo.string().find(',') != std::string::npos) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the runtime directory's path has a comma: " + start_fifo.string());
+  }
   const BundleKey key = bundle_key(request.limits, options);
   std::vector<std::string> a = {
       s.engine.string(), "run",
       "--name",          name,
+      "--pull",          "never",
       "--runtime",       "runc",
       "--network",       options.network_namespace ? "none" : "host",
       "--memory",        std::to_string(key.memory_bytes + (1U << 20)),
@@ -96,7 +110,13 @@ Result<std::vector<std::string>> engine_run_argv(const EngineSettings& s,
   }
   if (!has_lang) a.insert(a.end(), {"--env", "LANG=C.UTF-8"});
   if (request.stdin_data) a.emplace_back("--interactive");
+  a.insert(a.end(), {"--mount", "type=bind,source=" + start_fifo.string() +
+                                    ",destination=" + kEngineStartPath});
   a.push_back(s.image);
+  // The start signal (engine_run.h): no byte, no code; the FIFO is closed before exec.
+  a.insert(a.end(),
+           {"/usr/bin/sh", "-c", std::string("printf s >") + kEngineStartPath + " && exec \"$@\"",
+            "cordon-start"});
   a.insert(a.end(), code_argv.begin(), code_argv.end());
   return a;
 }
@@ -205,14 +225,76 @@ class EngineTree final : public StartedTree {
   bool removed_ = false;
 };
 
+enum class StartWait { kStarted, kEngineEnded, kCancelled, kSetupBound, kPollFailed };
+
+// Until the wrapper's start byte arrives on `fifo`, the engine ends, the run is cancelled
+// or `until` passes. The byte is read before the engine's end is looked at: code as quick
+// as `true` has its engine gone by the time this wakes, and it did start.
+StartWait wait_for_start(int fifo, int engine_pidfd, int cancel_fd, RunClock::time_point until) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - RunClock::now()).count();
+    if (left <= 0) return StartWait::kSetupBound;
+    std::array<pollfd, 3> p{{{fifo, POLLIN, 0}, {engine_pidfd, POLLIN, 0}, {cancel_fd, POLLIN, 0}}};
+    if (::poll(p.data(), p.size(), static_cast<int>(std::min<std::int64_t>(left, 60000))) < 0) {
+      if (errno == EINTR) continue;
+      return StartWait::kPollFailed;
+    }
+    if ((p[0].revents & POLLIN) != 0) {
+      char byte = 0;
+      if (::read(fifo, &byte, 1) == 1) return StartWait::kStarted;
+    }
+    if (p[1].revents != 0) return StartWait::kEngineEnded;
+    if (p[2].revents != 0) return StartWait::kCancelled;
+    // A writer came and went without a byte (POLLHUP stays set): only the engine's end or
+    // the bound can end the wait now.
+    if ((p[0].revents & (POLLHUP | POLLERR)) != 0) fifo = -1;
+  }
+}
+
+// The end of what the engine wrote to stderr before it ended without starting the code:
+// its own reason ("Error: …"), read without waiting for a writer that may still hold it.
+std::string engine_stderr(RunPipes& pipes) {
+  pipes.out.write.reset();
+  pipes.err.write.reset();
+  std::string text;
+  char buf[4096];
+  const auto until = Clock::now() + milliseconds(500);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
+    pollfd p{pipes.err.read.get(), POLLIN, 0};
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) != 1) break;
+    const ssize_t n = ::read(pipes.err.read.get(), buf, sizeof(buf));
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > 16384) text.erase(0, text.size() - 16384);
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.size() > 2000) text = "…" + text.substr(text.size() - 2000);
+  return text;
+}
+
 }  // namespace
 
 RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options,
                         const RunRequest& request, const std::string& name,
+                        const std::filesystem::path& run_dir, RunClock::time_point setup_until,
                         const CancelToken& cancel, RunStateReporter& state, RunFrame frame) {
   auto error = [&](std::string why) { return sandbox_error(frame.backend, std::move(why)); };
-  auto argv = engine_run_argv(s, options, request, name);
+  const std::filesystem::path fifo_path = run_dir / "start";
+  auto argv = engine_run_argv(s, options, request, name, fifo_path);
   if (!argv) return error(argv.error().describe());
+  // The start FIFO, world-writable (the code's user opens it) in a directory only root
+  // can enter. The read end is open before the engine starts: the wrapper's open for
+  // writing would block without a reader.
+  if (::mkdir(run_dir.c_str(), 0700) != 0) {
+    return error("mkdir " + run_dir.string() + ": " + std::strerror(errno));
+  }
+  const ScopeExit drop_run_dir([&run_dir] { (void)remove_tree(run_dir); });
+  if (::mkfifo(fifo_path.c_str(), 0600) != 0 || ::chmod(fifo_path.c_str(), 0622) != 0) {
+    return error("mkfifo " + fifo_path.string() + ": " + std::strerror(errno));
+  }
+  UniqueFd start(::open(fifo_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!start) return error("open " + fifo_path.string() + ": " + std::strerror(errno));
   const BundleKey key = bundle_key(request.limits, options);
   std::optional<ContainerCgroups> cgroups;
   if (!s.memory_own.empty()) {
@@ -238,7 +320,30 @@ RunResult run_in_engine(const EngineSettings& s, const ContainerOptions& options
     remove_engine_cgroups(s, name);
     return error("start " + s.engine.string() + ": " + child.error().describe());
   }
+  const int engine_pidfd = child->pidfd();
   EngineTree tree(s, name, std::move(*child), std::move(cgroups));
+  const std::string engine = s.engine.filename().string();
+  switch (wait_for_start(start.get(), engine_pidfd, cancel.wait_fd(), setup_until)) {
+    case StartWait::kStarted:
+      break;
+    case StartWait::kEngineEnded: {
+      std::string why = engine_stderr(*pipes);
+      return error(engine + " ended before the code started" +
+                   (why.empty() ? std::string() : ": " + why));
+    }
+    case StartWait::kCancelled:
+      tree.kill();
+      return cancelled_before_start(frame.backend, frame.setup_started);
+    case StartWait::kSetupBound:
+      tree.kill();
+      return error(engine + " did not start the code within the set-up bound");
+    case StartWait::kPollFailed: {
+      const std::string why = std::strerror(errno);
+      tree.kill();
+      return error("poll: " + why);
+    }
+  }
+  start.reset();
   // frame.enforced and timeout_mechanism: the backend's declaration (declare()).
   if (s.seccomp_file.empty()) frame.policy.reset();
   return drive_run(request, cancel, state, tree, std::move(*pipes), std::move(frame));
