@@ -283,15 +283,31 @@ TEST(ContainerPlan, PayloadAndItsEncoding) {
   EXPECT_EQ(p->env,
             (std::vector<std::string>{"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "A=1"}));
   const std::string wire = encode_init_request(*p, std::chrono::milliseconds(7000));
-  InitRequest h;
+  // The order of every process-tree helper (cordon/proc/init_protocol.h): a header, then
+  // records that the helpers' own check accepts: the command, the environment, the backstop.
+  init::OrderHeader h;
   ASSERT_GE(wire.size(), sizeof(h));
   std::memcpy(&h, wire.data(), sizeof(h));
-  EXPECT_EQ(h.magic, kInitMagic);
-  EXPECT_EQ(h.argc, p->argv.size());
-  EXPECT_EQ(h.envc, 4u);
-  EXPECT_EQ(h.backstop_ms, 7000);
-  EXPECT_EQ(wire.size(), sizeof(h) + h.strings_bytes);
-  EXPECT_EQ(wire.back(), '\0');
+  EXPECT_EQ(h.magic, init::kOrderMagic);
+  EXPECT_EQ(h.kind, init::OrderKind::kRun);
+  ASSERT_EQ(wire.size(), sizeof(h) + h.size);
+  const std::string records = wire.substr(sizeof(h));
+  EXPECT_EQ(init::check_order(records.data(), h.size, h.kind), 0);
+  std::vector<std::string> args, env;
+  std::string exe;
+  std::int64_t backstop = 0;
+  std::uint32_t offset = 0;
+  while (const init::OrderRecord* rec = init::next_record(records.data(), h.size, &offset)) {
+    const char* data = init::record_data(rec);
+    if (rec->tag == init::OrderTag::kExe) exe = data;
+    if (rec->tag == init::OrderTag::kArg) args.emplace_back(data);
+    if (rec->tag == init::OrderTag::kEnv) env.emplace_back(data);
+    if (rec->tag == init::OrderTag::kBackstop) std::memcpy(&backstop, data, sizeof(backstop));
+  }
+  EXPECT_EQ(exe, p->argv.front());
+  EXPECT_EQ(args, p->argv);
+  EXPECT_EQ(env, p->env);
+  EXPECT_EQ(backstop, 7000);
   // Code too long for one argv string goes to the code file.
   r.code = std::string(200 * 1024, '#');
   p = make_run_payload(r, ContainerOptions{});
@@ -310,9 +326,10 @@ TEST(ContainerPlan, AnInitReportIsTakenOnlyWhenItSaysEverythingWasReaped) {
   auto send_report = [&](std::int32_t everything_reaped) {
     int sv[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    InitReport r;
-    r.magic = kInitMagic;
-    r.children_cpu_us = 42;
+    init::Report r;
+    r.magic = init::kReportMagic;
+    r.main_reaped = 1;
+    r.tree_cpu_us = 42;
     r.everything_reaped = everything_reaped;
     EXPECT_EQ(::write(sv[1], &r, sizeof(r)), static_cast<ssize_t>(sizeof(r)));
     ::close(sv[1]);
@@ -323,7 +340,7 @@ TEST(ContainerPlan, AnInitReportIsTakenOnlyWhenItSaysEverythingWasReaped) {
   const auto reaped = send_report(1);
   ASSERT_TRUE(reaped.has_value()) << reaped.error().describe();
   ASSERT_TRUE(reaped->has_value());
-  EXPECT_EQ((*reaped)->children_cpu_us, 42);
+  EXPECT_EQ((*reaped)->tree_cpu_us, 42);
 
   const auto early = send_report(0);
   ASSERT_FALSE(early.has_value());

@@ -543,17 +543,17 @@ class ContainerTree final : public StartedTree {
   }
 
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
-    if (report_ && report_->exec_errno == 0) {
-      take_init_report(report_->status, report_->maxrss_kb, report_->children_cpu_us, t, result);
+    if (report_ && report_->start_errno == 0 && report_->main_reaped == 1) {
+      take_init_report(report_->status, report_->main_maxrss_kb, report_->tree_cpu_us, t, result);
     }
     t.oom_killed = stats_.oom_killed;
     t.process_ceiling_hit = stats_.pids_limit_hit;
     if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
     result.memory_peak_kb = stats_.memory_peak_kb;
     if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
-    if (report_ && report_->exec_errno != 0) {
+    if (report_ && report_->start_errno != 0) {
       return fail(ErrorCode::kSystem, "the container could not start the interpreter: errno " +
-                                          std::to_string(report_->exec_errno));
+                                          std::to_string(report_->start_errno));
     }
     if (!report_) {
       // The runtime writes its own failures to the container's stderr: say its last line.
@@ -585,7 +585,7 @@ class ContainerTree final : public StartedTree {
   std::filesystem::path scratch_;
   std::function<void()> remove_;
   Status killed_;
-  std::optional<InitReport> report_;
+  std::optional<init::Report> report_;
   ContainerStats stats_;
   bool done_ = false;
 };

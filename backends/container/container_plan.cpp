@@ -263,17 +263,19 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
 }
 
 std::string encode_init_request(const RunPayload& payload, std::chrono::milliseconds backstop) {
-  std::string strings;
-  for (const auto& s : payload.argv) strings.append(s).push_back('\0');
-  for (const auto& s : payload.env) strings.append(s).push_back('\0');
-  InitRequest h;
-  h.argc = static_cast<std::uint32_t>(payload.argv.size());
-  h.envc = static_cast<std::uint32_t>(payload.env.size());
-  h.strings_bytes = static_cast<std::uint32_t>(strings.size());
-  h.backstop_ms = backstop.count();
+  std::string records;
+  if (!payload.argv.empty()) init::add_string(records, init::OrderTag::kExe, payload.argv[0]);
+  for (const auto& s : payload.argv) init::add_string(records, init::OrderTag::kArg, s);
+  for (const auto& s : payload.env) init::add_string(records, init::OrderTag::kEnv, s);
+  const std::int64_t ms = backstop.count();
+  init::add_record(records, init::OrderTag::kBackstop, 0,
+                   std::string_view(reinterpret_cast<const char*>(&ms), sizeof(ms)));
+  init::OrderHeader h;
+  h.kind = init::OrderKind::kRun;
+  h.size = static_cast<std::uint32_t>(records.size());
   std::string out(sizeof(h), '\0');
   std::memcpy(out.data(), &h, sizeof(h));
-  return out + strings;
+  return out + records;
 }
 
 }  // namespace cordon::oci

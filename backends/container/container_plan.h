@@ -116,7 +116,7 @@ struct RunPayload {
 [[nodiscard]] Result<RunPayload> make_run_payload(const RunRequest& request,
                                                   const ContainerOptions& options);
 
-// The request header + strings the init reads (init_protocol.h).
+// The order the init reads (init_protocol.h): its header and records.
 [[nodiscard]] std::string encode_init_request(const RunPayload& payload,
                                               std::chrono::milliseconds backstop);
 

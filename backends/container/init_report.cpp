@@ -7,9 +7,9 @@
 
 namespace cordon::oci {
 
-Result<std::optional<InitReport>> receive_init_report(int fd,
-                                                      std::chrono::steady_clock::time_point until) {
-  InitReport report;
+Result<std::optional<init::Report>> receive_init_report(
+    int fd, std::chrono::steady_clock::time_point until) {
+  init::Report report;
   auto* p = reinterpret_cast<char*>(&report);
   std::size_t got = 0;
   while (got < sizeof(report)) {
@@ -23,8 +23,8 @@ Result<std::optional<InitReport>> receive_init_report(int fd,
     if (n <= 0) return std::nullopt;
     got += static_cast<std::size_t>(n);
   }
-  if (report.magic != kInitMagic) return std::nullopt;
-  if (report.everything_reaped != 1) {
+  if (report.magic != init::kReportMagic) return std::nullopt;
+  if (!init::is_complete(report)) {
     return fail(ErrorCode::kSystem,
                 "the container's init reported the code's end without first ending its other "
                 "processes (a cordon-oci-init from another build?)");

@@ -16,7 +16,7 @@ namespace cordon::oci {
 // orphans may still run and write, so neither its figures nor the cgroup's nor the
 // artifacts can be trusted; refusing it keeps the order a checked contract instead of a
 // race that a wait on the cgroup would hide.
-[[nodiscard]] Result<std::optional<InitReport>> receive_init_report(
+[[nodiscard]] Result<std::optional<init::Report>> receive_init_report(
     int fd, std::chrono::steady_clock::time_point until);
 
 }  // namespace cordon::oci

@@ -2,10 +2,10 @@
 // it as the container's process (argv: just itself, environment: empty), with the code's
 // stdio on fds 0-2 and cordon's control socket on fd 3 (init_protocol.h).
 //
-// It reads the code's argv and environment from fd 3, starts the code as its child, reaps
-// every process reparented to it, and when the code's main process ends kills and reaps
-// every other process of the container, then writes the status and resource use back on
-// fd 3, saying so (everything_reaped), and exits. Being PID 1 of the container's PID
+// It reads its order (the code's command and environment, and its backstop) from fd 3,
+// starts the code as its child, reaps every process reparented to it, and when the code's
+// main process ends kills and reaps every other process of the container (init_end.h),
+// then writes the report back on fd 3 and exits. Being PID 1 of the container's PID
 // namespace, its exit also makes the kernel SIGKILL every process left in the container
 // (when it stops early).
 //
@@ -33,15 +33,16 @@
 #include <ctime>
 #include <vector>
 
-#include "cordon/proc/rusage_usec.h"
+#include "cordon/proc/init_end.h"
+#include "cordon/proc/init_protocol.h"
 #include "init_protocol.h"
 
 namespace {
 
-using cordon::oci::InitReport;
-using cordon::oci::InitRequest;
+using cordon::init::OrderRecord;
+using cordon::init::OrderTag;
+using cordon::init::Report;
 using cordon::oci::kInitControlFd;
-using cordon::proc::usec;
 
 std::int64_t now_ms() {
   struct timespec ts{};
@@ -61,7 +62,7 @@ bool read_full(int fd, void* buf, std::size_t n) {
   return true;
 }
 
-void write_report(const InitReport& report) {
+void write_report(const Report& report) {
   const auto* p = reinterpret_cast<const char*>(&report);
   std::size_t left = sizeof(report);
   while (left > 0) {
@@ -73,18 +74,49 @@ void write_report(const InitReport& report) {
   }
 }
 
-// Splits `count` NUL-terminated strings off `blob` starting at `*pos`.
-bool take_strings(std::vector<char>& blob, std::size_t* pos, std::uint32_t count,
-                  std::vector<char*>& out) {
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (*pos >= blob.size()) return false;
-    char* s = blob.data() + *pos;
-    const void* nul = std::memchr(s, '\0', blob.size() - *pos);
-    if (nul == nullptr) return false;
-    out.push_back(s);
-    *pos = static_cast<std::size_t>(static_cast<const char*>(nul) - blob.data()) + 1;
+// The order's command, environment and backstop: pointers into `blob`, which
+// check_order() found well-formed.
+struct Order {
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  const char* exe = nullptr;
+  std::int64_t backstop_ms = 0;
+};
+
+bool read_order(Order& order, std::vector<char>& blob) {
+  cordon::init::OrderHeader header;
+  if (!read_full(kInitControlFd, &header, sizeof(header)) ||
+      header.magic != cordon::init::kOrderMagic || header.kind != cordon::init::OrderKind::kRun ||
+      header.size > cordon::oci::kInitMaxOrderBytes) {
+    return false;
   }
-  out.push_back(nullptr);
+  blob.resize(header.size);
+  if (!read_full(kInitControlFd, blob.data(), blob.size()) ||
+      cordon::init::check_order(blob.data(), header.size, header.kind) != 0) {
+    return false;
+  }
+  std::uint32_t offset = 0;
+  while (const OrderRecord* r = cordon::init::next_record(blob.data(), header.size, &offset)) {
+    char* data = const_cast<char*>(cordon::init::record_data(r));
+    switch (r->tag) {
+      case OrderTag::kExe:
+        order.exe = data;
+        break;
+      case OrderTag::kArg:
+        order.argv.push_back(data);
+        break;
+      case OrderTag::kEnv:
+        order.envp.push_back(data);
+        break;
+      case OrderTag::kBackstop:
+        std::memcpy(&order.backstop_ms, data, sizeof(order.backstop_ms));
+        break;
+      default:  // the runtime applied the cwd and rlimits, the bundle holds the files
+        break;
+    }
+  }
+  order.argv.push_back(nullptr);
+  order.envp.push_back(nullptr);
   return true;
 }
 
@@ -95,21 +127,10 @@ int main() {
   // The code must not inherit cordon's control socket.
   ::fcntl(kInitControlFd, F_SETFD, FD_CLOEXEC);
 
-  InitRequest req;
-  if (!read_full(kInitControlFd, &req, sizeof(req)) || req.magic != cordon::oci::kInitMagic ||
-      req.argc == 0 || req.argc + req.envc > cordon::oci::kInitMaxStrings ||
-      req.strings_bytes > cordon::oci::kInitMaxBytes) {
-    return 2;
-  }
-  std::vector<char> blob(req.strings_bytes);
-  if (!read_full(kInitControlFd, blob.data(), blob.size())) return 2;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  std::size_t pos = 0;
-  if (!take_strings(blob, &pos, req.argc, argv) || !take_strings(blob, &pos, req.envc, envp)) {
-    return 2;
-  }
-  const std::int64_t backstop = now_ms() + req.backstop_ms;
+  Order order;
+  std::vector<char> blob;
+  if (!read_order(order, blob)) return 2;
+  const std::int64_t backstop = now_ms() + order.backstop_ms;
 
   // SIGCHLD through a signalfd, so one poll waits for a child, cordon and the backstop.
   sigset_t chld;
@@ -120,21 +141,21 @@ int main() {
   int exec_pipe[2];
   if (sfd < 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) return 3;
 
-  InitReport report;
+  Report report;
   const pid_t main_pid = ::fork();
   if (main_pid < 0) return 3;
   if (main_pid == 0) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(argv[0], argv.data(), envp.data());
+    ::execve(order.exe, order.argv.data(), order.envp.data());
     const int e = errno;
     (void)::write(exec_pipe[1], &e, sizeof(e));
     ::_exit(127);
   }
   ::close(exec_pipe[1]);
   int exec_errno = 0;
-  if (read_full(exec_pipe[0], &exec_errno, sizeof(exec_errno))) report.exec_errno = exec_errno;
+  if (read_full(exec_pipe[0], &exec_errno, sizeof(exec_errno))) report.start_errno = exec_errno;
   ::close(exec_pipe[0]);
 
   bool main_done = false;
@@ -157,33 +178,16 @@ int main() {
         const pid_t got = ::wait4(-1, &status, WNOHANG | __WALL, &ru);
         if (got <= 0) break;
         if (got != main_pid) continue;
-        report.status = status;
-        report.utime_us = usec(ru.ru_utime);
-        report.stime_us = usec(ru.ru_stime);
-        report.maxrss_kb = ru.ru_maxrss;
+        cordon::init::take_main_end(report, status, ru);
         main_done = true;
       }
     }
   }
   // The main process has ended: end every other process of the container before saying
-  // so (as the namespace backend's init does), so that the report also means "nothing of
-  // the code is left": cordon then reads the cgroup figures and collects artifacts with no
-  // orphan still running, whether the container goes away now or is a pooled one whose
-  // removal comes later. kill(-1) from PID 1 reaches every process of the namespace but
-  // us; one born meanwhile is the child of one it killed and ours once its parent is
-  // reaped, so the next turn kills it. ECHILD: none left.
-  for (;;) {
-    ::kill(-1, SIGKILL);
-    const pid_t got = ::wait4(-1, nullptr, __WALL, nullptr);
-    if (got < 0 && errno == ECHILD) {
-      report.everything_reaped = 1;  // only here: cordon refuses a report without it
-      break;
-    }
-  }
-  struct rusage all{};
-  ::getrusage(RUSAGE_CHILDREN, &all);
-  report.children_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);
-  report.magic = cordon::oci::kInitMagic;
+  // so (init_end.h), so that the report also means "nothing of the code is left", whether
+  // the container goes away now or is a pooled one whose removal comes later. kill(-1)
+  // from PID 1 reaches every process of the namespace but us, atomically.
+  cordon::init::end_run(report, main_pid, [] { ::kill(-1, SIGKILL); }, /*atomic=*/true);
   write_report(report);
   return 0;
 }

@@ -55,8 +55,8 @@ int set_ids(uid_t uid, gid_t gid) {
 }
 
 [[noreturn]] void fail(int channel, ChildStage stage, int err, int step = -1) {
-  InitEvent msg;
-  msg.kind = InitEventKind::kFailed;
+  init::Event msg;
+  msg.kind = init::EventKind::kFailed;
   msg.stage = static_cast<std::int32_t>(stage);
   msg.error = err != 0 ? err : EINVAL;
   msg.step = step;
@@ -85,8 +85,8 @@ int bring_loopback_up() {
 }
 
 int send_fd(int channel, int fd) {
-  InitEvent msg;
-  msg.kind = InitEventKind::kTmpFd;
+  init::Event msg;
+  msg.kind = init::EventKind::kTmpFd;
   return send_with_fds(channel, &msg, sizeof(msg), &fd, 1);
 }
 

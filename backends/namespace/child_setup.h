@@ -42,7 +42,7 @@
 
 namespace cordon::ns {
 
-// Which child-side step failed, reported to the parent with the errno in an InitEvent
+// Which child-side step failed, reported to the parent with the errno in an init::Event
 // (init_protocol.h) on the set-up channel.
 enum class ChildStage : std::int32_t {
   kFds = 1,

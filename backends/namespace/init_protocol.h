@@ -1,5 +1,5 @@
-// How cordon and cordon-ns-init (the sandbox's PID 1) talk. Shared by ns_init.cpp and the
-// backend; both are built in-tree with the same compiler, so the structs are sent as is.
+// How cordon and cordon-ns-init (the sandbox's PID 1) talk: cordon/proc/init_protocol.h,
+// the protocol of every process-tree helper, over this init's channels (below).
 //
 // The set-up process execs cordon-ns-init once the sandbox is built (namespaces, root
 // filesystem, limit groups), before any code exists. The init then:
@@ -12,7 +12,7 @@
 //      failure it sends kFailed with the stage and exits. Success is not reported:
 //      cordon goes on to wait for the code's end at once, and reads a kFailed after;
 //   4. reaps until the code's main process ends, then kills and reaps every other
-//      process of the namespace, writes an InitReport to fd 3 and waits to be killed
+//      process of the namespace (init_end.h), writes the Report to fd 3 and waits to be killed
 //      (its exit, the namespaces' teardown, is cordon's to time: SandboxProcess::finish).
 // Because the sandbox waits at step 2 with nothing of the code in it, a sandbox can be
 // built ahead of its run (NamespaceOptions::pool_size): the run then pays only for step 3.
@@ -31,6 +31,8 @@
 
 #include <cstdint>
 
+#include "cordon/proc/init_protocol.h"
+
 namespace cordon::ns {
 
 inline constexpr int kInitReportFd = 3;
@@ -39,20 +41,6 @@ inline constexpr int kInitControlFd = 4;
 // writes one byte once its start-up is done and it waits for the code.
 inline constexpr int kPrestartCodeFd = 3;
 inline constexpr int kPrestartReadyFd = 4;
-
-struct InitReport {
-  std::int32_t magic = 0;   // kInitReportMagic once filled in
-  std::int32_t status = 0;  // the main process's wait status
-  std::int64_t utime_us = 0;
-  std::int64_t stime_us = 0;
-  std::int64_t maxrss_kb = 0;
-  std::int64_t children_cpu_us = 0;  // everything init reaped, the main process included
-  // 1: when this was written, no process but the init was left in the namespace (the
-  // init then waits for its SIGKILL, which tears the namespaces down).
-  std::int32_t everything_reaped = 0;
-};
-
-inline constexpr std::int32_t kInitReportMagic = 0x636f7264;  // "cord"
 
 // Which step of the code's start failed (set-up steps of the sandbox itself are
 // child_setup.h's ChildStage; the numbers do not overlap).
@@ -68,47 +56,16 @@ enum class CodeStage : std::int32_t {
 };
 
 // The set-up process and then the init -> cordon, on the control socket (the set-up
-// channel before the exec of init). kTmpFd carries the sandbox's /tmp as an SCM_RIGHTS
-// fd (for artifacts); kFailed the stage (child_setup.h's ChildStage or CodeStage), the
-// errno and, for a mount or a file, its index.
-enum class InitEventKind : std::int32_t { kReady = 1, kFailed, kTmpFd };
-struct InitEvent {
-  InitEventKind kind = InitEventKind::kReady;
-  std::int32_t stage = 0;
-  std::int32_t error = 0;
-  std::int32_t step = -1;
-};
-
-// cordon -> init, on the control socket, with the fds. `size` bytes of records follow in
-// the memfd, from offset 0.
-inline constexpr std::int32_t kOrderMagic = 0x6f726472;  // "ordr"
-inline constexpr int kOrderFdCount = 4;                  // memfd, stdin, stdout, stderr
-enum class OrderKind : std::uint32_t {
-  kRun = 0,        // start the code (exe, args, env, cwd, rlimits, files)
-  kPrestart,       // start the interpreter now, waiting on kPrestartCodeFd (no files)
-  kRunPrestarted,  // files and one kCode record, for the interpreter kPrestart started
-};
-struct OrderHeader {
-  std::int32_t magic = kOrderMagic;
-  std::uint32_t size = 0;
-  OrderKind kind = OrderKind::kRun;
-};
-
-// One record of the order: a header, then `len` bytes of data. Strings carry their NUL.
-enum class OrderTag : std::uint32_t {
-  kExe = 1,  // data: path
-  kArg,      // data: one argv element (in order)
-  kEnv,      // data: one "NAME=value"
-  kCwd,      // data: path
-  kDir,      // aux: mode; data: path (created before the files that follow)
-  kFile,     // aux: mode; data: path NUL contents
-  kRlimit,   // aux: resource; data: two uint64 (soft, hard)
-  kCode,     // data: the code a prestarted interpreter runs (bytes, no NUL added)
-};
-struct OrderRecord {
-  OrderTag tag = OrderTag::kExe;
-  std::uint32_t aux = 0;
-  std::uint32_t len = 0;
-};
+// channel before the exec of init): cordon/proc/init_protocol.h's events. kTmpFd carries
+// the sandbox's /tmp as an SCM_RIGHTS fd (for artifacts); kFailed the stage (child_setup.h's
+// ChildStage or CodeStage), the errno and, for a mount or a file, its index.
+//
+// cordon -> init, on the control socket: an OrderHeader (init_protocol.h) with the fds;
+// `size` bytes of records follow in the memfd, from offset 0.
+inline constexpr int kOrderFdCount = 4;  // memfd, stdin, stdout, stderr
+using init::OrderHeader;
+using init::OrderKind;
+using init::OrderRecord;
+using init::OrderTag;
 
 }  // namespace cordon::ns

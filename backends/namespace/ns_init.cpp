@@ -36,29 +36,30 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cordon/proc/init_end.h"
+#include "cordon/proc/init_protocol.h"
 #include "cordon/proc/kernel_sigset.h"
-#include "cordon/proc/rusage_usec.h"
 #include "fd_passing.h"
 #include "init_protocol.h"
 
 namespace {
 
+using cordon::init::Event;
+using cordon::init::EventKind;
+using cordon::init::OrderKind;
+using cordon::init::OrderRecord;
+using cordon::init::OrderTag;
+using cordon::init::record_data;
 using cordon::ns::CodeStage;
-using cordon::ns::InitEvent;
-using cordon::ns::InitEventKind;
-using cordon::ns::OrderKind;
-using cordon::ns::OrderRecord;
-using cordon::ns::OrderTag;
-using cordon::proc::usec;
 
-void send_event(const InitEvent& ev) {
+void send_event(const Event& ev) {
   // MSG_NOSIGNAL: a cordon that gave up must not turn our report into a SIGPIPE.
   (void)::send(cordon::ns::kInitControlFd, &ev, sizeof(ev), MSG_NOSIGNAL);
 }
 
 [[noreturn]] void fail(CodeStage stage, int err, int step = -1) {
-  InitEvent ev;
-  ev.kind = InitEventKind::kFailed;
+  Event ev;
+  ev.kind = EventKind::kFailed;
   ev.stage = static_cast<std::int32_t>(stage);
   ev.error = err != 0 ? err : EINVAL;
   ev.step = step;
@@ -79,29 +80,20 @@ struct Order {
   int stdio[3] = {-1, -1, -1};
 };
 
-// Where a record's data starts, and the next record; null at the end or on a bad record.
 const OrderRecord* next_record(const char* buf, std::uint32_t size, std::uint32_t* offset) {
-  if (*offset + sizeof(OrderRecord) > size) return nullptr;
-  const auto* r = reinterpret_cast<const OrderRecord*>(buf + *offset);
-  if (r->len > size - *offset - sizeof(OrderRecord)) return nullptr;
-  *offset += static_cast<std::uint32_t>(sizeof(OrderRecord)) + r->len;
-  // Records are 8-byte aligned by the writer (sandbox_process.cpp).
-  *offset = (*offset + 7U) & ~7U;
-  return r;
+  return cordon::init::next_record(buf, size, offset);
 }
-
-const char* data_of(const OrderRecord* r) { return reinterpret_cast<const char*>(r + 1); }
 
 // Receives the order; false when cordon closed the socket instead (it gave the sandbox
 // up: a pool being emptied).
 bool receive_order(Order& order, std::uint32_t* size) {
-  cordon::ns::OrderHeader header;
+  cordon::init::OrderHeader header;
   int fds[cordon::ns::kOrderFdCount];
   int count = 0;
   const ssize_t n = cordon::ns::receive_with_fds(
       cordon::ns::kInitControlFd, &header, sizeof(header), fds, cordon::ns::kOrderFdCount, &count);
   if (n == 0) return false;
-  if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::ns::kOrderMagic) {
+  if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::init::kOrderMagic) {
     fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
   }
   if (count != cordon::ns::kOrderFdCount) fail(CodeStage::kOrder, EPROTO);
@@ -122,8 +114,12 @@ bool receive_order(Order& order, std::uint32_t* size) {
   return true;
 }
 
-// Parses the records, creates the directories and files, and fills argv/envp.
+// Checks the whole order (init_protocol.h's check_order: nothing is acted on before), then
+// creates the directories and files and fills argv/envp.
 void apply_order(Order& order, std::uint32_t size) {
+  if (const int err = cordon::init::check_order(order.buf, size, order.kind); err != 0) {
+    fail(CodeStage::kOrder, err);
+  }
   std::size_t args = 0;
   std::size_t envs = 0;
   std::uint32_t offset = 0;
@@ -131,7 +127,6 @@ void apply_order(Order& order, std::uint32_t size) {
     if (r->tag == OrderTag::kArg) ++args;
     if (r->tag == OrderTag::kEnv) ++envs;
   }
-  if (offset != size) fail(CodeStage::kOrder, EPROTO);
   order.argv = static_cast<char**>(std::calloc(args + 1, sizeof(char*)));
   order.envp = static_cast<char**>(std::calloc(envs + 1, sizeof(char*)));
   if (order.argv == nullptr || order.envp == nullptr) fail(CodeStage::kOrder, ENOMEM);
@@ -139,19 +134,7 @@ void apply_order(Order& order, std::uint32_t size) {
   offset = 0;
   int file_index = 0;
   while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
-    char* data = const_cast<char*>(data_of(r));
-    const bool terminated = r->len > 0 && data[r->len - 1] == '\0';
-    switch (r->tag) {
-      case OrderTag::kExe:
-      case OrderTag::kArg:
-      case OrderTag::kEnv:
-      case OrderTag::kCwd:
-      case OrderTag::kDir:
-        if (!terminated) fail(CodeStage::kOrder, EPROTO);
-        break;
-      default:
-        break;
-    }
+    char* data = const_cast<char*>(record_data(r));
     switch (r->tag) {
       case OrderTag::kExe:
         order.exe = data;
@@ -171,7 +154,6 @@ void apply_order(Order& order, std::uint32_t size) {
         break;
       case OrderTag::kFile: {
         const std::size_t path_len = ::strnlen(data, r->len);
-        if (path_len == r->len) fail(CodeStage::kOrder, EPROTO);
         const int fd = ::open(data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, r->aux);
         if (fd < 0) fail(CodeStage::kWriteFile, errno, file_index);
         const char* p = data + path_len + 1;
@@ -187,21 +169,13 @@ void apply_order(Order& order, std::uint32_t size) {
         ++file_index;
         break;
       }
-      case OrderTag::kRlimit:
-        if (r->len != 2 * sizeof(std::uint64_t)) fail(CodeStage::kOrder, EPROTO);
-        break;
       case OrderTag::kCode:
         order.code = data;
         order.code_len = r->len;
         break;
-      default:
-        fail(CodeStage::kOrder, EPROTO);
+      default:  // kRlimit: applied in the code's process; kBackstop: cordon's deadline
+        break;  // and PR_SET_PDEATHSIG end this sandbox
     }
-  }
-  // A kRunPrestarted order carries no command (the interpreter runs already), only code.
-  if (order.kind == OrderKind::kRunPrestarted ? order.code == nullptr
-                                              : order.exe == nullptr || args == 0) {
-    fail(CodeStage::kOrder, EPROTO);
   }
 }
 
@@ -237,7 +211,7 @@ struct CodeFailure {
   while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
     if (r->tag != OrderTag::kRlimit) continue;
     std::uint64_t v[2];
-    std::memcpy(v, data_of(r), sizeof(v));
+    std::memcpy(v, record_data(r), sizeof(v));
     const struct rlimit lim{v[0], v[1]};
     if (::setrlimit(static_cast<int>(r->aux), &lim) != 0) {
       code_fail(status_fd, CodeStage::kRlimit, errno);
@@ -318,7 +292,7 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   } while (got < 0 && errno == EINTR);
   ::close(ready_pipe[0]);
   if (got != 1) fail(CodeStage::kStartCode, ECHILD);
-  send_event(InitEvent{});  // kReady: the interpreter waits for its code
+  send_event(Event{});  // kReady: the interpreter waits for its code
   if (!wait_for_run(code_pipe[1])) return -1;
   Order run;
   std::uint32_t run_size = 0;
@@ -354,7 +328,7 @@ int main() {
   const cordon::proc::KernelSigset none{};
   cordon::proc::raw_sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  send_event(InitEvent{});  // kReady
+  send_event(Event{});  // kReady
   Order order;
   std::uint32_t size = 0;
   if (!receive_order(order, &size)) return 0;
@@ -371,7 +345,7 @@ int main() {
   }
   ::close(cordon::ns::kInitControlFd);
 
-  cordon::ns::InitReport report;
+  cordon::init::Report report;
   for (;;) {
     int status = 0;
     struct rusage ru{};
@@ -381,27 +355,14 @@ int main() {
       break;  // ECHILD: the main process is gone without our seeing it (cannot happen)
     }
     if (got != main_pid) continue;
-    report.magic = cordon::ns::kInitReportMagic;
-    report.status = status;
-    report.utime_us = usec(ru.ru_utime);
-    report.stime_us = usec(ru.ru_stime);
-    report.maxrss_kb = ru.ru_maxrss;
+    cordon::init::take_main_end(report, status, ru);
     break;
   }
   // The main process has ended: end every other process of the namespace before saying
-  // so, so that the report also means "nothing of the code is left" and cordon need not
-  // wait for our own exit (which tears the namespaces down) to know it. kill(-1) reaches
-  // every process here but us; one born while it ran is the child of one it killed, and
-  // is ours once its parent is reaped, so it is killed on the next turn. ECHILD: none left.
-  for (;;) {
-    ::kill(-1, SIGKILL);
-    const pid_t got = ::wait4(-1, nullptr, __WALL, nullptr);
-    if (got < 0 && errno == ECHILD) break;
-  }
-  report.everything_reaped = 1;
-  struct rusage all{};
-  ::getrusage(RUSAGE_CHILDREN, &all);
-  report.children_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);
+  // so (init_end.h), so that cordon need not wait for our own exit (which tears the
+  // namespaces down) to know nothing of the code is left. kill(-1) reaches every process
+  // here but us, atomically.
+  cordon::init::end_run(report, main_pid, [] { ::kill(-1, SIGKILL); }, /*atomic=*/true);
   // One write of a small struct to a pipe is atomic.
   if (::write(cordon::ns::kInitReportFd, &report, sizeof(report)) !=
       static_cast<ssize_t>(sizeof(report))) {

@@ -33,7 +33,7 @@ int ms_until(Clock::time_point until) {
 
 struct Received {
   bool eof = false;
-  InitEvent msg;
+  init::Event msg;
   UniqueFd fd;
 };
 
@@ -48,7 +48,7 @@ Result<Received> receive(int channel) {
     r.eof = true;
     return r;
   }
-  if (static_cast<std::size_t>(n) != sizeof(InitEvent)) {
+  if (static_cast<std::size_t>(n) != sizeof(init::Event)) {
     return fail(ErrorCode::kInternal, "short message on the sandbox's control socket");
   }
   return r;
@@ -90,23 +90,8 @@ const char* to_string(CodeStage stage) {
   return "start the code";
 }
 
-// Appends one record (init_protocol.h), 8-byte aligned like the init expects.
-void add_record(std::string& out, OrderTag tag, std::uint32_t aux, std::string_view a,
-                std::string_view b = {}, bool nul_between = false) {
-  OrderRecord r;
-  r.tag = tag;
-  r.aux = aux;
-  r.len = static_cast<std::uint32_t>(a.size() + b.size() + (nul_between ? 1 : 0));
-  out.append(reinterpret_cast<const char*>(&r), sizeof(r));
-  out.append(a);
-  if (nul_between) out.push_back('\0');
-  out.append(b);
-  out.resize((out.size() + 7) & ~std::size_t{7}, '\0');
-}
-
-void add_string(std::string& out, OrderTag tag, const std::string& s, std::uint32_t aux = 0) {
-  add_record(out, tag, aux, std::string_view(s.c_str(), s.size() + 1));
-}
+using init::add_record;
+using init::add_string;
 
 void add_files(std::string& out, const SandboxPlan& plan) {
   for (const SandboxFile& f : plan.files) {
@@ -229,9 +214,9 @@ Result<SandboxProcess> SandboxProcess::start(const SandboxStart& args, Clock::ti
     if (got->eof) {
       return fail(ErrorCode::kInternal, "sandbox set-up: the set-up process ended without a word");
     }
-    const InitEvent& ev = got->msg;
-    if (ev.kind == InitEventKind::kReady) break;
-    if (ev.kind == InitEventKind::kTmpFd) {
+    const init::Event& ev = got->msg;
+    if (ev.kind == init::EventKind::kReady) break;
+    if (ev.kind == init::EventKind::kTmpFd) {
       sp.tmp_ = std::move(got->fd);
       continue;
     }
@@ -252,8 +237,8 @@ Status SandboxProcess::prestart(const CodeOrder& order, Clock::time_point until)
   auto got = next_event(control_.get(), until);
   if (!got) return std::unexpected(got.error());
   if (got->eof) return fail(ErrorCode::kInternal, "prestart: the sandbox's init ended");
-  if (got->msg.kind == InitEventKind::kReady) return {};
-  const InitEvent& ev = got->msg;
+  if (got->msg.kind == init::EventKind::kReady) return {};
+  const init::Event& ev = got->msg;
   return fail_errno(
       std::string("prestart the interpreter: ") + to_string(static_cast<CodeStage>(ev.stage)),
       ev.error);
@@ -305,8 +290,8 @@ std::optional<std::string> SandboxProcess::start_failure() {
   struct pollfd pfd{control_.get(), POLLIN, 0};
   if (::poll(&pfd, 1, 0) <= 0) return std::nullopt;
   auto got = receive(control_.get());
-  if (!got || got->eof || got->msg.kind != InitEventKind::kFailed) return std::nullopt;
-  const InitEvent& ev = got->msg;
+  if (!got || got->eof || got->msg.kind != init::EventKind::kFailed) return std::nullopt;
+  const init::Event& ev = got->msg;
   const auto stage = static_cast<CodeStage>(ev.stage);
   std::string what = std::string("start the code: ") + to_string(stage);
   if (stage == CodeStage::kWriteFile && ev.step >= 0 &&
@@ -321,14 +306,14 @@ void SandboxProcess::kill() const { (void)init_.signal(SIGKILL); }
 bool SandboxProcess::reported() {
   if (!report_read_ && report_) {
     struct pollfd ready{report_.get(), POLLIN, 0};
-    InitReport r;
+    init::Report r;
     if (::poll(&ready, 1, 0) == 1 && (ready.revents & POLLIN) != 0 &&
         ::read(report_.get(), &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r)) &&
-        r.magic == kInitReportMagic) {
+        r.magic == init::kReportMagic && r.main_reaped == 1) {
       report_read_ = r;
     }
   }
-  return report_read_ && report_read_->everything_reaped == 1;
+  return report_read_ && init::is_complete(*report_read_);
 }
 
 Result<SandboxExit> SandboxProcess::finish(Clock::time_point until) {
@@ -369,7 +354,7 @@ Status SandboxTree::describe_end(Termination& t, RunResult& result) {
   if (limits_) stats = limits_->stats();
   const auto& report = exit_.report;
   if (report) {
-    take_init_report(report->status, report->maxrss_kb, report->children_cpu_us, t, result);
+    take_init_report(report->status, report->main_maxrss_kb, report->tree_cpu_us, t, result);
   } else if (auto why = sandbox_.start_failure()) {
     // The code never ran: the sandbox failed to start it, which is not the code's failure.
     return fail(ErrorCode::kSystem, std::move(*why));

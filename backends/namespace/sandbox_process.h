@@ -50,9 +50,9 @@ struct CodeOrder {
 };
 
 struct SandboxExit {
-  proc::ExitInfo init;               // how the namespace's init ended (if it was reaped)
-  std::optional<InitReport> report;  // the main process's status, unless init was killed
-  bool init_reaped = true;           // false: finished on the report, the init not ended yet
+  proc::ExitInfo init;                 // how the namespace's init ended (if it was reaped)
+  std::optional<init::Report> report;  // the main process's status, unless init was killed
+  bool init_reaped = true;             // false: finished on the report, the init not ended yet
 };
 
 class SandboxProcess {
@@ -109,7 +109,7 @@ class SandboxProcess {
   bool report_first_ = false;
   std::vector<std::string> file_paths_;  // the files the init writes, for its errors
   UniqueFd report_;
-  std::optional<InitReport> report_read_;  // once read from report_
+  std::optional<init::Report> report_read_;  // once read from report_
   UniqueFd tmp_;
 };
 

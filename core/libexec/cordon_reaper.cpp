@@ -23,18 +23,19 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cordon/proc/init_end.h"
+#include "cordon/proc/init_protocol.h"
 #include "cordon/proc/reaper_protocol.h"
-#include "cordon/proc/rusage_usec.h"
 #include "cordon/proc/spawn.h"
 
 namespace {
 
+using cordon::init::Event;
+using cordon::init::EventKind;
 using cordon::proc::kReaperControlFd;
-using cordon::proc::ReaperMessage;
-using cordon::proc::ReaperMessageType;
-using cordon::proc::usec;
 
-void send_message(const ReaperMessage& msg) {
+template <class Message>
+void send_message(const Message& msg) {
   // MSG_NOSIGNAL: cordon may be gone; the helper must still finish killing the tree.
   (void)::send(kReaperControlFd, &msg, sizeof(msg), MSG_NOSIGNAL);
 }
@@ -89,35 +90,6 @@ void kill_descendants() {
   }
 }
 
-// Kills and reaps until we have no children left. With no children there can be no
-// descendants: a descendant's topmost ancestor below us would be our child.
-void kill_and_reap_all(pid_t main_pid, ReaperMessage& report) {
-  for (;;) {
-    kill_descendants();
-    bool reaped_any = false;
-    for (;;) {
-      int status = 0;
-      struct rusage ru{};
-      const pid_t got = ::wait4(-1, &status, __WALL | WNOHANG, &ru);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        return;  // ECHILD: done
-      }
-      if (got == 0) break;
-      reaped_any = true;
-      if (got == main_pid && report.main_reaped == 0) {
-        report.main_reaped = 1;
-        report.status = status;
-        report.main_utime_us = usec(ru.ru_utime);
-        report.main_stime_us = usec(ru.ru_stime);
-        report.main_maxrss_kb = ru.ru_maxrss;
-      }
-    }
-    // Killed processes take a moment to die; rescan soon (new orphans may have arrived).
-    if (!reaped_any) ::usleep(1000);
-  }
-}
-
 int usage() {
   static const char msg[] =
       "cordon-reaper: internal helper of cordon; not meant to be run by hand\n";
@@ -166,8 +138,8 @@ int main(int argc, char** argv) {
   cordon::proc::SpawnStage stage = cordon::proc::SpawnStage::kExec;
   auto child = cordon::proc::spawn(code, &stage);
   if (!child) {
-    ReaperMessage msg;
-    msg.type = ReaperMessageType::kSpawnFailed;
+    Event msg;
+    msg.kind = EventKind::kFailed;
     msg.error = child.error().sys_errno;
     msg.stage = static_cast<std::int32_t>(stage);
     send_message(msg);
@@ -182,8 +154,8 @@ int main(int argc, char** argv) {
 
   const pid_t main_pid = child->pid();
   {
-    ReaperMessage started;
-    started.type = ReaperMessageType::kStarted;
+    Event started;
+    started.kind = EventKind::kStarted;
     started.pid = main_pid;
     send_message(started);
   }
@@ -198,17 +170,12 @@ int main(int argc, char** argv) {
     if (pfd[0].revents != 0 || pfd[1].revents != 0) break;
   }
 
-  ReaperMessage report;
-  report.type = ReaperMessageType::kFinished;
-  report.pid = main_pid;
   // Signal the main process first (a no-op on a zombie, whose exit status stays), then
-  // kill and reap everything; kill_and_reap_all records the main process's status.
+  // kill and reap everything (init_end.h), which records the main process's end. A walk
+  // of /proc is not atomic: end_run repeats it until no child is left.
   (void)child->signal(SIGKILL);
-  kill_and_reap_all(main_pid, report);
-  struct rusage all{};
-  ::getrusage(RUSAGE_CHILDREN, &all);
-  report.tree_cpu_us = usec(all.ru_utime) + usec(all.ru_stime);
-  report.tree_maxrss_kb = all.ru_maxrss;
+  cordon::init::Report report;
+  cordon::init::end_run(report, main_pid, kill_descendants, /*atomic=*/false);
   send_message(report);
   // Read what cordon sent (its "kill" byte): closing a socket with unread data makes
   // cordon's next recv fail with ECONNRESET (it copes, but needs not to).

@@ -71,17 +71,17 @@ Result<ReaperProcess> ReaperProcess::start(const fs::path& helper, const SpawnOp
   if (!readable) return std::unexpected(readable.error());
   if (!*readable)
     return fail(ErrorCode::kTimeout, "the reaper helper did not start the code in time");
-  ReaperMessage msg;
+  init::Event msg;
   const ssize_t n = ::recv(reaper.control_.get(), &msg, sizeof(msg), 0);
   if (n != static_cast<ssize_t>(sizeof(msg))) {
     return fail(ErrorCode::kInternal, "the reaper helper exited before starting the code");
   }
-  if (msg.type == ReaperMessageType::kSpawnFailed) {
+  if (msg.kind == init::EventKind::kFailed) {
     std::string what = to_string(static_cast<SpawnStage>(msg.stage));
     if (static_cast<SpawnStage>(msg.stage) == SpawnStage::kExec) what += " " + code.path;
     return fail_errno(std::move(what), msg.error);
   }
-  if (msg.type != ReaperMessageType::kStarted) {
+  if (msg.kind != init::EventKind::kStarted) {
     return fail(ErrorCode::kInternal, "unexpected message from the reaper helper");
   }
   reaper.code_pid_ = msg.pid;
@@ -98,7 +98,7 @@ Result<ReaperProcess::Report> ReaperProcess::finish(Clock::time_point until) {
   if (helper_.reaped()) return fail(ErrorCode::kInternal, "reaper helper already finished");
   Report report;
   bool got_report = false;
-  // The helper sends kFinished and exits; read until EOF so an early exit is noticed.
+  // The helper sends its Report and exits; read until EOF so an early exit is noticed.
   for (;;) {
     auto readable = wait_readable(control_.get(), until);
     if (!readable) return std::unexpected(readable.error());
@@ -107,14 +107,16 @@ Result<ReaperProcess::Report> ReaperProcess::finish(Clock::time_point until) {
       (void)helper_.wait();
       return fail(ErrorCode::kTimeout, "the reaper helper did not finish killing the tree in time");
     }
-    ReaperMessage msg;
+    init::Report msg;
     const ssize_t n = ::recv(control_.get(), &msg, sizeof(msg), 0);
     // ECONNRESET: the helper closed its end with our "kill" byte still unread (it had
     // already finished). AF_UNIX reports that error once, *before* the queued messages,
     // so read on: the report is still there.
     if (n < 0 && (errno == EINTR || errno == ECONNRESET)) continue;
     if (n <= 0) break;  // EOF: the helper is exiting
-    if (n == static_cast<ssize_t>(sizeof(msg)) && msg.type == ReaperMessageType::kFinished) {
+    // Only a complete report: the main process's end, taken after the whole tree was
+    // killed and reaped (init_end.h).
+    if (n == static_cast<ssize_t>(sizeof(msg)) && init::is_complete(msg) && msg.main_reaped == 1) {
       got_report = true;
       report.main.status = msg.status;
       report.main.usage.ru_utime.tv_sec = msg.main_utime_us / 1000000;
