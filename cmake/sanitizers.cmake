@@ -2,7 +2,7 @@
 # a target can opt out (the presets `asan` and `tsan` set CORDON_SANITIZE).
 #   CORDON_SANITIZE: a -fsanitize= list, e.g. "address,undefined" or "thread"; empty = none.
 # A target that must not carry a sanitizer runtime calls cordon_no_sanitize(<target>): the
-# static PID-1 helpers (cordon-ns-init, cordon-oci-init) link with -static, which the ASan
+# static helpers (cordon-init, cordon-ns-spawner) link with -static, which the ASan
 # and TSan runtimes refuse, and they run in a fresh root where no libasan.so exists.
 set(CORDON_SANITIZE "" CACHE STRING "Sanitizers for every target, as -fsanitize=<list> (empty: none)")
 

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build_dir="${1:-build/dev}"
 cmake --build "$build_dir" -j2 --target cordon_inspector_screenshots cordon_backend_subprocess \
   $(grep -q cordon_backend_namespace "$build_dir/build.ninja" 2>/dev/null &&
-    echo cordon_backend_namespace cordon_ns_init)
+    echo cordon_backend_namespace cordon_init)
 mkdir -p docs/screenshots
 tool="$build_dir/bin/cordon_inspector_screenshots"
 if command -v xvfb-run >/dev/null 2>&1; then

@@ -283,7 +283,7 @@ TEST_F(ContainerTest, PooledRunsServeOneRunEachAndAreDestroyed) {
     const RunResult r = pooled.run(req, {}, nullptr);
     EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
     // Nothing of the previous run: /tmp starts empty every time.
-    EXPECT_EQ(r.stdout_data, "/.cordon-init \n") << r.stdout_data;
+    EXPECT_EQ(r.stdout_data, "/.cordon-init oci \n") << r.stdout_data;
   }
   // A timeout and a request with other limits (served cold) through the same instance.
   RunResult r = pooled.run(sh("sleep 5", milliseconds(300)), {}, nullptr);

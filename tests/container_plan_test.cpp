@@ -14,8 +14,8 @@
 
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
+#include "cordon/proc/oci_init_channel.h"
 #include "host_layout_support.h"
-#include "init_protocol.h"
 #include "init_report.h"
 
 namespace cordon::oci {
@@ -75,7 +75,7 @@ TEST(ContainerPlan, ProcessIsTheInitAsNobodyWithNothing) {
   EXPECT_EQ(p["user"]["uid"], 65534);
   EXPECT_EQ(p["user"]["gid"], 65534);
   EXPECT_FALSE(p["user"].contains("additionalGids"));
-  EXPECT_EQ(p["args"], json::array({kInitPath}));
+  EXPECT_EQ(p["args"], json::array({kInitPath, "oci"}));
   EXPECT_TRUE(p["env"].empty()) << "the init starts with an empty environment";
   EXPECT_EQ(p["cwd"], "/tmp");
   EXPECT_EQ(p["noNewPrivileges"], true);

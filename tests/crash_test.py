@@ -623,12 +623,13 @@ def fault_runtime_missing(args, work):
     os.makedirs(libexec)
     source = os.environ.get("CORDON_TEST_LIBEXEC_DIR") or os.path.join(
         os.path.dirname(os.path.dirname(os.path.realpath(args.cordon))), "libexec")
-    for name in ("cordon-ns-init", "cordon-oci-init", "cordon-reaper"):
-        shutil.copy2(os.path.join(source, name), libexec)
     env = base_env(args, work)
     env["CORDON_LIBEXEC_DIR"] = libexec
-    for backend, helper in (("namespace", "cordon-ns-init"), ("container", "cordon-oci-init")):
-        what = "%s missing mid-life" % helper
+    # cordon-init is every backend's init (its roles); each backend gets a fresh copy to lose.
+    helper = "cordon-init"
+    for backend in ("namespace", "container"):
+        shutil.copy2(os.path.join(source, helper), libexec)
+        what = "%s missing mid-life (%s)" % (helper, backend)
         mcp = Mcp(args, env, pool=1, backend=backend)
         try:
             if not mcp.initialize():

@@ -30,7 +30,7 @@ dpkg-deb -c "$deb" | awk '{print $6}' >"$work/files" || fail "dpkg-deb -c failed
 for f in ./usr/bin/cordon ./usr/lib/libcordon-core.so \
   ./usr/lib/cordon/plugins/cordon-backend-namespace.so \
   ./usr/lib/cordon/plugins/cordon-backend-subprocess.so \
-  ./usr/libexec/cordon/cordon-reaper ./usr/libexec/cordon/cordon-ns-init \
+  ./usr/libexec/cordon/cordon-init \
   ./usr/share/cordon/prompts/manifest.txt ./usr/include/cordon/backend.h \
   ./usr/lib/cmake/cordon/cordonConfig.cmake; do
   grep -qx "$f" "$work/files" || { cat "$work/files"; fail "the package lacks $f"; }

@@ -41,19 +41,19 @@ TEST(InstallLayout, HelpersComeFromTheBuildTreeOrCordonLibexecDir) {
     }
   });
   ::unsetenv("CORDON_LIBEXEC_DIR");
-  const auto reaper = find_libexec_helper("cordon-reaper");
+  const auto reaper = find_libexec_helper("cordon-init");
   ASSERT_TRUE(reaper);
-  EXPECT_EQ(*reaper, fs::path(CORDON_TEST_BUILD_DIR) / "libexec" / "cordon-reaper");
+  EXPECT_EQ(*reaper, fs::path(CORDON_TEST_BUILD_DIR) / "libexec" / "cordon-init");
   EXPECT_FALSE(find_libexec_helper("cordon-no-such-helper"));
 
   // $CORDON_LIBEXEC_DIR first, but only for a file it holds that can be executed.
   auto dir = TempDir::create("cordon-test-libexec-");
   ASSERT_TRUE(dir);
-  std::ofstream(dir->path() / "cordon-reaper") << "#!/bin/sh\n";
+  std::ofstream(dir->path() / "cordon-init") << "#!/bin/sh\n";
   ::setenv("CORDON_LIBEXEC_DIR", dir->path().c_str(), 1);
-  EXPECT_EQ(find_libexec_helper("cordon-reaper"), reaper);  // not executable yet
-  ASSERT_EQ(::chmod((dir->path() / "cordon-reaper").c_str(), 0755), 0);
-  EXPECT_EQ(find_libexec_helper("cordon-reaper"), dir->path() / "cordon-reaper");
+  EXPECT_EQ(find_libexec_helper("cordon-init"), reaper);  // not executable yet
+  ASSERT_EQ(::chmod((dir->path() / "cordon-init").c_str(), 0755), 0);
+  EXPECT_EQ(find_libexec_helper("cordon-init"), dir->path() / "cordon-init");
 }
 
 }  // namespace

@@ -92,7 +92,9 @@ TEST(ChildPlanWire, ARealPlanComesBackWhole) {
   EXPECT_EQ(std::memcmp(b.seccomp_filter, p->seccomp.instructions.data(),
                         b.seccomp_count * sizeof(sock_filter)),
             0);
-  EXPECT_STREQ(b.init_argv[0], "cordon-ns-init");
+  EXPECT_STREQ(b.init_argv[0], "cordon-init");
+  EXPECT_STREQ(b.init_argv[1], "ns");
+  EXPECT_EQ(b.init_argv[2], nullptr);
   EXPECT_EQ(b.init_envp[0], nullptr);
   ASSERT_EQ(b.mount_count, a.mount_count);
   bool saw_binary = false;

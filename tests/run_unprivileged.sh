@@ -6,7 +6,7 @@
 #
 # CI runs as root in a fresh clone at a path whose parent directories uid 65534 may not
 # be able to traverse, so the binary cannot run from the build tree: it is copied, with
-# what it needs (libcordon-core, the plugins, cordon-ns-init/cordon-reaper, the cordon
+# what it needs (libcordon-core, the plugins, cordon-init, the cordon
 # CLI), into a fresh world-readable directory under /tmp, and pointed at the copy through
 # environment variables (tests/test_paths.h, CORDON_PLUGIN_PATH, CORDON_LIBEXEC_DIR,
 # LD_LIBRARY_PATH: the build RPATHs name the build tree); the sanitizer options of the asan

@@ -21,6 +21,7 @@
 #include "cordon/limit_check.h"
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
+#include "cordon/proc/oci_init_channel.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
 #include "cordon/run_driver.h"
@@ -28,7 +29,6 @@
 #include "cordon/temp_dir.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
-#include "init_protocol.h"
 #include "init_report.h"
 
 namespace cordon::oci {
@@ -89,7 +89,7 @@ std::string pending_text(int fd) {
 
 }  // namespace
 
-std::optional<fs::path> find_oci_init() { return find_libexec_helper("cordon-oci-init"); }
+std::optional<fs::path> find_oci_init() { return find_libexec_helper("cordon-init"); }
 
 fs::path default_oci_runtime_dir() {
   if (const char* dir = std::getenv("CORDON_RUNTIME_DIR"); dir != nullptr && dir[0] == '/') {
@@ -131,7 +131,7 @@ void ContainerBackend::discover() const {
       if (auto init = find_oci_init()) {
         init_source_ = *init;
       } else {
-        why = "the cordon-oci-init helper was not found (set CORDON_LIBEXEC_DIR)";
+        why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
       }
     }
     // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the
@@ -190,7 +190,7 @@ Status ContainerBackend::prepare_once() {
   fs::copy_file(init_source_, copy, fs::copy_options::overwrite_existing, ec);
   if (ec) {
     return fail(ErrorCode::kSystem,
-                "cannot copy the cordon-oci-init helper to " + copy.string() + ": " + ec.message());
+                "cannot copy the cordon-init helper to " + copy.string() + ": " + ec.message());
   }
   init_path_ = copy;
   // One root directory for every container of this instance: read-only inside each, so it

@@ -7,8 +7,8 @@
 
 #include "cordon/interpreter.h"
 #include "cordon/policy/oci_mounts.h"
+#include "cordon/proc/oci_init_channel.h"
 #include "cordon/units.h"
-#include "init_protocol.h"
 
 namespace cordon::oci {
 namespace {
@@ -131,7 +131,7 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   json process = {
       {"terminal", false},
       {"user", {{"uid", kSandboxUid}, {"gid", kSandboxGid}}},
-      {"args", {kInitPath}},
+      {"args", {kInitPath, "oci"}},  // cordon-init in its container role
       {"env", json::array()},
       {"cwd", kScratchDir},
       {"capabilities",

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "cordon/error.h"
-#include "init_protocol.h"
+#include "cordon/proc/oci_init_channel.h"
 
 namespace cordon::oci {
 

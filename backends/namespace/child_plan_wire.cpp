@@ -75,8 +75,9 @@ const char* data_at(std::string_view bytes, std::uint32_t off, std::uint64_t len
 }
 
 // init_argv and init_envp: the same for every set-up process.
-char kInitName[] = "cordon-ns-init";
-char* const kInitArgv[] = {kInitName, nullptr};
+char kInitName[] = "cordon-init";
+char kInitRole[] = "ns";
+char* const kInitArgv[] = {kInitName, kInitRole, nullptr};
 char* const kInitEnvp[] = {nullptr};
 
 }  // namespace

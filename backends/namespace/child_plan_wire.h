@@ -30,7 +30,7 @@ inline constexpr std::uint32_t kMaxWireHostname = 64;  // HOST_NAME_MAX
 
 // Everything of `plan` but its fds (go, channel, report, init and the join fds travel
 // beside it, in that order; their number is encoded) and init_argv/init_envp (always
-// {"cordon-ns-init"} and empty).
+// {"cordon-init", "ns"} and empty).
 [[nodiscard]] std::string encode_child_plan(const ChildPlan& plan, std::uint64_t clone_flags);
 
 struct DecodedChildPlan {

@@ -24,8 +24,8 @@
 #include <cstring>
 
 #include "cordon/policy/seccomp_install.h"
+#include "cordon/proc/fd_passing.h"
 #include "cordon/proc/kernel_sigset.h"
-#include "fd_passing.h"
 #include "mount_apply.h"
 
 namespace cordon::ns {
@@ -87,7 +87,7 @@ int bring_loopback_up() {
 int send_fd(int channel, int fd) {
   init::Event msg;
   msg.kind = init::EventKind::kTmpFd;
-  return send_with_fds(channel, &msg, sizeof(msg), &fd, 1);
+  return cordon::proc::send_with_fds(channel, &msg, sizeof(msg), &fd, 1);
 }
 
 int capset_raw(const __user_cap_data_struct (&data)[2]) {

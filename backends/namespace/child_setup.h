@@ -37,7 +37,7 @@
 #include "cordon/error.h"
 #include "cordon/policy/fs_plan.h"
 #include "cordon/policy/seccomp_compiler.h"
-#include "init_protocol.h"
+#include "cordon/proc/ns_init_channel.h"
 #include "sandbox_plan.h"
 
 namespace cordon::ns {

@@ -30,7 +30,7 @@ int exit_at_once(void*) { return 0; }
 
 }  // namespace
 
-std::optional<fs::path> find_ns_init() { return find_libexec_helper("cordon-ns-init"); }
+std::optional<fs::path> find_ns_init() { return find_libexec_helper("cordon-init"); }
 
 std::string namespace_unavailable_reason(unsigned long clone_flags) {
   // One real attempt: a child in all the namespaces that exits at once (about 1 ms). No

@@ -82,7 +82,7 @@ void NamespaceBackend::discover() const {
       init_exe_.reset(::open(init->c_str(), O_PATH | O_CLOEXEC));
     }
     if (!init_exe_ && why.empty()) {
-      why = "the cordon-ns-init helper was not found (set CORDON_LIBEXEC_DIR)";
+      why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
     if (why.empty()) why = namespace_known_blocker();
     if (!why.empty()) {

@@ -96,7 +96,8 @@ Result<std::unique_ptr<PreparedChild>> PreparedChild::make(const SandboxPlan& pl
     return fail(ErrorCode::kInternal, "filesystem plan has no final read-only remount of /");
   }
 
-  pc->init_argv_ = {const_cast<char*>(keep("cordon-ns-init")), nullptr};
+  // cordon-init in its namespace role (core/libexec/init/main.cpp).
+  pc->init_argv_ = {const_cast<char*>(keep("cordon-init")), const_cast<char*>(keep("ns")), nullptr};
   pc->init_envp_ = {nullptr};
 
   pc->stacks_size_ = kSetupStackBytes;

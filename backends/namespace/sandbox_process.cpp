@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cordon/proc/fd_passing.h"
 #include "cordon/proc/pipe.h"
-#include "fd_passing.h"
 #include "id_maps.h"
 #include "memfd_blob.h"
 #include "namespace_backend.h"
@@ -41,7 +41,7 @@ Result<Received> receive(int channel) {
   Received r;
   int fd = -1;
   int count = 0;
-  const ssize_t n = receive_with_fds(channel, &r.msg, sizeof(r.msg), &fd, 1, &count);
+  const ssize_t n = cordon::proc::receive_with_fds(channel, &r.msg, sizeof(r.msg), &fd, 1, &count);
   if (n < 0) return fail_errno("read the sandbox's control socket", static_cast<int>(-n));
   if (count == 1) r.fd.reset(fd);
   if (n == 0) {
@@ -274,7 +274,8 @@ Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   header.kind = kind;
   const int fds[kOrderFdCount] = {memfd.get(), or_null(order.stdin_fd), or_null(order.stdout_fd),
                                   or_null(order.stderr_fd)};
-  if (const int err = send_with_fds(control_.get(), &header, sizeof(header), fds, kOrderFdCount);
+  if (const int err =
+          cordon::proc::send_with_fds(control_.get(), &header, sizeof(header), fds, kOrderFdCount);
       err != 0) {
     if (err == EPIPE || err == ECONNRESET) {
       return fail(ErrorCode::kUnavailable,

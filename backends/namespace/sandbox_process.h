@@ -16,10 +16,10 @@
 #include "cordon/error.h"
 #include "cordon/policy/seccomp_compiler.h"
 #include "cordon/proc/limit_group.h"
+#include "cordon/proc/ns_init_channel.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/run_driver.h"
 #include "cordon/unique_fd.h"
-#include "init_protocol.h"
 #include "sandbox_plan.h"
 #include "setup_spawner.h"
 

@@ -8,8 +8,8 @@
 
 #include "child_plan_wire.h"
 #include "cordon/install_layout.h"
+#include "cordon/proc/fd_passing.h"
 #include "cordon/proc/pipe.h"
-#include "fd_passing.h"
 #include "memfd_blob.h"
 #include "spawner_protocol.h"
 
@@ -88,7 +88,7 @@ Result<SetupSpawner::Spawned> SetupSpawner::clone_setup(const ChildPlan& plan,
   auto made = memfd_holding("cordon-setup-plan", bytes, "the set-up plan");
   if (!made) return std::unexpected(made.error());
   const UniqueFd memfd = std::move(*made);
-  int fds[kMaxPassedFds];
+  int fds[cordon::proc::kMaxPassedFds];
   int count = 0;
   for (const int fd :
        {memfd.get(), plan.go_fd, plan.channel_fd, plan.report_fd, plan.init_exe_fd}) {
@@ -100,14 +100,16 @@ Result<SetupSpawner::Spawned> SetupSpawner::clone_setup(const ChildPlan& plan,
 
   std::lock_guard lock(mutex_);
   if (broken_ || !socket_) return fail(ErrorCode::kUnavailable, "cordon-ns-spawner is gone");
-  if (const int err = send_with_fds(socket_.get(), &req, sizeof(req), fds, count); err != 0) {
+  if (const int err = cordon::proc::send_with_fds(socket_.get(), &req, sizeof(req), fds, count);
+      err != 0) {
     broken_ = true;
     return std::unexpected(Error{ErrorCode::kUnavailable, err, "send to cordon-ns-spawner"});
   }
   SpawnReply reply;
   int pidfd = -1;
   int got = 0;
-  const ssize_t n = receive_with_fds(socket_.get(), &reply, sizeof(reply), &pidfd, 1, &got);
+  const ssize_t n =
+      cordon::proc::receive_with_fds(socket_.get(), &reply, sizeof(reply), &pidfd, 1, &got);
   UniqueFd owned(got == 1 ? pidfd : -1);
   if (n != static_cast<ssize_t>(sizeof(reply))) {
     broken_ = true;

@@ -14,7 +14,7 @@
 
 #include "child_plan_wire.h"
 #include "child_setup.h"
-#include "fd_passing.h"
+#include "cordon/proc/fd_passing.h"
 #include "spawner_protocol.h"
 
 namespace cordon::ns {
@@ -69,10 +69,10 @@ int main() {
   if (g_stack == MAP_FAILED) return 1;
   for (;;) {
     SpawnRequest req;
-    int fds[kMaxPassedFds];
+    int fds[cordon::proc::kMaxPassedFds];
     int count = 0;
-    const ssize_t n =
-        receive_with_fds(kSpawnerSocketFd, &req, sizeof(req), fds, kMaxPassedFds, &count);
+    const ssize_t n = cordon::proc::receive_with_fds(kSpawnerSocketFd, &req, sizeof(req), fds,
+                                                     cordon::proc::kMaxPassedFds, &count);
     if (n <= 0) return n == 0 ? 0 : 1;  // cordon closed its end: done
     SpawnReply reply;
     long pid = -1;
@@ -82,8 +82,8 @@ int main() {
     reply.pid = pid;
     // Ours are copies: the set-up process has its own, cordon keeps the originals.
     for (int i = 0; i < count; ++i) ::close(fds[i]);
-    const int sent =
-        send_with_fds(kSpawnerSocketFd, &reply, sizeof(reply), &pidfd, pidfd >= 0 ? 1 : 0);
+    const int sent = cordon::proc::send_with_fds(kSpawnerSocketFd, &reply, sizeof(reply), &pidfd,
+                                                 pidfd >= 0 ? 1 : 0);
     if (pidfd >= 0) ::close(pidfd);
     if (sent != 0) return 1;
   }

@@ -198,7 +198,7 @@ Probe SubprocessBackend::probe() const {
   if (!uses_cgroup() && !facts().helper) {
     return {false,
             "cannot kill a whole process tree here: no writable cgroup v2 directory of our own "
-            "and the cordon-reaper helper was not found (set CORDON_LIBEXEC_DIR)"};
+            "and the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)"};
   }
   return {true,
           "runs the code as a plain child process: it isolates nothing (the code can read "
@@ -272,7 +272,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
     }
   }
   if (!cgroup && !host.helper) {
-    return setup.error("cannot contain the process tree: no cgroup and no cordon-reaper helper");
+    return setup.error("cannot contain the process tree: no cgroup and no cordon-init helper");
   }
   if (Clock::now() > setup.until) return setup.error("set-up exceeded its bound");
   if (cancel.cancelled()) return setup.cancelled();

@@ -67,8 +67,11 @@ TEST(SoakProbes, SeeAnFdAThreadAndAChild) {
   __atomic_store_n(&stop, true, __ATOMIC_SEQ_CST);
   thread.join();
   ::kill(child, SIGKILL);
-  // Reaped only after a sample: a zombie child still counts among the children.
-  ::usleep(100000);
+  // Reaped only after a sample: a zombie child still counts among the children. WNOWAIT
+  // waits until it is one without reaping it (a fixed 100 ms sleep once was not enough on
+  // a loaded machine: the child still ran and counted as a sandbox process).
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
   const Sample zombie = take_sample();
   ::waitpid(child, nullptr, 0);
   ::close(fd);

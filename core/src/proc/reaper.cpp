@@ -16,7 +16,7 @@ namespace cordon::proc {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kHelperName = "cordon-reaper";
+constexpr const char* kHelperName = "cordon-init";
 
 // Waits until `fd` is readable or `until` passes.
 Result<bool> wait_readable(int fd, ReaperProcess::Clock::time_point until) {
@@ -42,7 +42,7 @@ Result<ReaperProcess> ReaperProcess::start(const fs::path& helper, const SpawnOp
 
   SpawnOptions opts;
   opts.path = helper.string();
-  opts.argv = {helper.string(), std::to_string(::getpid()), code.path,
+  opts.argv = {helper.string(), "reaper", std::to_string(::getpid()), code.path,
                std::to_string(code.rlimits.size())};
   for (const auto& lim : code.rlimits) {
     opts.argv.push_back(std::to_string(lim.resource));

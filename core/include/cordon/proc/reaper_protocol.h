@@ -14,7 +14,7 @@
 
 namespace cordon::proc {
 
-// argv of the helper: cordon-reaper <parent pid> <path> <rlimit count> {<resource> <soft>
+// argv of the helper: cordon-init reaper <parent pid> <path> <rlimit count> {<resource> <soft>
 // <hard>}... -- <argv of the code>. Its environment and cwd are the code's; its fds 0/1/2
 // are the code's stdio and fd 3 the control socket.
 inline constexpr int kReaperControlFd = 3;

@@ -1,4 +1,5 @@
-// cordon-reaper: the fallback subreaper (see cordon/proc/reaper.h for why it exists).
+// cordon-init's "reaper" role, cordon-reaper: the fallback subreaper (see
+// cordon/proc/reaper.h for why it exists). argv here starts at the role's name.
 //
 // Started by ReaperProcess::start with the code's environment, cwd and stdio, and the
 // control socket at fd 3. It starts the code, then waits for either the code's main
@@ -27,6 +28,7 @@
 #include "cordon/proc/init_protocol.h"
 #include "cordon/proc/reaper_protocol.h"
 #include "cordon/proc/spawn.h"
+#include "roles.h"
 
 namespace {
 
@@ -99,7 +101,9 @@ int usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace cordon::init {
+
+int reaper_main(int argc, char** argv) {
   // argv: <parent pid> <path> <n> {<resource> <soft> <hard>}*n -- <code argv...>
   if (argc < 5) return usage();
   const auto parent = static_cast<pid_t>(std::strtol(argv[1], nullptr, 10));
@@ -185,3 +189,5 @@ int main(int argc, char** argv) {
   // _Exit: `child` still holds the pid it no longer owns (reaped above); skip its destructor.
   std::_Exit(0);
 }
+
+}  // namespace cordon::init

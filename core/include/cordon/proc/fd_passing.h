@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstring>
 
-namespace cordon::ns {
+namespace cordon::proc {
 
 // Enough for a set-up request to cordon-ns-spawner: its plan, 4 fds and up to 8 limit groups.
 inline constexpr int kMaxPassedFds = 16;
@@ -76,4 +76,4 @@ inline ssize_t receive_with_fds(int sock, void* data, std::size_t len, int* fds,
   return n;
 }
 
-}  // namespace cordon::ns
+}  // namespace cordon::proc

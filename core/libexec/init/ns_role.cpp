@@ -1,4 +1,5 @@
-// cordon-ns-init: PID 1 of a namespace sandbox (the protocol is init_protocol.h).
+// cordon-init's "ns" role, cordon-ns-init: PID 1 of a namespace sandbox (the protocol is
+// cordon/proc/init_protocol.h, over the channel of cordon/proc/ns_init_channel.h).
 //
 // The sandbox's set-up process execs it once the sandbox is built and before any code
 // exists, so no process in the sandbox ever carries cordon's memory, environment or fds:
@@ -36,11 +37,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cordon/proc/fd_passing.h"
 #include "cordon/proc/init_end.h"
 #include "cordon/proc/init_protocol.h"
 #include "cordon/proc/kernel_sigset.h"
-#include "fd_passing.h"
-#include "init_protocol.h"
+#include "cordon/proc/ns_init_channel.h"
+#include "roles.h"
 
 namespace {
 
@@ -90,7 +92,7 @@ bool receive_order(Order& order, std::uint32_t* size) {
   cordon::init::OrderHeader header;
   int fds[cordon::ns::kOrderFdCount];
   int count = 0;
-  const ssize_t n = cordon::ns::receive_with_fds(
+  const ssize_t n = cordon::proc::receive_with_fds(
       cordon::ns::kInitControlFd, &header, sizeof(header), fds, cordon::ns::kOrderFdCount, &count);
   if (n == 0) return false;
   if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::init::kOrderMagic) {
@@ -318,7 +320,9 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
 
 }  // namespace
 
-int main() {
+namespace cordon::init {
+
+int ns_init_main() {
   // First: the code will run as our uid, so make /proc/1/{mem,environ,fd} unreadable to it.
   ::prctl(PR_SET_DUMPABLE, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -377,3 +381,5 @@ int main() {
     if (::poll(nullptr, 0, -1) < 0 && errno != EINTR) return 0;
   }
 }
+
+}  // namespace cordon::init

@@ -1,6 +1,7 @@
-// cordon-oci-init: PID 1 of each container the container backend runs. The runtime execs
-// it as the container's process (argv: just itself, environment: empty), with the code's
-// stdio on fds 0-2 and cordon's control socket on fd 3 (init_protocol.h).
+// cordon-init's "oci" role, cordon-oci-init: PID 1 of each container the container backend
+// runs. The runtime execs it as the container's process (argv: itself and "oci",
+// environment: empty), with the code's stdio on fds 0-2 and cordon's control socket on
+// fd 3 (cordon/proc/oci_init_channel.h).
 //
 // It reads its order (the code's command and environment, and its backstop) from fd 3,
 // starts the code as its child, reaps every process reparented to it, and when the code's
@@ -35,7 +36,8 @@
 
 #include "cordon/proc/init_end.h"
 #include "cordon/proc/init_protocol.h"
-#include "init_protocol.h"
+#include "cordon/proc/oci_init_channel.h"
+#include "roles.h"
 
 namespace {
 
@@ -122,7 +124,9 @@ bool read_order(Order& order, std::vector<char>& blob) {
 
 }  // namespace
 
-int main() {
+namespace cordon::init {
+
+int oci_init_main() {
   ::prctl(PR_SET_DUMPABLE, 0);
   // The code must not inherit cordon's control socket.
   ::fcntl(kInitControlFd, F_SETFD, FD_CLOEXEC);
@@ -191,3 +195,5 @@ int main() {
   write_report(report);
   return 0;
 }
+
+}  // namespace cordon::init
