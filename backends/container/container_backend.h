@@ -6,7 +6,7 @@
 // runtime's masked and read-only paths, the cordon-default seccomp policy.
 //
 // Cold runs: write the bundle, `runc run --detach` (the container's stdio are cordon's
-// pipes, with no relay by the runtime), hand the code to the init inside (oci_init.cpp)
+// pipes, with no relay by the runtime), hand the code to the init inside (cordon-init oci)
 // on its control socket, pump output; at the deadline or on cancel `runc kill`; once no
 // process of the container is left, read its cgroup counters (OOM kill, pids limit,
 // peaks) while the stopped container still holds them; then `runc delete --force`,

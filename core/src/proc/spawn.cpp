@@ -1,5 +1,5 @@
-// Kept free of anything but headers from cordon_core so the subreaper helper
-// (core/libexec/cordon_reaper.cpp) can compile it in without linking the library.
+// Kept free of anything but headers from cordon_core so the one helper, cordon-init
+// (core/libexec/init/), can compile it in without linking the library.
 #include "cordon/proc/spawn.h"
 
 #include <fcntl.h>

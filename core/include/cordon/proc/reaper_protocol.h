@@ -1,4 +1,4 @@
-// How cordon talks to its subreaper helper (core/libexec/cordon_reaper.cpp): the protocol of
+// How cordon talks to its subreaper helper (cordon-init reaper, core/libexec/init/reaper_role.cpp): the protocol of
 // every process-tree helper (cordon/proc/init_protocol.h) over an AF_UNIX SOCK_SEQPACKET
 // pair, one struct per message.
 //
