@@ -1,6 +1,6 @@
-// How cordon talks to its subreaper helper (cordon-init reaper, core/libexec/init/reaper_role.cpp): the protocol of
-// every process-tree helper (cordon/proc/init_protocol.h) over an AF_UNIX SOCK_SEQPACKET
-// pair, one struct per message.
+// How cordon talks to its subreaper helper (cordon-init reaper, core/libexec/init/reaper_role.cpp):
+// the protocol of every process-tree helper (cordon/proc/init_protocol.h) over an AF_UNIX
+// SOCK_SEQPACKET pair, one struct per message.
 //
 // The helper is started per run, so its order is its command line, environment and cwd
 // (below), and it starts the code at once.
