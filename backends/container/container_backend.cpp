@@ -523,8 +523,9 @@ class ContainerTree final : public StartedTree {
   }
 
   [[nodiscard]] Status finish(RunClock::time_point until) override {
-    // A report says the init killed and reaped every other process first (core/libexec/init/oci_role.cpp);
-    // one that does not is refused before any figure is read (init_report.h).
+    // A report says the init killed and reaped every other process first
+    // (core/libexec/init/oci_role.cpp); one that does not is refused before any figure is read
+    // (init_report.h).
     auto report = receive_init_report(c_.ctl.get(), until);
     if (!report) return std::unexpected(report.error());
     report_ = *report;

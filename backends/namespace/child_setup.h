@@ -14,8 +14,8 @@
 //   cordon-ns-init (a small static binary, clean environment, fds /dev/null, the report
 //   pipe and the control socket only). The filter is compiled into the kernel once per
 //   sandbox, here, not on the code's path, and confines the init too. The init receives the
-//   code's order, starts the code and reaps; see core/libexec/init/ns_role.cpp. No code ever runs while a
-//   process of the sandbox holds a copy of the caller's memory.
+//   code's order, starts the code and reaps; see core/libexec/init/ns_role.cpp. No code ever runs
+//   while a process of the sandbox holds a copy of the caller's memory.
 //
 // Why B is not a vfork child like proc::spawn's: it must wait for the parent to write its
 // uid_map, and a vfork parent is suspended. Why no CLONE_VM either: a CLONE_VM child that
