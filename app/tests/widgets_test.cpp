@@ -12,14 +12,17 @@
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScopeGuard>
+#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QTreeWidget>
 #include <QtTest>
 #include <algorithm>
@@ -42,6 +45,7 @@
 #include "history_model.h"
 #include "history_tab.h"
 #include "main_window.h"
+#include "outcome_badge.h"
 #include "plan_tab.h"
 #include "prompts/tool_description.h"
 #include "prompts/tool_formats.h"
@@ -208,6 +212,151 @@ class WidgetsTest : public QObject {
     run_snippet("sleep 30", "subprocess", 0.3);
     QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("TIMED OUT"),
                               kRunWaitMs);
+    // The Run tab says so too, and the bar ends in the badge's colour, full.
+    QLabel* outcome = run_tab()->outcome_label();
+    QVERIFY(outcome->isVisibleTo(run_tab()));
+    QCOMPARE(outcome->text(), QString("TIMED OUT"));
+    QProgressBar* bar = run_tab()->progress_bar();
+    QCOMPARE(bar->value(), bar->maximum());
+    const QString red = outcome_badge(Outcome::kTimedOut, std::nullopt, -1, SIGKILL).color.name();
+    QVERIFY2(bar->styleSheet().contains(red), qPrintable(bar->styleSheet()));
+    QVERIFY2(outcome->styleSheet().contains(red), qPrintable(outcome->styleSheet()));
+    const QString summary = window_->result_view()->summary_text();
+    QVERIFY2(summary.contains("did not exit · SIGKILL, sent by cordon at the deadline"),
+             qPrintable(summary));
+  }
+
+  // The progress text gives the code's wall time from its Result, not the controller's
+  // clock (which also counts set-up, teardown and recording); the badge follows each run.
+  void runTabShowsEachOutcomeAndWallTime() {
+    run_snippet("exit 3", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("FAILED exit 3"),
+                              kRunWaitMs);
+    QCOMPARE(run_tab()->outcome_label()->text(), QString("FAILED exit 3"));
+    const auto wall_ms = nlohmann::json::parse(window_->result_view()->json_text().toStdString())
+                             .at("wall_ms")
+                             .get<std::int64_t>();
+    QCOMPARE(run_tab()->progress_bar()->text(),
+             QString("FAILED exit 3 in %1 s").arg(double(wall_ms) / 1000.0, 0, 'f', 2));
+    run_snippet("true", "subprocess");
+    QVERIFY(!run_tab()->outcome_label()->isVisibleTo(run_tab()));  // cleared by a new run
+    QVERIFY(run_tab()->progress_bar()->styleSheet().isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(run_tab()->outcome_label()->text(), QString("OK"), kRunWaitMs);
+    QVERIFY(run_tab()->outcome_label()->isVisibleTo(run_tab()));
+  }
+
+  // stderr reads apart from stdout: red in the live view, its own page in the Result,
+  // which opens on it when a failed run wrote there; page titles count lines.
+  void stderrIsDistinctAndOpensOnFailure() {
+    run_snippet("echo out-line; echo err-1 >&2; echo err-2 >&2; exit 2", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("FAILED exit 2"),
+                              kRunWaitMs);
+    ResultView* view = window_->result_view();
+    QCOMPARE(view->current_page_title(), QString("stderr · 2 lines"));
+    QCOMPARE(view->page_title(0), QString("stdout · 1 line"));
+    QTextDocument* live = run_tab()->live_output()->document();
+    const QTextCursor err = live->find("err-1");
+    const QTextCursor out = live->find("out-line");
+    QVERIFY(!err.isNull() && !out.isNull());
+    QCOMPARE(err.charFormat().foreground().color(), QColor(0xc6, 0x28, 0x28));
+    QVERIFY(out.charFormat().foreground().color() != QColor(0xc6, 0x28, 0x28));
+
+    // A success opens on stdout even with stderr; a failure with empty stderr too.
+    run_snippet("echo fine; echo note >&2", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(view->badge_text(), QString("OK"), kRunWaitMs);
+    QCOMPARE(view->current_page_title(), QString("stdout · 1 line"));
+    run_snippet("echo only-out; exit 5", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(view->badge_text(), QString("FAILED exit 5"), kRunWaitMs);
+    QCOMPARE(view->current_page_title(), QString("stdout · 1 line"));
+  }
+
+  void escapeCancelsARun() {
+    run_snippet("echo started; sleep 60", "subprocess", 120);
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->live_output()->toPlainText().contains("started"),
+                             kRunWaitMs);
+    run_tab()->editor()->setFocus();
+    QTest::keyClick(run_tab()->editor(), Qt::Key_Escape);
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("CANCELLED"),
+                              kRunWaitMs);
+    QCOMPARE(run_tab()->outcome_label()->text(), QString("CANCELLED"));
+    QVERIFY2(window_->result_view()->summary_text().contains("SIGKILL, sent by cordon on cancel"),
+             qPrintable(window_->result_view()->summary_text()));
+  }
+
+  // The live view keeps what the Result keeps (the first output-cap bytes of each stream)
+  // and marks the cut; the Result has a banner and the same marker.
+  void liveViewAppliesTheOutputCap() {
+    run_tab()->output_cap_box()->setValue(1);  // KiB
+    run_snippet("i=0; while [ $i -lt 5000 ]; do echo line-$i; i=$((i+1)); done", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(!window_->result_view()->badge_text().startsWith("no run"),
+                             kRunWaitMs);
+    ResultView* view = window_->result_view();
+    QVERIFY2(!view->truncation_banner().isEmpty(), "the Result says the output was cut");
+    QVERIFY(view->truncation_banner().contains("stdout"));
+    const QString live = run_tab()->live_output()->toPlainText();
+    const QString marker = "[stdout cut here";
+    QVERIFY2(live.contains(marker), qPrintable(live.right(200)));
+    QVERIFY2(!live.contains("line-4999"), "the live view stops where the Result does");
+    const QString kept = view->stdout_text();
+    QVERIFY2(kept.contains("[cut here: the output cap (1 KiB) was reached"), qPrintable(kept));
+    // The same bytes above both markers.
+    const QString live_kept = live.left(live.indexOf(marker)).chopped(1);  // its newline
+    QCOMPARE(live_kept, kept.left(kept.indexOf("[cut here")).left(live_kept.size()));
+    QCOMPARE(live_kept.size(), 1024);
+    QCOMPARE(view->page_title(0).contains("(truncated"), true);
+    // An uncut run has neither.
+    run_snippet("echo short", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    QCOMPARE(view->stdout_text(), QString("short\n"));
+    QVERIFY(view->truncation_banner().isEmpty());
+    QVERIFY(!run_tab()->live_output()->toPlainText().contains("cut here"));
+  }
+
+  // The Enforced table is as tall as its rows: the last one is inside the viewport.
+  void enforcedTableShowsEveryRow() {
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.exit_code = 0;
+    result.backend = {"namespace", "1"};
+    for (const Aspect aspect :
+         {Aspect::kTimeout, Aspect::kOutput, Aspect::kMemory, Aspect::kProcesses, Aspect::kNetwork,
+          Aspect::kFilesystem, Aspect::kEnvironment, Aspect::kProcessTree, Aspect::kCpu}) {
+      result.enforced.push_back({aspect, "a mechanism", "a value"});
+    }
+    ResultView* view = window_->result_view();
+    window_->tabs()->setCurrentIndex(MainWindow::kResult);
+    view->show_result(result);
+    QTreeWidget* table = view->enforced_table();
+    QCOMPARE(table->topLevelItemCount(), 9);
+    QTRY_VERIFY(table->isVisible());
+    const QRect last = table->visualItemRect(table->topLevelItem(8));
+    QVERIFY2(!last.isEmpty() && last.bottom() <= table->viewport()->height(),
+             qPrintable(QString("row bottom %1, viewport %2")
+                            .arg(last.bottom())
+                            .arg(table->viewport()->height())));
+    QVERIFY(view->unisolated_banner().isEmpty());  // it isolates
+  }
+
+  // The backend that isolates nothing says so in the lists, and its Results warn.
+  void unisolatedBackendIsLabelledAndWarned() {
+    QComboBox* box = run_tab()->backend_box();
+    const int index = box->findData("subprocess", Qt::UserRole);
+    QVERIFY(index >= 0);
+    QCOMPARE(box->itemText(index), QString("subprocess (no isolation)"));
+    const int ns = box->findData("namespace", Qt::UserRole);
+    if (ns >= 0) QVERIFY(!box->itemText(ns).contains("no isolation"));
+    run_snippet("echo hi", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    QVERIFY2(window_->result_view()->unisolated_banner().contains("No isolation: subprocess"),
+             qPrintable(window_->result_view()->unisolated_banner()));
+  }
+
+  // ANSI colour codes are stripped in both views, never drawn as boxes.
+  void ansiCodesAreStripped() {
+    run_snippet(R"(printf '\033[31mred\033[0m plain\n')", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    QCOMPARE(window_->result_view()->stdout_text(), QString("red plain\n"));
+    QCOMPARE(run_tab()->live_output()->toPlainText(), QString("red plain\n"));
   }
 
   void historyShowsARunOfTheCli() {
@@ -292,7 +441,8 @@ class WidgetsTest : public QObject {
     QVERIFY2(summary.contains("CPU not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
-    QVERIFY2(summary.contains("signal 9"), qPrintable(summary));
+    QVERIFY2(summary.contains("did not exit · SIGKILL, sent by cordon at the deadline"),
+             qPrintable(summary));
 
     {
       auto store = history::HistoryStore::open(history_.toStdString());
@@ -319,6 +469,7 @@ class WidgetsTest : public QObject {
     QVERIFY2(summary.contains("CPU 0 ms"), qPrintable(summary));  // may have been measured
     QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
+    QVERIFY2(summary.contains("signal not recorded"), qPrintable(summary));  // never "signal 0"
     QVERIFY(tab->result_view()->json_text().contains("\"schema_version\": 1"));
     tab->delete_selected();
   }

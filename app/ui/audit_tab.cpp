@@ -60,7 +60,7 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
       table_(new QTableView(this)),
       evidence_(new QPlainTextEdit(this)),
       reports_(new QTreeWidget(this)) {
-  fill_backend_checklist(backend_list_, *backends_);
+  fill_backend_checklist(backend_list_, *backends_, /*labelled=*/true);
   if (Result<audit::Catalogue> catalogue = audit::builtin_catalogue()) {
     for (const audit::Attempt& attempt : catalogue->attempts) {
       const QString id = QString::fromStdString(attempt.id);
