@@ -414,14 +414,56 @@ class WidgetsTest : public QObject {
     QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 4"));
     QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
 
-    tab->rerun_selected();
+    tab->load_selected();
     QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kRun));
     QCOMPARE(run_tab()->editor()->toPlainText(), QString("echo from-the-cli; exit 4"));
     QCOMPARE(run_tab()->backend(), QString("subprocess"));
+    QVERIFY(!run_tab()->running());  // loaded only
 
+    // Delete can be undone: the same run comes back, selected.
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
     tab->select_row(0);
+    QVERIFY(!tab->undo_button()->isVisibleTo(tab));
     tab->delete_selected();
     QCOMPARE(tab->model()->rowCount(), 0);
+    QVERIFY(tab->undo_button()->isVisibleTo(tab));
+    tab->undo_delete();
+    QCOMPARE(tab->model()->rowCount(), 1);
+    QVERIFY(!tab->undo_button()->isVisibleTo(tab));
+    QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
+    tab->delete_selected();
+    QCOMPARE(tab->model()->rowCount(), 0);
+  }
+
+  // Re-run runs; the detail pane shows the newest run without a click; the list shows a
+  // preview of the code beyond its first line, dates on one line, at least 15 rows.
+  void historyRerunRunsAndShowsTheNewest() {
+    run_snippet("import os\necho history-rerun-first", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    run_snippet("echo history-rerun-second; exit 6", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    HistoryTab* tab = window_->history_tab();
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);  // refreshes
+    QTRY_VERIFY(tab->model()->rowCount() >= 2);
+    QTest::keyClicks(tab->search_box(), "history-rerun-");
+    QTRY_COMPARE(tab->model()->rowCount(), 2);
+    // The newest (second) run is shown without a click.
+    QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 6"));
+    const int first = tab->model()->newest_row() == 0 ? 1 : 0;
+    const QString preview = tab->model()->index(first, HistoryModel::kCode).data().toString();
+    QVERIFY2(preview.contains("import os") && preview.contains("echo history-rerun-first"),
+             qPrintable(preview));
+    QVERIFY(!tab->table()->wordWrap());
+
+    tab->select_row(first);
+    const int before = tab->model()->rowCount();
+    tab->rerun_selected();
+    QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kRun));
+    QVERIFY(run_tab()->running());  // Re-run runs
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    QCOMPARE(window_->result_view()->stdout_text().contains("history-rerun-first"), true);
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    QTRY_COMPARE(tab->model()->rowCount(), before + 1);
   }
 
   // Figures a run did not measure read "not measured", for a run of this build and for a

@@ -53,9 +53,14 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
   });
   connect(compare_, &CompareTab::compared, history_, &HistoryTab::refresh);
   connect(audit_, &AuditTab::audited, this, &MainWindow::update_plan);  // new proof
+  connect(history_, &HistoryTab::load, this, [this](const history::RunRecord& record) {
+    run_->load(record);
+    tabs_->setCurrentIndex(kRun);
+  });
   connect(history_, &HistoryTab::rerun, this, [this](const history::RunRecord& record) {
     run_->load(record);
     tabs_->setCurrentIndex(kRun);
+    run_->run();
   });
   connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
