@@ -2,6 +2,7 @@
 // by QAbstractItemModelTester while sorted, searched, refilled and edited; the outcome
 // badge tells every outcome apart.
 #include <QAbstractItemModelTester>
+#include <QBrush>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -249,6 +250,21 @@ class ModelsTest : public QObject {
     // An escape the backend claims to stop is marked.
     QCOMPARE(model.index(0, AuditModel::kFirstBackend).data().toString(), QString("ESCAPED!"));
     QCOMPARE(model.index(0, AuditModel::kFirstBackend + 1).data().toString(), QString("BLOCKED"));
+    // ESCAPED reads red; other verdicts black on their light colour.
+    QCOMPARE(
+        model.index(0, AuditModel::kFirstBackend).data(Qt::ForegroundRole).value<QBrush>().color(),
+        QColor(0xb7, 0x1c, 0x1c));
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend + 1)
+                 .data(Qt::ForegroundRole)
+                 .value<QBrush>()
+                 .color(),
+             QColor(Qt::black));
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend)
+                 .data(Qt::BackgroundRole)
+                 .value<QBrush>()
+                 .color()
+                 .red(),
+             0xff);
     QCOMPARE(model.index(0, AuditModel::kAspect).data().toString(), QString("network"));
     QVERIFY(model.evidence(0).contains("namespace: BLOCKED (claims enforced) — no connection"));
     model.add_verdict("not-a-column", escaped);

@@ -14,6 +14,7 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -619,13 +620,17 @@ class WidgetsTest : public QObject {
     window_->tabs()->setCurrentIndex(MainWindow::kTool);
     ToolTab* tab = window_->tool_tab();
     QVERIFY2(tab->proof_text().contains("No stored audit report"), qPrintable(tab->proof_text()));
-    // Without a report a claim is refused exactly as the core refuses it.
+    // Without a report a claim is refused as the core refuses it, in the GUI's words.
     tab->unverified_box()->setChecked(false);
     tab->format_box()->setCurrentText("text");
     const Result<std::string> strict = core_render("subprocess", "text", false);
-    QCOMPARE(tab->text(), strict
-                              ? QString::fromStdString(*strict)
-                              : "Not rendered: " + QString::fromStdString(strict.error().message));
+    QVERIFY(!strict.has_value());
+    QString refusal = QString::fromStdString(strict.error().message);
+    refusal.replace("run 'cordon audit --backend subprocess'",
+                    "run the audit of subprocess in the Audit tab");
+    refusal.replace("pass --unverified", "tick Unverified");
+    QCOMPARE(tab->text(), "Not rendered: " + refusal);
+    QVERIFY(!tab->text().contains("--"));
 
     tab->unverified_box()->setChecked(true);
     for (const std::string_view format : prompts::kToolFormats) {
@@ -667,6 +672,11 @@ class WidgetsTest : public QObject {
     tab->unverified_box()->setChecked(false);
     // No report: "isolated sandbox" is a claim, refused.
     QVERIFY2(tab->text().startsWith("Not rendered: ") && tab->text().contains("no audit report"),
+             qPrintable(tab->text()));
+    // In the GUI's words, not the command line's.
+    QVERIFY2(tab->text().contains("tick Unverified") &&
+                 tab->text().contains("run the audit of namespace in the Audit tab") &&
+                 !tab->text().contains("--"),
              qPrintable(tab->text()));
     QVERIFY(!tab->export_to(dir_.filePath("refused.txt")));
     tab->unverified_box()->setChecked(true);
@@ -755,6 +765,30 @@ class WidgetsTest : public QObject {
     QCOMPARE(verdict_of("fs-delete-host-file", "subprocess"), QString("SKIPPED"));
     QCOMPARE(verdict_of("res-fork-bomb", "subprocess"), QString("SKIPPED"));
     QCOMPARE(verdict_of("net-loopback-tcp", "subprocess"), QString("ESCAPED"));
+    // A partial audit says why it stored nothing.
+    const QString status = window_->audit_tab()->status_text();
+    QVERIFY2(status.contains("no report stored") && status.contains("Tick all"),
+             qPrintable(status));
+  }
+
+  // Attempts that act on the host are never ticked by default; Tick all / none.
+  void auditTicksHarmlessAttemptsByDefault() {
+    QListWidget* list = window_->audit_tab()->attempt_list();
+    QVERIFY(list->count() > 2);
+    int host_acting = 0;
+    for (int i = 0; i < list->count(); ++i) {
+      const bool acts = list->item(i)->text().contains("(acts on the host)");
+      host_acting += acts ? 1 : 0;
+      QCOMPARE(list->item(i)->checkState(), acts ? Qt::Unchecked : Qt::Checked);
+    }
+    QVERIFY(host_acting > 0);
+    auto* none = window_->audit_tab()->findChild<QPushButton*>("tickNone");
+    auto* all = window_->audit_tab()->findChild<QPushButton*>("tickAll");
+    QVERIFY(none && all);
+    none->click();
+    for (int i = 0; i < list->count(); ++i) QCOMPARE(list->item(i)->checkState(), Qt::Unchecked);
+    all->click();
+    for (int i = 0; i < list->count(); ++i) QCOMPARE(list->item(i)->checkState(), Qt::Checked);
   }
 
   void storedReportsListedAndProveTheDescription() {
