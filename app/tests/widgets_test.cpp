@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QAbstractButton>
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
@@ -15,6 +16,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMap>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -350,6 +353,51 @@ class WidgetsTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
     QVERIFY2(window_->result_view()->unisolated_banner().contains("No isolation: subprocess"),
              qPrintable(window_->result_view()->unisolated_banner()));
+  }
+
+  // Each Alt letter opens one thing: on every tab, the menus and the controls shown have
+  // distinct mnemonics (Alt+T once opened both Tool description and Timeout).
+  void mnemonicsNeverClash() {
+    for (int tab = 0; tab < window_->tabs()->count(); ++tab) {
+      window_->tabs()->setCurrentIndex(tab);
+      QMap<QString, QStringList> owners;
+      const auto add = [&](const QString& text) {
+        const QString key = QKeySequence::mnemonic(text).toString();
+        if (!key.isEmpty()) owners[key] << text;
+      };
+      for (const QAction* action : window_->menuBar()->actions()) add(action->text());
+      for (int i = 0; i < window_->tabs()->count(); ++i) add(window_->tabs()->tabText(i));
+      for (const QAbstractButton* button : window_->findChildren<QAbstractButton*>()) {
+        if (button->isVisibleTo(window_.get())) add(button->text());
+      }
+      for (const QLabel* label : window_->findChildren<QLabel*>()) {
+        if (label->buddy() != nullptr && label->isVisibleTo(window_.get())) add(label->text());
+      }
+      for (auto it = owners.cbegin(); it != owners.cend(); ++it) {
+        QVERIFY2(it.value().size() == 1, qPrintable(QString("tab %1: %2 opens %3")
+                                                        .arg(window_->tabs()->tabText(tab),
+                                                             it.key(), it.value().join(" and "))));
+      }
+    }
+  }
+
+  // Ctrl+1..7 open the tabs; Ctrl+Shift+Return compares from anywhere.
+  void shortcutsOpenEachTabAndCompare() {
+    window_->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+    for (int tab = window_->tabs()->count() - 1; tab >= 0; --tab) {
+      QTest::keyClick(window_.get(), Qt::Key(Qt::Key_1 + tab), Qt::ControlModifier);
+      QCOMPARE(window_->tabs()->currentIndex(), tab);
+    }
+    // Compare needs two backends; the namespace one is not on every machine.
+    const bool two = backends_->backend("namespace") != nullptr;
+    run_tab()->set_code("echo compared-by-key", Language::kSh);
+    window_->compare_tab()->check_backends({"subprocess", "namespace"});
+    QSignalSpy compared(window_->compare_tab(), &CompareTab::compared);
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    QTest::keyClick(window_.get(), Qt::Key_Return, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kCompare));
+    if (two) QVERIFY(compared.wait(kRunWaitMs));
   }
 
   // ANSI colour codes are stripped in both views, never drawn as boxes.

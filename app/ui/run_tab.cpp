@@ -161,7 +161,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   form->addRow(input_buttons);
   collect_->setPlaceholderText(tr("*.png out/*.csv"));
   collect_->setToolTip(tr("Artifact patterns collected after the run, separated by spaces"));
-  form->addRow(tr("Co&llect"), collect_);
+  form->addRow(tr("Colle&ct"), collect_);  // Alt+L is Language
   connect(add_input, &QPushButton::clicked, this, [this] {
     for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Input files"))) {
       add_input_file(path, QFileInfo(path).fileName());

@@ -94,7 +94,7 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
   auto* pickers = new QHBoxLayout;
   pickers->addWidget(new QLabel(tr("&Version"), this));
   pickers->addWidget(version_);
-  pickers->addWidget(new QLabel(tr("&Format"), this));
+  pickers->addWidget(new QLabel(tr("Fo&rmat"), this));  // Alt+F is the File menu
   pickers->addWidget(format_);
   pickers->addWidget(unverified_);
   pickers->addStretch(1);
