@@ -13,6 +13,7 @@
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDoubleSpinBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -398,6 +399,53 @@ class WidgetsTest : public QObject {
     QTest::keyClick(window_.get(), Qt::Key_Return, Qt::ControlModifier | Qt::ShiftModifier);
     QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kCompare));
     if (two) QVERIFY(compared.wait(kRunWaitMs));
+  }
+
+  // At 1024x640 every tab fits: the window is not pushed larger by minimum sizes, no
+  // caption or button text is cut, a side panel takes at most 30 % of the width, and
+  // History shows at least 15 rows.
+  void everyTabFitsAt1024x640() {
+    window_->resize(1024, 640);
+    for (int tab = 0; tab < window_->tabs()->count(); ++tab) {
+      window_->tabs()->setCurrentIndex(tab);
+      QTRY_COMPARE(window_->size(), QSize(1024, 640));
+      QCoreApplication::processEvents();
+      const QString name = window_->tabs()->tabText(tab);
+      QWidget* page = window_->tabs()->currentWidget();
+      for (const QLabel* label : page->findChildren<QLabel*>()) {
+        if (!label->isVisibleTo(window_.get()) || label->wordWrap() || label->text().isEmpty() ||
+            label->textFormat() == Qt::RichText || !label->pixmap().isNull()) {
+          continue;
+        }
+        QVERIFY2(label->width() >= label->sizeHint().width(),
+                 qPrintable(QString("%1: caption \"%2\" is %3 px of %4")
+                                .arg(name, label->text())
+                                .arg(label->width())
+                                .arg(label->sizeHint().width())));
+      }
+      for (const QAbstractButton* button : page->findChildren<QAbstractButton*>()) {
+        if (!button->isVisibleTo(window_.get()) || button->text().isEmpty()) continue;
+        QVERIFY2(button->width() >= button->sizeHint().width(),
+                 qPrintable(QString("%1: button \"%2\" is %3 px of %4")
+                                .arg(name, button->text())
+                                .arg(button->width())
+                                .arg(button->sizeHint().width())));
+      }
+      if (auto* side = page->findChild<QWidget*>("sidePanel")) {
+        QVERIFY2(side->width() <= page->width() * 3 / 10,
+                 qPrintable(QString("%1: side panel %2 of %3 px")
+                                .arg(name)
+                                .arg(side->width())
+                                .arg(page->width())));
+      }
+    }
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    QTableView* table = window_->history_tab()->table();
+    const int row = table->verticalHeader()->defaultSectionSize();
+    QVERIFY2(table->viewport()->height() >= 15 * row,
+             qPrintable(QString("History shows %1 px for rows of %2 px")
+                            .arg(table->viewport()->height())
+                            .arg(row)));
   }
 
   // ANSI colour codes are stripped in both views, never drawn as boxes.

@@ -116,6 +116,7 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
   buttons->addWidget(cancel_);
   side->addLayout(buttons);
   auto* side_box = new QWidget(this);
+  side_box->setObjectName(QStringLiteral("sidePanel"));
   side_box->setLayout(side);
   side_box->setMaximumWidth(300);
 

@@ -60,11 +60,13 @@ HistoryTab::HistoryTab(QWidget* parent)
   bar->addWidget(load_);
   bar->addWidget(delete_);
   bar->addWidget(undo_);
-  auto* split = new QSplitter(Qt::Vertical, this);
+  // Side by side: the list keeps the tab's whole height (at 640 px, 15 runs and more in
+  // sight; stacked over the Result it had room for five).
+  auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
   split->addWidget(result_);
-  split->setStretchFactor(0, 3);  // the list gets the larger share: more runs in sight
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(status_);

@@ -175,7 +175,11 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   form->addRow(state_);
   form->addRow(outcome_);
   auto* side = new QWidget(this);
+  side->setObjectName(QStringLiteral("sidePanel"));
   side->setLayout(form);
+  // The editor and the output get the width: at 1024 px the panel is under 30 % of it.
+  side->setMaximumWidth(300);
+  state_->setWordWrap(true);
 
   split_->addWidget(editor_);
   split_->addWidget(live_);
