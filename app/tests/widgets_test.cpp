@@ -46,6 +46,7 @@
 #include "code_editor.h"
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "cordon/result_json.h"
 #include "frontend/prompt_render.h"
 #include "history_model.h"
 #include "history_tab.h"
@@ -446,6 +447,20 @@ class WidgetsTest : public QObject {
              qPrintable(QString("History shows %1 px for rows of %2 px")
                             .arg(table->viewport()->height())
                             .arg(row)));
+  }
+
+  // The inspector's own memory is not the code's: with 300 MiB held here, `id -u` on the
+  // subprocess backend must not read "largest process 300 MiB" (it read 127152 KiB).
+  void theInspectorsMemoryIsNotTheCodesPeak() {
+    constexpr std::size_t kHeld = 300u << 20;
+    std::vector<char> held(kHeld);
+    for (std::size_t i = 0; i < kHeld; i += 4096) held[i] = static_cast<char>(i | 1);
+    run_snippet("id -u", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    const auto result = nlohmann::json::parse(window_->result_view()->json_text().toStdString());
+    const std::optional<std::int64_t> peak = result_figure(result, "max_rss_kb");
+    if (peak) QVERIFY2(*peak < 64 * 1024, qPrintable(window_->result_view()->summary_text()));
+    QVERIFY(held[4096] != 0);
   }
 
   // ANSI colour codes are stripped in both views, never drawn as boxes.
@@ -928,6 +943,9 @@ class WidgetsTest : public QObject {
                 .startsWith(list->topLevelItem(0)->text(3)));
     list->setCurrentItem(list->topLevelItem(0));  // shown in the matrix
     QCOMPARE(window_->audit_tab()->model()->rowCount(), int(catalogue->attempts.size()));
+    // The progress bar tells of the matrix shown, not of an earlier audit.
+    QCOMPARE(window_->audit_tab()->progress()->maximum(), int(catalogue->attempts.size()));
+    QCOMPARE(window_->audit_tab()->progress()->value(), int(catalogue->attempts.size()));
 
     run_tab()->set_backend("namespace");
     window_->tabs()->setCurrentIndex(MainWindow::kTool);

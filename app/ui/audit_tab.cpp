@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "audit/catalogue.h"
 #include "audit_controller.h"
@@ -244,6 +245,9 @@ void AuditTab::show_report(int index) {
   const QString name = QString::fromStdString(r.binding.backend_name);
   model_->reset({name});
   for (const audit::AttemptVerdict& v : r.verdicts) model_->add_verdict(name, v);
+  // The bar follows the matrix shown: a stored report is whole, not the last audit's count.
+  progress_->setMaximum(std::max(1, static_cast<int>(r.verdicts.size())));
+  progress_->setValue(static_cast<int>(r.verdicts.size()));
   status_->setText(tr("Stored report of %1 %2 from %3.")
                        .arg(name, QString::fromStdString(r.binding.backend_version),
                             QString::fromStdString(r.created_at)));
