@@ -22,6 +22,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -850,6 +851,12 @@ class WidgetsTest : public QObject {
     QVERIFY(points.back().x() >= points.front().x());
     QVERIFY2(run_tab()->memory_graph()->caption().endsWith(" MiB"),
              qPrintable(run_tab()->memory_graph()->caption()));
+    // Sizes in KiB/MiB, the sandbox's peak against the limit it ran under.
+    const QString summary = window_->result_view()->summary_text();
+    QVERIFY2(QRegularExpression(R"(memory peak [0-9.]+ MiB of the 512 MiB limit)")
+                 .match(summary)
+                 .hasMatch(),
+             qPrintable(summary));
   }
 
   void auditSubsetBlockedOnNamespace() {
