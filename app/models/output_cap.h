@@ -21,6 +21,7 @@ class OutputCap {
   // The part of `chunk` of stream 0 (stdout) or 1 (stderr) that the Result keeps.
   [[nodiscard]] Take take(int stream, const QByteArray& chunk);
   [[nodiscard]] bool cut(int stream) const { return cut_.at(index(stream)); }
+  [[nodiscard]] std::uint64_t cap_bytes() const { return cap_; }
 
  private:
   static std::size_t index(int stream) { return stream == 1 ? 1 : 0; }

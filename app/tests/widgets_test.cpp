@@ -303,6 +303,7 @@ class WidgetsTest : public QObject {
     const QString live = run_tab()->live_output()->toPlainText();
     const QString marker = "[stdout cut here";
     QVERIFY2(live.contains(marker), qPrintable(live.right(200)));
+    QVERIFY2(live.contains("the output cap (1 KiB) is reached"), qPrintable(live.right(200)));
     QVERIFY2(!live.contains("line-4999"), "the live view stops where the Result does");
     const QString kept = view->stdout_text();
     QVERIFY2(kept.contains("[cut here: the output cap (1 KiB) was reached"), qPrintable(kept));

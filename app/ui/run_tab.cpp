@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 
 #include "code_editor.h"
+#include "cordon/units.h"
 #include "display_text.h"
 #include "outcome_badge.h"
 #include "run_controller.h"
@@ -351,10 +352,11 @@ void RunTab::show_output(int stream, const QByteArray& chunk) {
   if (take.cut_now) {
     format.setFontItalic(true);
     format.setForeground(Qt::gray);
-    cursor.insertText(tr("\n[%1 cut here: the output cap (%2 KiB) is reached; the Result keeps "
+    // The run's cap, not the spin box's: it may have been changed since the run started.
+    cursor.insertText(tr("\n[%1 cut here: the output cap (%2) is reached; the Result keeps "
                          "what is above]\n")
                           .arg(stream == 1 ? QStringLiteral("stderr") : QStringLiteral("stdout"))
-                          .arg(output_cap_->value()),
+                          .arg(QString::fromStdString(format_size(live_cap_.cap_bytes()))),
                       format);
   }
   live_->ensureCursorVisible();
