@@ -97,7 +97,13 @@ struct RunSummary {
   int exit_code = -1;
   std::int64_t wall_ms = 0;
   std::string first_line;  // of the code
+  std::string preview;     // of the code: code_preview()
 };
+
+// A one-line preview of code for lists: its non-blank lines joined with " ⏎ ", cut at
+// `max_chars` bytes (on a UTF-8 boundary) with "…". More than the first line, which for
+// LLM-written code is often only an import.
+[[nodiscard]] std::string code_preview(std::string_view code, std::size_t max_chars = 200);
 
 enum class SortKey { kTime, kBackend, kOutcome, kDuration };
 

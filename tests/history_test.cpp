@@ -152,6 +152,17 @@ TEST(HistoryStore, KeepsAndReadsAResultOfSchemaVersion1) {
   EXPECT_EQ(result_figure(back->result, "memory_peak_kb"), 752);
 }
 
+// A list's preview of code is more than its first line (often only an import): every
+// non-blank line, joined, cut on a UTF-8 boundary.
+TEST(HistoryPreview, JoinsNonBlankLinesAndCutsOnACharacterBoundary) {
+  EXPECT_EQ(history::code_preview("\n  import os\n\nprint(os.getcwd())\r\n"),
+            "import os \u23ce print(os.getcwd())");
+  EXPECT_EQ(history::code_preview(""), "");
+  EXPECT_EQ(history::code_preview("abcdef", 3), "abc\u2026");
+  // "é" is two bytes: a cut inside it backs up to before it.
+  EXPECT_EQ(history::code_preview("a\xc3\xa9z", 2), "a\u2026");
+}
+
 TEST(HistoryStore, NewFilesArePrivate) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "private" / "h.sqlite3";

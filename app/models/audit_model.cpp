@@ -12,8 +12,8 @@ QColor status_colour(audit::AttemptStatus status, bool contradicts) {
   switch (status) {
     case audit::AttemptStatus::kBlocked:
       return {0xc8, 0xe6, 0xc9};
-    case audit::AttemptStatus::kEscaped:
-      return contradicts ? QColor(0xff, 0x8a, 0x80) : QColor(0xff, 0xe0, 0x82);
+    case audit::AttemptStatus::kEscaped:  // red: the attack got out, claimed or not
+      return contradicts ? QColor(0xff, 0x8a, 0x80) : QColor(0xff, 0xcd, 0xd2);
     case audit::AttemptStatus::kError:
       return {0xff, 0xcc, 0xbc};
     case audit::AttemptStatus::kSkipped:
@@ -111,8 +111,9 @@ QVariant AuditModel::data(const QModelIndex& index, int role) const {
       return QStringLiteral("%1\ncontrol: %2").arg(qs(v->evidence), qs(v->control));
     case Qt::BackgroundRole:
       return QBrush(status_colour(v->status, v->contradicts_claim()));
-    case Qt::ForegroundRole:
-      return QBrush(Qt::black);  // on the light status colours, in any theme
+    case Qt::ForegroundRole:  // on the light status colours, in any theme
+      return QBrush(v->status == audit::AttemptStatus::kEscaped ? QColor(0xb7, 0x1c, 0x1c)
+                                                                : QColor(Qt::black));
     default:
       return {};
   }

@@ -15,6 +15,12 @@ struct BackendItem {
   QString version;
   bool available = false;
   QString reason;  // why not, for the tooltip of a disabled entry
+  // Enforces none of the isolation aspects (network, filesystem, ...), not even in part:
+  // the code runs as the user, so every list says so next to its name.
+  bool unisolated = false;
+
+  // "subprocess (no isolation)", "namespace": the name as lists show it.
+  [[nodiscard]] QString label() const;
 };
 
 class BackendList {

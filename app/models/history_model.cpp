@@ -89,6 +89,24 @@ bool HistoryModel::remove_at(int row) {
   return removed.has_value();
 }
 
+std::int64_t HistoryModel::restore(const history::RunRecord& record) {
+  if (!store_) return 0;
+  const Result<std::int64_t> added = store_->add(record);
+  if (!added) set_error(QString::fromStdString(added.error().describe()));
+  refresh();
+  return added.value_or(0);
+}
+
+int HistoryModel::newest_row() const {
+  int newest = -1;
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    if (newest < 0 || rows_[i].started > rows_[static_cast<std::size_t>(newest)].started) {
+      newest = static_cast<int>(i);
+    }
+  }
+  return newest;
+}
+
 int HistoryModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
@@ -125,14 +143,14 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
                    : QStringLiteral("%1 (%2)").arg(QString::fromStdString(row.source),
                                                    QString::fromStdString(row.client));
       case kCode:
-        return QString::fromStdString(row.first_line);
+        return QString::fromStdString(row.preview);
       default:
         return {};
     }
   }
   if (role == Qt::ForegroundRole && index.column() == kOutcome) return badge.color;
   if (role == Qt::ToolTipRole && index.column() == kCode) {
-    return QString::fromStdString(row.first_line);
+    return QString::fromStdString(row.preview);
   }
   if (role == Qt::ToolTipRole && index.column() == kSource && !row.client.empty()) {
     return tr("MCP client: %1").arg(QString::fromStdString(row.client));

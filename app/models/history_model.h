@@ -1,5 +1,5 @@
 // The history as a sortable, searchable table (time, backend, outcome, duration, source
-// with the MCP client, first line of code), filterable by source, over the core's
+// with the MCP client, a one-line preview of the code), filterable by source, over the core's
 // HistoryStore. Sorting and searching are done by the
 // store's query, so the model only ever holds one page of summaries.
 #pragma once
@@ -42,6 +42,11 @@ class HistoryModel : public QAbstractTableModel {
   [[nodiscard]] std::optional<history::RunRecord> record_at(int row) const;
   // Deletes the run at `row` from the store, then refreshes.
   bool remove_at(int row);
+  // Stores `record` again (the undo of a delete: same run, a new id), then refreshes.
+  // Returns the new id, 0 when it could not be stored (error() says why).
+  std::int64_t restore(const history::RunRecord& record);
+  // The row of the most recently started run listed, -1 when none.
+  [[nodiscard]] int newest_row() const;
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
   [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;

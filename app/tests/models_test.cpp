@@ -2,6 +2,7 @@
 // by QAbstractItemModelTester while sorted, searched, refilled and edited; the outcome
 // badge tells every outcome apart.
 #include <QAbstractItemModelTester>
+#include <QBrush>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -9,10 +10,12 @@
 #include "audit_model.h"
 #include "compare_model.h"
 #include "cordon/result_json.h"
+#include "display_text.h"
 #include "frontend/history.h"
 #include "history_model.h"
 #include "line_diff.h"
 #include "outcome_badge.h"
+#include "output_cap.h"
 
 using namespace cordon;
 using namespace cordon::inspector;
@@ -47,6 +50,41 @@ class ModelsTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // The live view's cap keeps exactly the bytes the Result keeps, per stream, and says
+  // once where it cut.
+  void outputCapKeepsTheFirstBytesOfEachStream() {
+    OutputCap cap(10);
+    OutputCap::Take take = cap.take(0, "12345");
+    QCOMPARE(take.shown, QByteArray("12345"));
+    QVERIFY(!take.cut_now);
+    take = cap.take(0, "67890");  // exactly at the cap: not cut yet
+    QCOMPARE(take.shown, QByteArray("67890"));
+    QVERIFY(!take.cut_now && !cap.cut(0));
+    take = cap.take(0, "abc");
+    QCOMPARE(take.shown, QByteArray());
+    QVERIFY(take.cut_now && cap.cut(0));
+    take = cap.take(0, "def");  // after the cut: nothing, and no second marker
+    QVERIFY(take.shown.isEmpty() && !take.cut_now);
+    // stderr has a cap of its own; a chunk across the cap is split at it.
+    take = cap.take(1, "0123456789xyz");
+    QCOMPARE(take.shown, QByteArray("0123456789"));
+    QVERIFY(take.cut_now && cap.cut(1));
+  }
+
+  void displayTextStripsAnsiEscapes() {
+    QCOMPARE(display_text("\x1b[1;31mred\x1b[0m plain"), QString("red plain"));
+    QCOMPARE(display_text("\x1b]0;title\x07"
+                          "after"),
+             QString("after"));
+    QCOMPARE(display_text("\x1b[2K\x1b[Gline"), QString("line"));
+    QCOMPARE(display_text("no escapes\n"), QString("no escapes\n"));
+    QCOMPARE(display_text("caf\xc3\xa9"), QString::fromUtf8("café"));
+    QCOMPARE(line_count(""), 0);
+    QCOMPARE(line_count("a"), 1);
+    QCOMPARE(line_count("a\n"), 1);
+    QCOMPARE(line_count("a\nb"), 2);
+  }
+
   void historyModelSortsSearchesDeletes() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.filePath("h.sqlite3").toStdString());
@@ -212,6 +250,21 @@ class ModelsTest : public QObject {
     // An escape the backend claims to stop is marked.
     QCOMPARE(model.index(0, AuditModel::kFirstBackend).data().toString(), QString("ESCAPED!"));
     QCOMPARE(model.index(0, AuditModel::kFirstBackend + 1).data().toString(), QString("BLOCKED"));
+    // ESCAPED reads red; other verdicts black on their light colour.
+    QCOMPARE(
+        model.index(0, AuditModel::kFirstBackend).data(Qt::ForegroundRole).value<QBrush>().color(),
+        QColor(0xb7, 0x1c, 0x1c));
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend + 1)
+                 .data(Qt::ForegroundRole)
+                 .value<QBrush>()
+                 .color(),
+             QColor(Qt::black));
+    QCOMPARE(model.index(0, AuditModel::kFirstBackend)
+                 .data(Qt::BackgroundRole)
+                 .value<QBrush>()
+                 .color()
+                 .red(),
+             0xff);
     QCOMPARE(model.index(0, AuditModel::kAspect).data().toString(), QString("network"));
     QVERIFY(model.evidence(0).contains("namespace: BLOCKED (claims enforced) — no connection"));
     model.add_verdict("not-a-column", escaped);

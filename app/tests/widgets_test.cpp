@@ -7,19 +7,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QAbstractButton>
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDoubleSpinBox>
+#include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
+#include <QMap>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScopeGuard>
+#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextDocument>
 #include <QTreeWidget>
 #include <QtTest>
 #include <algorithm>
@@ -38,10 +47,12 @@
 #include "code_editor.h"
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "cordon/result_json.h"
 #include "frontend/prompt_render.h"
 #include "history_model.h"
 #include "history_tab.h"
 #include "main_window.h"
+#include "outcome_badge.h"
 #include "plan_tab.h"
 #include "prompts/tool_description.h"
 #include "prompts/tool_formats.h"
@@ -208,6 +219,258 @@ class WidgetsTest : public QObject {
     run_snippet("sleep 30", "subprocess", 0.3);
     QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("TIMED OUT"),
                               kRunWaitMs);
+    // The Run tab says so too, and the bar ends in the badge's colour, full.
+    QLabel* outcome = run_tab()->outcome_label();
+    QVERIFY(outcome->isVisibleTo(run_tab()));
+    QCOMPARE(outcome->text(), QString("TIMED OUT"));
+    QProgressBar* bar = run_tab()->progress_bar();
+    QCOMPARE(bar->value(), bar->maximum());
+    const QString red = outcome_badge(Outcome::kTimedOut, std::nullopt, -1, SIGKILL).color.name();
+    QVERIFY2(bar->styleSheet().contains(red), qPrintable(bar->styleSheet()));
+    QVERIFY2(outcome->styleSheet().contains(red), qPrintable(outcome->styleSheet()));
+    const QString summary = window_->result_view()->summary_text();
+    QVERIFY2(summary.contains("did not exit · SIGKILL, sent by cordon at the deadline"),
+             qPrintable(summary));
+  }
+
+  // The progress text gives the code's wall time from its Result, not the controller's
+  // clock (which also counts set-up, teardown and recording); the badge follows each run.
+  void runTabShowsEachOutcomeAndWallTime() {
+    run_snippet("exit 3", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("FAILED exit 3"),
+                              kRunWaitMs);
+    QCOMPARE(run_tab()->outcome_label()->text(), QString("FAILED exit 3"));
+    const auto wall_ms = nlohmann::json::parse(window_->result_view()->json_text().toStdString())
+                             .at("wall_ms")
+                             .get<std::int64_t>();
+    QCOMPARE(run_tab()->progress_bar()->text(),
+             QString("FAILED exit 3 in %1 s").arg(double(wall_ms) / 1000.0, 0, 'f', 2));
+    run_snippet("true", "subprocess");
+    QVERIFY(!run_tab()->outcome_label()->isVisibleTo(run_tab()));  // cleared by a new run
+    QVERIFY(run_tab()->progress_bar()->styleSheet().isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(run_tab()->outcome_label()->text(), QString("OK"), kRunWaitMs);
+    QVERIFY(run_tab()->outcome_label()->isVisibleTo(run_tab()));
+  }
+
+  // stderr reads apart from stdout: red in the live view, its own page in the Result,
+  // which opens on it when a failed run wrote there; page titles count lines.
+  void stderrIsDistinctAndOpensOnFailure() {
+    run_snippet("echo out-line; echo err-1 >&2; echo err-2 >&2; exit 2", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("FAILED exit 2"),
+                              kRunWaitMs);
+    ResultView* view = window_->result_view();
+    QCOMPARE(view->current_page_title(), QString("stderr · 2 lines"));
+    QCOMPARE(view->page_title(0), QString("stdout · 1 line"));
+    QTextDocument* live = run_tab()->live_output()->document();
+    const QTextCursor err = live->find("err-1");
+    const QTextCursor out = live->find("out-line");
+    QVERIFY(!err.isNull() && !out.isNull());
+    QCOMPARE(err.charFormat().foreground().color(), QColor(0xc6, 0x28, 0x28));
+    QVERIFY(out.charFormat().foreground().color() != QColor(0xc6, 0x28, 0x28));
+
+    // A success opens on stdout even with stderr; a failure with empty stderr too.
+    run_snippet("echo fine; echo note >&2", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(view->badge_text(), QString("OK"), kRunWaitMs);
+    QCOMPARE(view->current_page_title(), QString("stdout · 1 line"));
+    run_snippet("echo only-out; exit 5", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(view->badge_text(), QString("FAILED exit 5"), kRunWaitMs);
+    QCOMPARE(view->current_page_title(), QString("stdout · 1 line"));
+  }
+
+  void escapeCancelsARun() {
+    run_snippet("echo started; sleep 60", "subprocess", 120);
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->live_output()->toPlainText().contains("started"),
+                             kRunWaitMs);
+    run_tab()->editor()->setFocus();
+    QTest::keyClick(run_tab()->editor(), Qt::Key_Escape);
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("CANCELLED"),
+                              kRunWaitMs);
+    QCOMPARE(run_tab()->outcome_label()->text(), QString("CANCELLED"));
+    QVERIFY2(window_->result_view()->summary_text().contains("SIGKILL, sent by cordon on cancel"),
+             qPrintable(window_->result_view()->summary_text()));
+  }
+
+  // The live view keeps what the Result keeps (the first output-cap bytes of each stream)
+  // and marks the cut; the Result has a banner and the same marker.
+  void liveViewAppliesTheOutputCap() {
+    run_tab()->output_cap_box()->setValue(1);  // KiB
+    run_snippet("i=0; while [ $i -lt 5000 ]; do echo line-$i; i=$((i+1)); done", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(!window_->result_view()->badge_text().startsWith("no run"),
+                             kRunWaitMs);
+    ResultView* view = window_->result_view();
+    QVERIFY2(!view->truncation_banner().isEmpty(), "the Result says the output was cut");
+    QVERIFY(view->truncation_banner().contains("stdout"));
+    const QString live = run_tab()->live_output()->toPlainText();
+    const QString marker = "[stdout cut here";
+    QVERIFY2(live.contains(marker), qPrintable(live.right(200)));
+    QVERIFY2(live.contains("the output cap (1 KiB) is reached"), qPrintable(live.right(200)));
+    QVERIFY2(!live.contains("line-4999"), "the live view stops where the Result does");
+    const QString kept = view->stdout_text();
+    QVERIFY2(kept.contains("[cut here: the output cap (1 KiB) was reached"), qPrintable(kept));
+    // The same bytes above both markers.
+    const QString live_kept = live.left(live.indexOf(marker)).chopped(1);  // its newline
+    QCOMPARE(live_kept, kept.left(kept.indexOf("[cut here")).left(live_kept.size()));
+    QCOMPARE(live_kept.size(), 1024);
+    QCOMPARE(view->page_title(0).contains("(truncated"), true);
+    // An uncut run has neither.
+    run_snippet("echo short", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    QCOMPARE(view->stdout_text(), QString("short\n"));
+    QVERIFY(view->truncation_banner().isEmpty());
+    QVERIFY(!run_tab()->live_output()->toPlainText().contains("cut here"));
+  }
+
+  // The Enforced table is as tall as its rows: the last one is inside the viewport.
+  void enforcedTableShowsEveryRow() {
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.exit_code = 0;
+    result.backend = {"namespace", "1"};
+    for (const Aspect aspect :
+         {Aspect::kTimeout, Aspect::kOutput, Aspect::kMemory, Aspect::kProcesses, Aspect::kNetwork,
+          Aspect::kFilesystem, Aspect::kEnvironment, Aspect::kProcessTree, Aspect::kCpu}) {
+      result.enforced.push_back({aspect, "a mechanism", "a value"});
+    }
+    ResultView* view = window_->result_view();
+    window_->tabs()->setCurrentIndex(MainWindow::kResult);
+    view->show_result(result);
+    QTreeWidget* table = view->enforced_table();
+    QCOMPARE(table->topLevelItemCount(), 9);
+    QTRY_VERIFY(table->isVisible());
+    const QRect last = table->visualItemRect(table->topLevelItem(8));
+    QVERIFY2(!last.isEmpty() && last.bottom() <= table->viewport()->height(),
+             qPrintable(QString("row bottom %1, viewport %2")
+                            .arg(last.bottom())
+                            .arg(table->viewport()->height())));
+    QVERIFY(view->unisolated_banner().isEmpty());  // it isolates
+  }
+
+  // The backend that isolates nothing says so in the lists, and its Results warn.
+  void unisolatedBackendIsLabelledAndWarned() {
+    QComboBox* box = run_tab()->backend_box();
+    const int index = box->findData("subprocess", Qt::UserRole);
+    QVERIFY(index >= 0);
+    QCOMPARE(box->itemText(index), QString("subprocess (no isolation)"));
+    const int ns = box->findData("namespace", Qt::UserRole);
+    if (ns >= 0) QVERIFY(!box->itemText(ns).contains("no isolation"));
+    run_snippet("echo hi", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    QVERIFY2(window_->result_view()->unisolated_banner().contains("No isolation: subprocess"),
+             qPrintable(window_->result_view()->unisolated_banner()));
+  }
+
+  // Each Alt letter opens one thing: on every tab, the menus and the controls shown have
+  // distinct mnemonics (Alt+T once opened both Tool description and Timeout).
+  void mnemonicsNeverClash() {
+    for (int tab = 0; tab < window_->tabs()->count(); ++tab) {
+      window_->tabs()->setCurrentIndex(tab);
+      QMap<QString, QStringList> owners;
+      const auto add = [&](const QString& text) {
+        const QString key = QKeySequence::mnemonic(text).toString();
+        if (!key.isEmpty()) owners[key] << text;
+      };
+      for (const QAction* action : window_->menuBar()->actions()) add(action->text());
+      for (int i = 0; i < window_->tabs()->count(); ++i) add(window_->tabs()->tabText(i));
+      for (const QAbstractButton* button : window_->findChildren<QAbstractButton*>()) {
+        if (button->isVisibleTo(window_.get())) add(button->text());
+      }
+      for (const QLabel* label : window_->findChildren<QLabel*>()) {
+        if (label->buddy() != nullptr && label->isVisibleTo(window_.get())) add(label->text());
+      }
+      for (auto it = owners.cbegin(); it != owners.cend(); ++it) {
+        QVERIFY2(it.value().size() == 1, qPrintable(QString("tab %1: %2 opens %3")
+                                                        .arg(window_->tabs()->tabText(tab),
+                                                             it.key(), it.value().join(" and "))));
+      }
+    }
+  }
+
+  // Ctrl+1..7 open the tabs; Ctrl+Shift+Return compares from anywhere.
+  void shortcutsOpenEachTabAndCompare() {
+    window_->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window_.get()));
+    for (int tab = window_->tabs()->count() - 1; tab >= 0; --tab) {
+      QTest::keyClick(window_.get(), Qt::Key(Qt::Key_1 + tab), Qt::ControlModifier);
+      QCOMPARE(window_->tabs()->currentIndex(), tab);
+    }
+    // Compare needs two backends; the namespace one is not on every machine.
+    const bool two = backends_->backend("namespace") != nullptr;
+    run_tab()->set_code("echo compared-by-key", Language::kSh);
+    window_->compare_tab()->check_backends({"subprocess", "namespace"});
+    QSignalSpy compared(window_->compare_tab(), &CompareTab::compared);
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    QTest::keyClick(window_.get(), Qt::Key_Return, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kCompare));
+    if (two) QVERIFY(compared.wait(kRunWaitMs));
+  }
+
+  // At 1024x640 every tab fits: the window is not pushed larger by minimum sizes, no
+  // caption or button text is cut, a side panel takes at most 30 % of the width, and
+  // History shows at least 15 rows.
+  void everyTabFitsAt1024x640() {
+    window_->resize(1024, 640);
+    for (int tab = 0; tab < window_->tabs()->count(); ++tab) {
+      window_->tabs()->setCurrentIndex(tab);
+      QTRY_COMPARE(window_->size(), QSize(1024, 640));
+      QCoreApplication::processEvents();
+      const QString name = window_->tabs()->tabText(tab);
+      QWidget* page = window_->tabs()->currentWidget();
+      for (const QLabel* label : page->findChildren<QLabel*>()) {
+        if (!label->isVisibleTo(window_.get()) || label->wordWrap() || label->text().isEmpty() ||
+            label->textFormat() == Qt::RichText || !label->pixmap().isNull()) {
+          continue;
+        }
+        QVERIFY2(label->width() >= label->sizeHint().width(),
+                 qPrintable(QString("%1: caption \"%2\" is %3 px of %4")
+                                .arg(name, label->text())
+                                .arg(label->width())
+                                .arg(label->sizeHint().width())));
+      }
+      for (const QAbstractButton* button : page->findChildren<QAbstractButton*>()) {
+        if (!button->isVisibleTo(window_.get()) || button->text().isEmpty()) continue;
+        QVERIFY2(button->width() >= button->sizeHint().width(),
+                 qPrintable(QString("%1: button \"%2\" is %3 px of %4")
+                                .arg(name, button->text())
+                                .arg(button->width())
+                                .arg(button->sizeHint().width())));
+      }
+      if (auto* side = page->findChild<QWidget*>("sidePanel")) {
+        QVERIFY2(side->width() <= page->width() * 3 / 10,
+                 qPrintable(QString("%1: side panel %2 of %3 px")
+                                .arg(name)
+                                .arg(side->width())
+                                .arg(page->width())));
+      }
+    }
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    QTableView* table = window_->history_tab()->table();
+    const int row = table->verticalHeader()->defaultSectionSize();
+    QVERIFY2(table->viewport()->height() >= 15 * row,
+             qPrintable(QString("History shows %1 px for rows of %2 px")
+                            .arg(table->viewport()->height())
+                            .arg(row)));
+  }
+
+  // The inspector's own memory is not the code's: with 300 MiB held here, `id -u` on the
+  // subprocess backend must not read "largest process 300 MiB" (it read 127152 KiB).
+  void theInspectorsMemoryIsNotTheCodesPeak() {
+    constexpr std::size_t kHeld = 300u << 20;
+    std::vector<char> held(kHeld);
+    for (std::size_t i = 0; i < kHeld; i += 4096) held[i] = static_cast<char>(i | 1);
+    run_snippet("id -u", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    const auto result = nlohmann::json::parse(window_->result_view()->json_text().toStdString());
+    const std::optional<std::int64_t> peak = result_figure(result, "max_rss_kb");
+    if (peak) QVERIFY2(*peak < 64 * 1024, qPrintable(window_->result_view()->summary_text()));
+    QVERIFY(held[4096] != 0);
+  }
+
+  // ANSI colour codes are stripped in both views, never drawn as boxes.
+  void ansiCodesAreStripped() {
+    run_snippet(R"(printf '\033[31mred\033[0m plain\n')", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    QCOMPARE(window_->result_view()->stdout_text(), QString("red plain\n"));
+    QCOMPARE(run_tab()->live_output()->toPlainText(), QString("red plain\n"));
   }
 
   void historyShowsARunOfTheCli() {
@@ -265,14 +528,56 @@ class WidgetsTest : public QObject {
     QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 4"));
     QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
 
-    tab->rerun_selected();
+    tab->load_selected();
     QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kRun));
     QCOMPARE(run_tab()->editor()->toPlainText(), QString("echo from-the-cli; exit 4"));
     QCOMPARE(run_tab()->backend(), QString("subprocess"));
+    QVERIFY(!run_tab()->running());  // loaded only
 
+    // Delete can be undone: the same run comes back, selected.
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
     tab->select_row(0);
+    QVERIFY(!tab->undo_button()->isVisibleTo(tab));
     tab->delete_selected();
     QCOMPARE(tab->model()->rowCount(), 0);
+    QVERIFY(tab->undo_button()->isVisibleTo(tab));
+    tab->undo_delete();
+    QCOMPARE(tab->model()->rowCount(), 1);
+    QVERIFY(!tab->undo_button()->isVisibleTo(tab));
+    QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
+    tab->delete_selected();
+    QCOMPARE(tab->model()->rowCount(), 0);
+  }
+
+  // Re-run runs; the detail pane shows the newest run without a click; the list shows a
+  // preview of the code beyond its first line, dates on one line, at least 15 rows.
+  void historyRerunRunsAndShowsTheNewest() {
+    run_snippet("import os\necho history-rerun-first", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    run_snippet("echo history-rerun-second; exit 6", "subprocess");
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    HistoryTab* tab = window_->history_tab();
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);  // refreshes
+    QTRY_VERIFY(tab->model()->rowCount() >= 2);
+    QTest::keyClicks(tab->search_box(), "history-rerun-");
+    QTRY_COMPARE(tab->model()->rowCount(), 2);
+    // The newest (second) run is shown without a click.
+    QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 6"));
+    const int first = tab->model()->newest_row() == 0 ? 1 : 0;
+    const QString preview = tab->model()->index(first, HistoryModel::kCode).data().toString();
+    QVERIFY2(preview.contains("import os") && preview.contains("echo history-rerun-first"),
+             qPrintable(preview));
+    QVERIFY(!tab->table()->wordWrap());
+
+    tab->select_row(first);
+    const int before = tab->model()->rowCount();
+    tab->rerun_selected();
+    QCOMPARE(window_->tabs()->currentIndex(), int(MainWindow::kRun));
+    QVERIFY(run_tab()->running());  // Re-run runs
+    QTRY_VERIFY_WITH_TIMEOUT(run_tab()->run_button()->isEnabled(), kRunWaitMs);
+    QCOMPARE(window_->result_view()->stdout_text().contains("history-rerun-first"), true);
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    QTRY_COMPARE(tab->model()->rowCount(), before + 1);
   }
 
   // Figures a run did not measure read "not measured", for a run of this build and for a
@@ -292,7 +597,8 @@ class WidgetsTest : public QObject {
     QVERIFY2(summary.contains("CPU not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
-    QVERIFY2(summary.contains("signal 9"), qPrintable(summary));
+    QVERIFY2(summary.contains("did not exit · SIGKILL, sent by cordon at the deadline"),
+             qPrintable(summary));
 
     {
       auto store = history::HistoryStore::open(history_.toStdString());
@@ -319,6 +625,7 @@ class WidgetsTest : public QObject {
     QVERIFY2(summary.contains("CPU 0 ms"), qPrintable(summary));  // may have been measured
     QVERIFY2(summary.contains("largest process not measured"), qPrintable(summary));
     QVERIFY2(summary.contains("memory peak 752 KiB"), qPrintable(summary));
+    QVERIFY2(summary.contains("signal not recorded"), qPrintable(summary));  // never "signal 0"
     QVERIFY(tab->result_view()->json_text().contains("\"schema_version\": 1"));
     tab->delete_selected();
   }
@@ -426,13 +733,17 @@ class WidgetsTest : public QObject {
     window_->tabs()->setCurrentIndex(MainWindow::kTool);
     ToolTab* tab = window_->tool_tab();
     QVERIFY2(tab->proof_text().contains("No stored audit report"), qPrintable(tab->proof_text()));
-    // Without a report a claim is refused exactly as the core refuses it.
+    // Without a report a claim is refused as the core refuses it, in the GUI's words.
     tab->unverified_box()->setChecked(false);
     tab->format_box()->setCurrentText("text");
     const Result<std::string> strict = core_render("subprocess", "text", false);
-    QCOMPARE(tab->text(), strict
-                              ? QString::fromStdString(*strict)
-                              : "Not rendered: " + QString::fromStdString(strict.error().message));
+    QVERIFY(!strict.has_value());
+    QString refusal = QString::fromStdString(strict.error().message);
+    refusal.replace("run 'cordon audit --backend subprocess'",
+                    "run the audit of subprocess in the Audit tab");
+    refusal.replace("pass --unverified", "tick Unverified");
+    QCOMPARE(tab->text(), "Not rendered: " + refusal);
+    QVERIFY(!tab->text().contains("--"));
 
     tab->unverified_box()->setChecked(true);
     for (const std::string_view format : prompts::kToolFormats) {
@@ -474,6 +785,11 @@ class WidgetsTest : public QObject {
     tab->unverified_box()->setChecked(false);
     // No report: "isolated sandbox" is a claim, refused.
     QVERIFY2(tab->text().startsWith("Not rendered: ") && tab->text().contains("no audit report"),
+             qPrintable(tab->text()));
+    // In the GUI's words, not the command line's.
+    QVERIFY2(tab->text().contains("tick Unverified") &&
+                 tab->text().contains("run the audit of namespace in the Audit tab") &&
+                 !tab->text().contains("--"),
              qPrintable(tab->text()));
     QVERIFY(!tab->export_to(dir_.filePath("refused.txt")));
     tab->unverified_box()->setChecked(true);
@@ -536,6 +852,12 @@ class WidgetsTest : public QObject {
     QVERIFY(points.back().x() >= points.front().x());
     QVERIFY2(run_tab()->memory_graph()->caption().endsWith(" MiB"),
              qPrintable(run_tab()->memory_graph()->caption()));
+    // Sizes in KiB/MiB, the sandbox's peak against the limit it ran under.
+    const QString summary = window_->result_view()->summary_text();
+    QVERIFY2(QRegularExpression(R"(memory peak [0-9.]+ MiB of the 512 MiB limit)")
+                 .match(summary)
+                 .hasMatch(),
+             qPrintable(summary));
   }
 
   void auditSubsetBlockedOnNamespace() {
@@ -562,6 +884,30 @@ class WidgetsTest : public QObject {
     QCOMPARE(verdict_of("fs-delete-host-file", "subprocess"), QString("SKIPPED"));
     QCOMPARE(verdict_of("res-fork-bomb", "subprocess"), QString("SKIPPED"));
     QCOMPARE(verdict_of("net-loopback-tcp", "subprocess"), QString("ESCAPED"));
+    // A partial audit says why it stored nothing.
+    const QString status = window_->audit_tab()->status_text();
+    QVERIFY2(status.contains("no report stored") && status.contains("Tick all"),
+             qPrintable(status));
+  }
+
+  // Attempts that act on the host are never ticked by default; Tick all / none.
+  void auditTicksHarmlessAttemptsByDefault() {
+    QListWidget* list = window_->audit_tab()->attempt_list();
+    QVERIFY(list->count() > 2);
+    int host_acting = 0;
+    for (int i = 0; i < list->count(); ++i) {
+      const bool acts = list->item(i)->text().contains("(acts on the host)");
+      host_acting += acts ? 1 : 0;
+      QCOMPARE(list->item(i)->checkState(), acts ? Qt::Unchecked : Qt::Checked);
+    }
+    QVERIFY(host_acting > 0);
+    auto* none = window_->audit_tab()->findChild<QPushButton*>("tickNone");
+    auto* all = window_->audit_tab()->findChild<QPushButton*>("tickAll");
+    QVERIFY(none && all);
+    none->click();
+    for (int i = 0; i < list->count(); ++i) QCOMPARE(list->item(i)->checkState(), Qt::Unchecked);
+    all->click();
+    for (int i = 0; i < list->count(); ++i) QCOMPARE(list->item(i)->checkState(), Qt::Checked);
   }
 
   void storedReportsListedAndProveTheDescription() {
@@ -605,6 +951,9 @@ class WidgetsTest : public QObject {
                 .startsWith(list->topLevelItem(0)->text(3)));
     list->setCurrentItem(list->topLevelItem(0));  // shown in the matrix
     QCOMPARE(window_->audit_tab()->model()->rowCount(), int(catalogue->attempts.size()));
+    // The progress bar tells of the matrix shown, not of an earlier audit.
+    QCOMPARE(window_->audit_tab()->progress()->maximum(), int(catalogue->attempts.size()));
+    QCOMPARE(window_->audit_tab()->progress()->value(), int(catalogue->attempts.size()));
 
     run_tab()->set_backend("namespace");
     window_->tabs()->setCurrentIndex(MainWindow::kTool);

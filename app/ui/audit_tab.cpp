@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "audit/catalogue.h"
 #include "audit_controller.h"
@@ -60,7 +61,7 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
       table_(new QTableView(this)),
       evidence_(new QPlainTextEdit(this)),
       reports_(new QTreeWidget(this)) {
-  fill_backend_checklist(backend_list_, *backends_);
+  fill_backend_checklist(backend_list_, *backends_, /*labelled=*/true);
   if (Result<audit::Catalogue> catalogue = audit::builtin_catalogue()) {
     for (const audit::Attempt& attempt : catalogue->attempts) {
       const QString id = QString::fromStdString(attempt.id);
@@ -68,7 +69,8 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
           new QListWidgetItem(attempt.host_acting ? id + tr(" (acts on the host)") : id, attempts_);
       row->setData(Qt::UserRole, id);
       row->setFlags(row->flags() | Qt::ItemIsUserCheckable);
-      row->setCheckState(Qt::Checked);
+      // An attempt that acts on the host is the user's explicit choice, never a default.
+      row->setCheckState(attempt.host_acting ? Qt::Unchecked : Qt::Checked);
       row->setToolTip(QString::fromStdString(attempt.title) +
                       (attempt.host_acting
                            ? tr("\nRuns only against a backend that claims to stop it; "
@@ -100,11 +102,22 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
   side->addWidget(backend_list_);
   side->addWidget(new QLabel(tr("Attempts"), this));
   side->addWidget(attempts_, 1);
+  auto* all = new QPushButton(tr("Tick all"), this);
+  auto* none = new QPushButton(tr("Tick none"), this);
+  all->setObjectName(QStringLiteral("tickAll"));
+  none->setObjectName(QStringLiteral("tickNone"));
+  connect(all, &QPushButton::clicked, this, [this] { check_all_attempts(true); });
+  connect(none, &QPushButton::clicked, this, [this] { check_all_attempts(false); });
+  auto* ticks = new QHBoxLayout;
+  ticks->addWidget(all);
+  ticks->addWidget(none);
+  side->addLayout(ticks);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
   side->addLayout(buttons);
   auto* side_box = new QWidget(this);
+  side_box->setObjectName(QStringLiteral("sidePanel"));
   side_box->setLayout(side);
   side_box->setMaximumWidth(300);
 
@@ -142,8 +155,17 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
   connect(controller_, &AuditController::finished, this, [this](int stored, const QString& error) {
     run_->setEnabled(true);
     cancel_->setEnabled(false);
-    status_->setText(error.isEmpty() ? tr("Audit finished: %1 report(s) stored.").arg(stored)
-                                     : tr("Audit stopped: %1").arg(error));
+    if (!error.isEmpty()) {
+      status_->setText(tr("Audit stopped: %1").arg(error));
+    } else if (stored == 0 && unticked_ > 0) {
+      // Only an audit of every attempt proves a tool description, so only that is stored.
+      status_->setText(tr("Audit finished; no report stored: %1 attempt(s) were not ticked, and "
+                          "only an audit of every attempt is stored (it is what proves a tool "
+                          "description). Tick all to store one.")
+                           .arg(unticked_));
+    } else {
+      status_->setText(tr("Audit finished: %1 report(s) stored.").arg(stored));
+    }
     refresh_reports();
     emit audited(stored);
   });
@@ -160,6 +182,12 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
 void AuditTab::check_backends(const QStringList& names) { check_only(backend_list_, names); }
 void AuditTab::check_attempts(const QStringList& ids) { check_only(attempts_, ids); }
 
+void AuditTab::check_all_attempts(bool checked) {
+  for (int i = 0; i < attempts_->count(); ++i) {
+    attempts_->item(i)->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
 bool AuditTab::running() const { return controller_->running(); }
 
 void AuditTab::audit() {
@@ -170,6 +198,7 @@ void AuditTab::audit() {
     return;
   }
   const bool every = ids.size() == attempts_->count();
+  unticked_ = static_cast<int>(attempts_->count() - ids.size());
   model_->reset(names);
   evidence_->clear();
   if (!controller_->start(backends_, names, every ? QStringList() : ids)) {
@@ -216,6 +245,9 @@ void AuditTab::show_report(int index) {
   const QString name = QString::fromStdString(r.binding.backend_name);
   model_->reset({name});
   for (const audit::AttemptVerdict& v : r.verdicts) model_->add_verdict(name, v);
+  // The bar follows the matrix shown: a stored report is whole, not the last audit's count.
+  progress_->setMaximum(std::max(1, static_cast<int>(r.verdicts.size())));
+  progress_->setValue(static_cast<int>(r.verdicts.size()));
   status_->setText(tr("Stored report of %1 %2 from %3.")
                        .arg(name, QString::fromStdString(r.binding.backend_version),
                             QString::fromStdString(r.created_at)));

@@ -36,6 +36,9 @@ class AuditTab : public QWidget {
   [[nodiscard]] QTreeWidget* reports() const { return reports_; }
   [[nodiscard]] QPushButton* run_button() const { return run_; }
   [[nodiscard]] QProgressBar* progress() const { return progress_; }
+  [[nodiscard]] QListWidget* attempt_list() const { return attempts_; }
+  // Ticks every attempt, or none.
+  void check_all_attempts(bool checked);
   [[nodiscard]] QString evidence_text() const;
   [[nodiscard]] QString status_text() const;
   [[nodiscard]] bool running() const;
@@ -63,6 +66,7 @@ class AuditTab : public QWidget {
   QTableView* table_;
   QPlainTextEdit* evidence_;
   QTreeWidget* reports_;
+  int unticked_ = 0;  // attempts left out of the audit running: it is partial when > 0
 };
 
 }  // namespace cordon::inspector

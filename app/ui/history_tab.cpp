@@ -24,7 +24,9 @@ HistoryTab::HistoryTab(QWidget* parent)
       table_(new QTableView(this)),
       result_(new ResultView(this)),
       rerun_(new QPushButton(tr("Re-run"), this)),
+      load_(new QPushButton(tr("Load into Run tab"), this)),
       delete_(new QPushButton(tr("Delete"), this)),
+      undo_(new QPushButton(tr("Undo delete"), this)),
       status_(new QLabel(this)) {
   search_->setPlaceholderText(tr("Search code, output, backend, outcome"));
   search_->setClearButtonEnabled(true);
@@ -37,18 +39,34 @@ HistoryTab::HistoryTab(QWidget* parent)
   table_->sortByColumn(HistoryModel::kTime, Qt::DescendingOrder);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
+  // One line per run, as many as fit: no wrapped dates, rows as tall as a line of text.
+  table_->setWordWrap(false);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->horizontalHeader()->setSectionResizeMode(HistoryModel::kTime,
+                                                   QHeaderView::ResizeToContents);
+  rerun_->setToolTip(tr("Load this run's code and settings into the Run tab and run them"));
+  load_->setToolTip(tr("Load this run's code and settings into the Run tab, to edit first"));
+  undo_->setObjectName(QStringLiteral("undoDelete"));
+  undo_->hide();
   status_->setWordWrap(true);
   rerun_->setEnabled(false);
+  load_->setEnabled(false);
   delete_->setEnabled(false);
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_, 1);
   bar->addWidget(source_);
   bar->addWidget(rerun_);
+  bar->addWidget(load_);
   bar->addWidget(delete_);
-  auto* split = new QSplitter(Qt::Vertical, this);
+  bar->addWidget(undo_);
+  // Side by side: the list keeps the tab's whole height (at 640 px, 15 runs and more in
+  // sight; stacked over the Result it had room for five).
+  auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
   split->addWidget(result_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(status_);
@@ -65,7 +83,9 @@ HistoryTab::HistoryTab(QWidget* parent)
     status_->setText(error.isEmpty() ? QString() : tr("History unavailable: %1").arg(error));
   });
   connect(rerun_, &QPushButton::clicked, this, &HistoryTab::rerun_selected);
+  connect(load_, &QPushButton::clicked, this, &HistoryTab::load_selected);
   connect(delete_, &QPushButton::clicked, this, &HistoryTab::delete_selected);
+  connect(undo_, &QPushButton::clicked, this, &HistoryTab::undo_delete);
 }
 
 bool HistoryTab::open(const std::filesystem::path& path) {
@@ -107,11 +127,20 @@ int HistoryTab::selected_row() const {
   return rows.isEmpty() ? -1 : rows.first().row();
 }
 
-void HistoryTab::select_row(int row) { table_->selectRow(row); }
+void HistoryTab::select_row(int row) {
+  if (row >= 0) table_->selectRow(row);
+}
 
 void HistoryTab::show_selected() {
   const int row = selected_row();
+  // Nothing selected (a new list, a search, a delete): the detail pane shows the newest
+  // run listed rather than nothing. Selecting comes back here through selectionChanged.
+  if (row < 0 && model_->rowCount() > 0) {
+    select_row(model_->newest_row());
+    return;
+  }
   rerun_->setEnabled(row >= 0);
+  load_->setEnabled(row >= 0);
   delete_->setEnabled(row >= 0);
   const auto record = row >= 0 ? model_->record_at(row) : std::nullopt;
   if (!record) {
@@ -126,9 +155,29 @@ void HistoryTab::rerun_selected() {
   if (const auto record = row >= 0 ? model_->record_at(row) : std::nullopt) emit rerun(*record);
 }
 
+void HistoryTab::load_selected() {
+  const int row = selected_row();
+  if (const auto record = row >= 0 ? model_->record_at(row) : std::nullopt) emit load(*record);
+}
+
+// Delete does not ask: it can be undone instead, which interrupts nobody.
 void HistoryTab::delete_selected() {
   const int row = selected_row();
-  if (row >= 0) model_->remove_at(row);
+  auto record = row >= 0 ? model_->record_at(row) : std::nullopt;
+  if (!record || !model_->remove_at(row)) return;
+  deleted_ = std::move(record);
+  undo_->show();
+}
+
+void HistoryTab::undo_delete() {
+  if (!deleted_) return;
+  const std::int64_t id = model_->restore(*deleted_);
+  if (id == 0) return;
+  deleted_.reset();
+  undo_->hide();
+  for (int row = 0; row < model_->rowCount(); ++row) {
+    if (model_->id_at(row) == id) select_row(row);
+  }
 }
 
 }  // namespace cordon::inspector

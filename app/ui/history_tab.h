@@ -36,11 +36,18 @@ class HistoryTab : public QWidget {
   // "All sources", then each source present in the history.
   [[nodiscard]] QComboBox* source_box() const { return source_; }
   void select_row(int row);
+  // Re-run: the selected run's code and settings into the Run tab, and run them there.
   void rerun_selected();
+  // The same without running (to edit first).
+  void load_selected();
+  // Deletes the selected run; Undo (undo_delete()) stores it again until the next delete.
   void delete_selected();
+  void undo_delete();
+  [[nodiscard]] QPushButton* undo_button() const { return undo_; }
 
  signals:
   void rerun(const cordon::history::RunRecord& record);
+  void load(const cordon::history::RunRecord& record);
 
  private:
   [[nodiscard]] int selected_row() const;
@@ -54,7 +61,10 @@ class HistoryTab : public QWidget {
   QTableView* table_;
   ResultView* result_;
   QPushButton* rerun_;
+  QPushButton* load_;
   QPushButton* delete_;
+  QPushButton* undo_;
+  std::optional<cordon::history::RunRecord> deleted_;  // what Undo stores again
   QLabel* status_;
 };
 

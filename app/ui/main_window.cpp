@@ -33,13 +33,16 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
       tool_(new ToolTab(backends_, this)),
       audit_(new AuditTab(backends_, this)) {
   setWindowTitle(tr("cordon inspector"));
-  tabs_->addTab(run_, tr("&Run"));
-  tabs_->addTab(result_, tr("R&esult"));
-  tabs_->addTab(history_, tr("&History"));
-  tabs_->addTab(plan_, tr("&Plan"));
-  tabs_->addTab(compare_, tr("&Compare"));
-  tabs_->addTab(tool_, tr("&Tool description"));
-  tabs_->addTab(audit_, tr("&Audit"));
+  // No Alt-mnemonics on the tabs: they are always active and took the letters of the
+  // fields (Alt+T opened both Tool description and Timeout). The tabs have Ctrl+1..7 (the
+  // Go menu) instead, so each Alt letter belongs to one control of the tab shown.
+  tabs_->addTab(run_, tr("Run"));
+  tabs_->addTab(result_, tr("Result"));
+  tabs_->addTab(history_, tr("History"));
+  tabs_->addTab(plan_, tr("Plan"));
+  tabs_->addTab(compare_, tr("Compare"));
+  tabs_->addTab(tool_, tr("Tool description"));
+  tabs_->addTab(audit_, tr("Audit"));
   setCentralWidget(tabs_);
   build_menus();
 
@@ -53,9 +56,14 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
   });
   connect(compare_, &CompareTab::compared, history_, &HistoryTab::refresh);
   connect(audit_, &AuditTab::audited, this, &MainWindow::update_plan);  // new proof
+  connect(history_, &HistoryTab::load, this, [this](const history::RunRecord& record) {
+    run_->load(record);
+    tabs_->setCurrentIndex(kRun);
+  });
   connect(history_, &HistoryTab::rerun, this, [this](const history::RunRecord& record) {
     run_->load(record);
     tabs_->setCurrentIndex(kRun);
+    run_->run();
   });
   connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
@@ -86,6 +94,21 @@ void MainWindow::build_menus() {
   record_action_->setChecked(QSettings().value(QStringLiteral("history/enabled"), true).toBool());
   connect(record_action_, &QAction::toggled, this, &MainWindow::set_recording);
   history->addAction(tr("History &file…"), this, &MainWindow::choose_history_file);
+  QMenu* go = menuBar()->addMenu(tr("&Go"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QAction* action =
+        go->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+    action->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+    tabs_->setTabToolTip(i, tr("%1 (%2)").arg(tabs_->tabText(i), action->shortcut().toString(
+                                                                     QKeySequence::NativeText)));
+  }
+  go->addSeparator();
+  // Compare from anywhere: the Run tab's code and limits on every ticked backend.
+  go->addAction(tr("Compare backends"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Return), this,
+                [this] {
+                  tabs_->setCurrentIndex(kCompare);
+                  compare_->compare();
+                });
 }
 
 std::optional<std::filesystem::path> MainWindow::history_path() const {

@@ -13,12 +13,17 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "cordon/capabilities.h"
 #include "cordon/result_json.h"
+#include "cordon/units.h"
+#include "display_text.h"
+#include "frontend/exit_status.h"
 #include "outcome_badge.h"
 
 namespace cordon::inspector {
@@ -46,18 +51,80 @@ QString figure_text(const json& result, std::string_view field, const QString& u
   return value ? QStringLiteral("%1 %2").arg(*value).arg(unit) : QObject::tr("not measured");
 }
 
-QString bytes_text(const std::string& bytes) {
-  return QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
+// "12.3 MiB", or "not measured".
+QString size_text(const json& result, std::string_view field) {
+  const std::optional<std::int64_t> kib = result_figure(result, field);
+  if (!kib) return QObject::tr("not measured");
+  return QString::fromStdString(format_size(static_cast<std::uint64_t>(*kib) * 1024));
 }
 
-// "stdout", "stdout (truncated, lossy)": the page title says what happened to the bytes.
-QString stream_title(const char* name, const json& result) {
+// The memory limit as the run's enforced list states it ("256 MiB"), empty when none.
+QString memory_limit(const json& result) {
+  for (const json& item : result.value("enforced", json::array())) {
+    if (item.value("aspect", json()) == "memory" && item.value("value", json()).is_string()) {
+      return text_of(item["value"]);
+    }
+  }
+  return {};
+}
+
+// True when the run enforced none of the isolation aspects: the code ran as the user,
+// with the user's files and network.
+bool unisolated(const json& result) {
+  for (const json& item : result.value("enforced", json::array())) {
+    const json aspect = item.value("aspect", json());
+    for (const Aspect isolation : kIsolationAspects) {
+      if (aspect == to_string(isolation)) return false;
+    }
+  }
+  return true;
+}
+
+// How the main process ended, in words: a run cordon stopped says so (its SIGKILL is
+// cordon's), a run that exited has no signal, one that never exited has no exit code.
+QString ending_text(const json& result) {
+  const int exit_code = result.value("exit_code", -1);
+  const int signal = result.value("signal", 0);
+  const std::string outcome = result.value("outcome", "");
+  const QString exit =
+      exit_code >= 0 ? QObject::tr("exit code %1").arg(exit_code) : QObject::tr("did not exit");
+  QString how;
+  const bool stopped = outcome == "timed_out" || outcome == "cancelled";
+  if (signal == 0) {
+    // Result schema 1 wrote 0 for the SIGKILL of a stopped run as well.
+    how = stopped ? QObject::tr("signal not recorded") : QObject::tr("no signal");
+  } else {
+    how = QString::fromStdString(frontend::signal_name(signal));
+    if (outcome == "timed_out") how = QObject::tr("%1, sent by cordon at the deadline").arg(how);
+    if (outcome == "cancelled") how = QObject::tr("%1, sent by cordon on cancel").arg(how);
+  }
+  return QStringLiteral("%1 · %2").arg(exit, how);
+}
+
+// "stdout · 12 lines", "stdout · 3 lines (truncated, lossy)": the page title says how much
+// there is and what happened to the bytes.
+QString stream_title(const char* name, const json& result, const QString& text) {
   QStringList marks;
   if (result.value(std::string(name) + "_truncated", false)) marks << QObject::tr("truncated");
   if (result.value(std::string(name) + "_lossy", false))
     marks << QObject::tr("not UTF-8, shown with �");
-  const QString title = QString::fromLatin1(name);
+  const qsizetype lines = line_count(text);
+  const QString title =
+      lines == 1 ? QObject::tr("%1 · 1 line").arg(QString::fromLatin1(name))
+                 : QObject::tr("%1 · %2 lines").arg(QString::fromLatin1(name)).arg(lines);
   return marks.isEmpty() ? title : QStringLiteral("%1 (%2)").arg(title, marks.join(", "));
+}
+
+// The text of a stream, with a marker where the cap cut it (a cut stream kept exactly the
+// cap's bytes).
+QString stream_text(const std::string& bytes, bool truncated) {
+  QString text = display_text(QByteArray::fromStdString(bytes));
+  if (truncated) {
+    if (!text.isEmpty() && !text.endsWith(QLatin1Char('\n'))) text += QLatin1Char('\n');
+    text += QObject::tr("[cut here: the output cap (%1) was reached; the rest was not kept]")
+                .arg(QString::fromStdString(format_size(bytes.size())));
+  }
+  return text;
 }
 
 }  // namespace
@@ -67,6 +134,8 @@ ResultView::ResultView(QWidget* parent)
       badge_(new QLabel(this)),
       summary_(new QLabel(this)),
       error_(new QLabel(this)),
+      truncated_(new QLabel(this)),
+      unisolated_(new QLabel(this)),
       enforced_(new QTreeWidget(this)),
       pages_(new QTabWidget(this)),
       stdout_(monospace_view(this)),
@@ -88,9 +157,19 @@ ResultView::ResultView(QWidget* parent)
   error_->setWordWrap(true);
   error_->setStyleSheet(QStringLiteral("color: #c62828"));
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  unisolated_->setObjectName(QStringLiteral("unisolatedBanner"));
+  unisolated_->setWordWrap(true);
+  unisolated_->setStyleSheet(
+      QStringLiteral("background: #ffebee; color: #b71c1c; padding: 4px; border-radius: 4px"));
+  truncated_->setObjectName(QStringLiteral("truncatedBanner"));
+  truncated_->setWordWrap(true);
+  truncated_->setStyleSheet(
+      QStringLiteral("background: #fff3e0; color: #e65100; padding: 4px; border-radius: 4px"));
   enforced_->setHeaderLabels({tr("Aspect"), tr("Enforced by"), tr("Value")});
   enforced_->setRootIsDecorated(false);
-  enforced_->setMaximumHeight(140);
+  // Every row shows: the height follows the rows (fit_enforced()), never a scroll bar.
+  enforced_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  enforced_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
   artifacts_->setHeaderLabels({tr("Path"), tr("Size"), tr("SHA-256")});
   artifacts_->setRootIsDecorated(false);
   copy_json_->setObjectName(QStringLiteral("copyJson"));
@@ -134,6 +213,8 @@ ResultView::ResultView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(error_);
+  layout->addWidget(unisolated_);
+  layout->addWidget(truncated_);
   layout->addWidget(enforced_);
   layout->addWidget(pages_, 1);
   clear();
@@ -144,6 +225,8 @@ void ResultView::clear() {
   badge_->setStyleSheet(QStringLiteral("padding: 8px; border-radius: 4px; border: 1px solid gray"));
   summary_->clear();
   error_->hide();
+  truncated_->hide();
+  unisolated_->hide();
   enforced_->clear();
   stdout_->clear();
   stderr_->clear();
@@ -207,16 +290,17 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                       text_of(policy.value("hash", json())).left(16));
   }
   const QString ms = QStringLiteral("ms");
-  const QString kib = QStringLiteral("KiB");
   lines << tr("wall %1 · set-up %2 · CPU %3")
                .arg(figure_text(result, "wall_ms", ms), figure_text(result, "setup_ms", ms),
                     figure_text(result, "cpu_ms", ms));
+  QString peak = size_text(result, "memory_peak_kb");
+  const QString limit = memory_limit(result);
+  if (!limit.isEmpty() && result_figure(result, "memory_peak_kb")) {
+    peak = tr("%1 of the %2 limit").arg(peak, limit);
+  }
   lines << tr("whole-sandbox memory peak %1 · largest process %2")
-               .arg(figure_text(result, "memory_peak_kb", kib),
-                    figure_text(result, "max_rss_kb", kib));
-  lines << tr("exit code %1 · signal %2")
-               .arg(text_of(result.value("exit_code", json())),
-                    text_of(result.value("signal", json())));
+               .arg(peak, size_text(result, "max_rss_kb"));
+  lines << ending_text(result);
   summary_->setText(lines.join(QLatin1Char('\n')));
 
   if (const json error = result.value("error", json()); error.is_string()) {
@@ -235,18 +319,60 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                                                      text_of(artifact.value("sha256", json()))}));
   }
   enforced_->header()->resizeSections(QHeaderView::ResizeToContents);
+  fit_enforced();
+  if (unisolated(result) && !result.value("enforced", json::array()).empty()) {
+    unisolated_->setText(
+        tr("No isolation: %1 enforced none of the network, filesystem, environment or process-tree "
+           "isolation. The code ran as you, with your files and your network.")
+            .arg(text_of(backend.value("name", json()))));
+    unisolated_->show();
+  }
 
-  stdout_->setPlainText(bytes_text(stdout_data));
-  stderr_->setPlainText(bytes_text(stderr_data));
-  pages_->setTabText(0, stream_title("stdout", result));
-  pages_->setTabText(1, stream_title("stderr", result));
+  const bool out_cut = result.value("stdout_truncated", false);
+  const bool err_cut = result.value("stderr_truncated", false);
+  stdout_->setPlainText(stream_text(stdout_data, out_cut));
+  stderr_->setPlainText(stream_text(stderr_data, err_cut));
+  pages_->setTabText(
+      0, stream_title("stdout", result, display_text(QByteArray::fromStdString(stdout_data))));
+  pages_->setTabText(
+      1, stream_title("stderr", result, display_text(QByteArray::fromStdString(stderr_data))));
+  if (out_cut || err_cut) {
+    truncated_->setText(tr("Output cut at the cap: %1 kept only its first bytes; the code wrote "
+                           "more. Raise the output cap on the Run tab to keep more.")
+                            .arg(out_cut && err_cut ? tr("stdout and stderr")
+                                 : out_cut          ? QStringLiteral("stdout")
+                                                    : QStringLiteral("stderr")));
+    truncated_->show();
+  }
+  // A failure is usually explained on stderr: open there when there is something to read.
+  const bool failed = result.value("outcome", "") != "ok";
+  pages_->setCurrentIndex(failed && !stderr_data.empty() ? 1 : 0);
   pages_->setTabText(2, tr("Artifacts (%1)").arg(artifacts_->topLevelItemCount()));
   json_->setPlainText(QString::fromStdString(
       result.dump(/*indent=*/2, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace)));
   copy_json_->setEnabled(true);
 }
 
+void ResultView::fit_enforced() {
+  int height = 2 * enforced_->frameWidth() + enforced_->header()->sizeHint().height();
+  for (int i = 0; i < enforced_->topLevelItemCount(); ++i) {
+    height += enforced_->sizeHintForRow(i);
+  }
+  if (enforced_->horizontalScrollBar()->isVisible()) {
+    height += enforced_->horizontalScrollBar()->sizeHint().height();
+  }
+  enforced_->setFixedHeight(height);
+}
+
 QString ResultView::summary_text() const { return summary_->text(); }
+QString ResultView::unisolated_banner() const {
+  return unisolated_->isVisibleTo(this) ? unisolated_->text() : QString();
+}
+QString ResultView::truncation_banner() const {
+  return truncated_->isVisibleTo(this) ? truncated_->text() : QString();
+}
+QString ResultView::current_page_title() const { return pages_->tabText(pages_->currentIndex()); }
+QString ResultView::page_title(int index) const { return pages_->tabText(index); }
 
 QString ResultView::badge_text() const { return badge_->text(); }
 QString ResultView::stdout_text() const { return stdout_->toPlainText(); }

@@ -37,6 +37,14 @@ class ResultView : public QWidget {
   [[nodiscard]] QString stdout_text() const;
   [[nodiscard]] QString stderr_text() const;
   [[nodiscard]] QString json_text() const;
+  // The banner saying the output was cut at the cap; empty when it was not.
+  [[nodiscard]] QString truncation_banner() const;
+  // The warning shown for a run that enforced no isolation; empty otherwise.
+  [[nodiscard]] QString unisolated_banner() const;
+  [[nodiscard]] QTreeWidget* enforced_table() const { return enforced_; }
+  // The title of the output page shown ("stderr · 2 lines"), and of page `index`.
+  [[nodiscard]] QString current_page_title() const;
+  [[nodiscard]] QString page_title(int index) const;
   [[nodiscard]] int artifact_count() const;
   // Writes the artifact at `index` (in the list's order) to `path`: its raw bytes.
   bool save_artifact(int index, const QString& path) const;
@@ -46,9 +54,13 @@ class ResultView : public QWidget {
   QString open_artifact(int index);
 
  private:
+  void fit_enforced();  // the Enforced table as tall as its rows
+
   QLabel* badge_;
   QLabel* summary_;
   QLabel* error_;
+  QLabel* truncated_;
+  QLabel* unisolated_;
   QTreeWidget* enforced_;
   QTabWidget* pages_;
   QPlainTextEdit* stdout_;

@@ -15,12 +15,18 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QTextCharFormat>
+#include <QTextCursor>
 #include <QVBoxLayout>
 
 #include "code_editor.h"
+#include "cordon/units.h"
+#include "display_text.h"
+#include "outcome_badge.h"
 #include "run_controller.h"
 #include "spark_graph.h"
 
@@ -41,9 +47,9 @@ QString name_of(Language language) {
 
 }  // namespace
 
-void fill_backend_checklist(QListWidget* list, const BackendList& backends) {
+void fill_backend_checklist(QListWidget* list, const BackendList& backends, bool labelled) {
   for (const BackendItem& item : backends.items()) {
-    auto* row = new QListWidgetItem(item.name, list);
+    auto* row = new QListWidgetItem(labelled ? item.label() : item.name, list);
     row->setData(Qt::UserRole, item.name);
     row->setFlags(item.available ? (row->flags() | Qt::ItemIsUserCheckable)
                                  : Qt::ItemFlags(Qt::NoItemFlags));
@@ -55,7 +61,7 @@ void fill_backend_checklist(QListWidget* list, const BackendList& backends) {
 void fill_backend_combo(QComboBox* combo, const BackendList& backends) {
   auto* model = new QStandardItemModel(combo);
   for (const BackendItem& item : backends.items()) {
-    auto* row = new QStandardItem(item.available ? item.name
+    auto* row = new QStandardItem(item.available ? item.label()
                                                  : QObject::tr("%1 (unavailable)").arg(item.name));
     row->setData(item.name, Qt::UserRole);
     row->setToolTip(item.available ? QObject::tr("%1 %2").arg(item.name, item.version)
@@ -88,6 +94,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       cancel_(new QPushButton(tr("Cancel"), this)),
       progress_(new QProgressBar(this)),
       state_(new QLabel(this)),
+      outcome_(new QLabel(this)),
       live_(new QPlainTextEdit(this)),
       memory_graph_(new SparkGraph(
           tr("Memory"),
@@ -123,10 +130,19 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   live_->setReadOnly(true);
   live_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   live_->setPlaceholderText(tr("Live output appears here while the code runs"));
-  live_->setMaximumBlockCount(20000);  // the live view is a tail; the Result has the rest
+  // Past this many lines the live view keeps the last ones; the Result has all it kept.
+  live_->setMaximumBlockCount(20000);
   editor_->setPlaceholderText(tr("Paste the code the model wrote"));
   progress_->setTextVisible(true);
   progress_->setFormat(tr("idle"));
+  outcome_->setObjectName(QStringLiteral("outcome"));
+  outcome_->setAlignment(Qt::AlignCenter);
+  outcome_->hide();
+  cancel_->setToolTip(tr("Cancel (Esc)"));
+  // Esc anywhere in the tab (the editor included) stops the run; idle, it does nothing.
+  auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+  escape->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(escape, &QShortcut::activated, this, &RunTab::cancel);
 
   auto* form = new QFormLayout;
   form->addRow(tr("&Language"), language_);
@@ -146,7 +162,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   form->addRow(input_buttons);
   collect_->setPlaceholderText(tr("*.png out/*.csv"));
   collect_->setToolTip(tr("Artifact patterns collected after the run, separated by spaces"));
-  form->addRow(tr("Co&llect"), collect_);
+  form->addRow(tr("Colle&ct"), collect_);  // Alt+L is Language
   connect(add_input, &QPushButton::clicked, this, [this] {
     for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Input files"))) {
       add_input_file(path, QFileInfo(path).fileName());
@@ -158,8 +174,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   buttons->addWidget(cancel_);
   form->addRow(buttons);
   form->addRow(state_);
+  form->addRow(outcome_);
   auto* side = new QWidget(this);
+  side->setObjectName(QStringLiteral("sidePanel"));
   side->setLayout(form);
+  // The editor and the output get the width: at 1024 px the panel is under 30 % of it.
+  side->setMaximumWidth(300);
+  state_->setWordWrap(true);
 
   split_->addWidget(editor_);
   split_->addWidget(live_);
@@ -183,10 +204,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     emit settings_changed();
   });
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunTab::settings_changed);
-  connect(controller_, &RunController::output, this, [this](int, const QByteArray& chunk) {
-    live_->moveCursor(QTextCursor::End);
-    live_->insertPlainText(QString::fromUtf8(chunk));
-  });
+  connect(controller_, &RunController::output, this, &RunTab::show_output);
   connect(controller_, &RunController::state_changed, this,
           [this](const QString& state) { state_->setText(tr("state: %1").arg(state)); });
   connect(controller_, &RunController::tick, this, [this](qint64 elapsed) {
@@ -212,6 +230,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   connect(controller_, &RunController::history_error, this, &RunTab::history_error);
   connect(controller_, &RunController::finished, this, [this](const RunResult& result) {
     set_running(false);
+    show_outcome(result);
     emit run_finished(result);
   });
 }
@@ -296,7 +315,10 @@ void RunTab::run() {
   memory_graph_->clear();
   cpu_graph_->clear();
   last_cpu_usec_ = last_cpu_ms_ = -1;
+  outcome_->hide();
+  progress_->setStyleSheet({});
   const RunRequest request = this->request();
+  live_cap_ = OutputCap(effective_output_cap(request.limits));
   progress_->setRange(0, static_cast<int>(effective_timeout(request).count()));
   progress_->setValue(0);
   if (!controller_->start(backends_, backend(), request)) {
@@ -314,11 +336,48 @@ void RunTab::set_running(bool running) {
   if (running) {
     state_->setText(tr("state: preparing"));
   } else {
-    progress_->setFormat(tr("done in %1 s").arg(controller_->elapsed_ms() / 1000.0, 0, 'f', 2));
     const QString none = tr("no sample (ended too soon, or the backend cannot measure here)");
     if (memory_graph_->points().empty()) memory_graph_->set_unmeasured(none);
     if (cpu_graph_->points().empty()) cpu_graph_->set_unmeasured(none);
   }
+}
+
+void RunTab::show_output(int stream, const QByteArray& chunk) {
+  const OutputCap::Take take = live_cap_.take(stream, chunk);
+  QTextCursor cursor(live_->document());
+  cursor.movePosition(QTextCursor::End);
+  QTextCharFormat format;
+  if (stream == 1) format.setForeground(QColor(0xc6, 0x28, 0x28));  // stderr
+  if (!take.shown.isEmpty()) cursor.insertText(display_text(take.shown), format);
+  if (take.cut_now) {
+    format.setFontItalic(true);
+    format.setForeground(Qt::gray);
+    // The run's cap, not the spin box's: it may have been changed since the run started.
+    cursor.insertText(tr("\n[%1 cut here: the output cap (%2) is reached; the Result keeps "
+                         "what is above]\n")
+                          .arg(stream == 1 ? QStringLiteral("stderr") : QStringLiteral("stdout"))
+                          .arg(QString::fromStdString(format_size(live_cap_.cap_bytes()))),
+                      format);
+  }
+  live_->ensureCursorVisible();
+}
+
+// The end of a run reads as its outcome: the badge of the Result, the bar full in the
+// badge's colour, and the code's own wall time (the controller's clock also counts set-up,
+// teardown and recording, which made a 230 ms run read "done in 2.63 s").
+void RunTab::show_outcome(const RunResult& result) {
+  const Badge badge = outcome_badge(result.outcome, result.limit, result.exit_code, result.signal);
+  outcome_->setText(badge.text);
+  outcome_->setStyleSheet(
+      QStringLiteral("padding: 4px; border-radius: 4px; font-weight: bold; color: white; "
+                     "background: %1")
+          .arg(badge.color.name()));
+  outcome_->show();
+  progress_->setValue(progress_->maximum());
+  progress_->setStyleSheet(
+      QStringLiteral("QProgressBar::chunk { background: %1 }").arg(badge.color.name()));
+  progress_->setFormat(
+      tr("%1 in %2 s").arg(badge.text).arg(double(result.wall_ms) / 1000.0, 0, 'f', 2));
 }
 
 void RunTab::save_settings(QSettings& settings) const {

@@ -1,5 +1,6 @@
 // Run: the editor, language, backend (unavailable ones disabled, the reason as tooltip),
-// timeout and limits, Run (Ctrl+Return) and Cancel, live output and an elapsed-time bar.
+// timeout and limits, Run (Ctrl+Return) and Cancel (Esc), live output (stderr in red, cut
+// where the Result's copy is cut) and an elapsed-time bar that ends coloured by outcome.
 #pragma once
 
 #include <QWidget>
@@ -10,6 +11,7 @@
 #include "cordon/request.h"
 #include "cordon/result.h"
 #include "frontend/history.h"
+#include "output_cap.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -33,7 +35,9 @@ class SparkGraph;
 void fill_backend_combo(QComboBox* combo, const BackendList& backends);
 // The same as a list with a check box per available backend (all ticked), for the tabs
 // that work on several at once (Compare, Audit). Item data (Qt::UserRole): the name.
-void fill_backend_checklist(QListWidget* list, const BackendList& backends);
+// `labelled`: the text is BackendItem::label() ("subprocess (no isolation)") rather than
+// the bare name, for lists read through Qt::UserRole (Compare still reads the text).
+void fill_backend_checklist(QListWidget* list, const BackendList& backends, bool labelled = false);
 
 class RunTab : public QWidget {
   Q_OBJECT
@@ -59,10 +63,14 @@ class RunTab : public QWidget {
   [[nodiscard]] QPushButton* run_button() const { return run_; }
   [[nodiscard]] QPushButton* cancel_button() const { return cancel_; }
   [[nodiscard]] QDoubleSpinBox* timeout_box() const { return timeout_; }
+  [[nodiscard]] QSpinBox* output_cap_box() const { return output_cap_; }
   [[nodiscard]] QComboBox* backend_box() const { return backend_; }
   [[nodiscard]] QPlainTextEdit* live_output() const { return live_; }
   [[nodiscard]] SparkGraph* memory_graph() const { return memory_graph_; }
   [[nodiscard]] SparkGraph* cpu_graph() const { return cpu_graph_; }
+  [[nodiscard]] QProgressBar* progress_bar() const { return progress_; }
+  // The finished run's outcome badge (hidden while running and before the first run).
+  [[nodiscard]] QLabel* outcome_label() const { return outcome_; }
   [[nodiscard]] bool running() const;
   // Input files: a local file placed in the run's working directory under `name`.
   void add_input_file(const QString& local_path, const QString& name);
@@ -79,6 +87,8 @@ class RunTab : public QWidget {
 
  private:
   void set_running(bool running);
+  void show_output(int stream, const QByteArray& chunk);
+  void show_outcome(const RunResult& result);
 
   BackendListPtr backends_;
   RunController* controller_;
@@ -93,6 +103,7 @@ class RunTab : public QWidget {
   QPushButton* cancel_;
   QProgressBar* progress_;
   QLabel* state_;
+  QLabel* outcome_;
   QPlainTextEdit* live_;
   SparkGraph* memory_graph_;
   SparkGraph* cpu_graph_;
@@ -101,6 +112,7 @@ class RunTab : public QWidget {
   QSplitter* split_;
   qint64 last_cpu_ms_ = -1;  // for the CPU graph's rate (CPU ms per wall ms)
   qint64 last_cpu_usec_ = -1;
+  OutputCap live_cap_;  // the run's output cap, as the Result applies it
 };
 
 }  // namespace cordon::inspector

@@ -43,6 +43,15 @@ QStringList sentences(const QString& text) {
   return out;
 }
 
+// The renderer's refusals are worded for the command line (they are the CLI's messages
+// too); here they name the tab and the check box that do the same.
+QString gui_words(QString message) {
+  static const QRegularExpression kAudit(QStringLiteral("run 'cordon audit --backend ([^']+)'"));
+  message.replace(kAudit, QStringLiteral("run the audit of \\1 in the Audit tab"));
+  message.replace(QStringLiteral("pass --unverified"), QStringLiteral("tick Unverified"));
+  return message;
+}
+
 }  // namespace
 
 ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
@@ -52,7 +61,8 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
       proof_(new QLabel(this)),
       version_(new QComboBox(this)),
       format_(new QComboBox(this)),
-      unverified_(new QCheckBox(tr("Render unproven claims, marked [unverified]"), this)),
+      unverified_(
+          new QCheckBox(tr("Unverified (render unproven claims, marked [unverified])"), this)),
       text_(monospace_view(this)),
       diff_from_(new QComboBox(this)),
       diff_to_(new QComboBox(this)),
@@ -84,7 +94,7 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
   auto* pickers = new QHBoxLayout;
   pickers->addWidget(new QLabel(tr("&Version"), this));
   pickers->addWidget(version_);
-  pickers->addWidget(new QLabel(tr("&Format"), this));
+  pickers->addWidget(new QLabel(tr("Fo&rmat"), this));  // Alt+F is the File menu
   pickers->addWidget(format_);
   pickers->addWidget(unverified_);
   pickers->addStretch(1);
@@ -108,6 +118,7 @@ ToolTab::ToolTab(BackendListPtr backends, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(text_);
   split->addWidget(diff_box);
+  diff_box->setVisible(version_->count() > 1);  // one version has nothing to diff against
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
 
@@ -153,7 +164,7 @@ QString ToolTab::render(int version, const QString& format, QString* error) cons
                                      .unverified = unverified_->isChecked()};
   Result<std::string> text = frontend::render_prompt(input, format.toStdString());
   if (!text) {
-    *error = QString::fromStdString(text.error().message);
+    *error = gui_words(QString::fromStdString(text.error().message));
     return {};
   }
   error->clear();

@@ -1,6 +1,7 @@
 #include "contained_tree.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 
@@ -37,6 +38,11 @@ Result<ContainedTree> ContainedTree::start(proc::SpawnOptions code,
     if (!child) return std::unexpected(child.error());
     tree.main_ = std::move(*child);
     tree.cgroup_ = std::move(cgroup);
+    // Read after spawn() returned, so after the code's exec (CLONE_VFORK): an upper bound
+    // of the peak that exec folded into the code's ru_maxrss.
+    struct rusage self{};
+    ::getrusage(RUSAGE_SELF, &self);
+    tree.spawner_peak_kb_ = self.ru_maxrss;
     return tree;
   }
   auto reaper = proc::ReaperProcess::start(helper, code, until);
@@ -79,8 +85,11 @@ Result<ContainedTree::Finish> ContainedTree::finish(Clock::time_point until) {
   if (!info) return std::unexpected(info.error());
   out.main = *info;
   // wait4's ru_maxrss covers the main process and the descendants it reaped: the largest
-  // single process among them. Orphans killed by cgroup.kill are not counted.
-  out.max_rss_kb = info->usage.ru_maxrss;
+  // single process among them. Orphans killed by cgroup.kill are not counted. It is also
+  // at least our own peak at the spawn (execve keeps the larger of the old and the new
+  // memory's peaks, and the old memory was ours): only a figure above that is the code's.
+  // (The helper path has no such floor: the code is forked there by the small helper.)
+  if (info->usage.ru_maxrss > spawner_peak_kb_) out.max_rss_kb = info->usage.ru_maxrss;
   auto empty = cgroup_->wait_empty(until);
   if (!empty) return std::unexpected(empty.error());
   if (!*empty) return fail(ErrorCode::kTimeout, "processes of the run survived cgroup.kill");

@@ -25,9 +25,11 @@ using Clock = std::chrono::steady_clock;
 class ContainedTree {
  public:
   struct Finish {
-    proc::ExitInfo main;          // the main process's wait status and rusage
-    std::int64_t cpu_us = 0;      // the whole tree
-    std::int64_t max_rss_kb = 0;  // the largest single process
+    proc::ExitInfo main;      // the main process's wait status and rusage
+    std::int64_t cpu_us = 0;  // the whole tree
+    // The largest single process; unset when the main process's figure cannot be told
+    // apart from the spawner's own peak (see spawner_peak_kb_).
+    std::optional<std::int64_t> max_rss_kb;
   };
 
   // Spawns `code` inside `cgroup` (joined before exec), or under the helper when
@@ -59,7 +61,12 @@ class ContainedTree {
 
  private:
   std::optional<proc::Cgroup2> cgroup_;
-  std::int64_t cpu_base_us_ = 0;               // cpu.stat before this run (reused cgroup)
+  std::int64_t cpu_base_us_ = 0;  // cpu.stat before this run (reused cgroup)
+  // This process's peak RSS just after the code's exec (cgroup path). The code is
+  // cloned from this process (CLONE_VM), and execve folds the peak of the memory it
+  // leaves (ours) into the new program's ru_maxrss: a wait4 figure at or below this bound
+  // may be ours, not the code's (an inspector of 120 MiB reported that for `id -u`).
+  std::int64_t spawner_peak_kb_ = 0;
   proc::ChildProcess main_;                    // cgroup path
   std::optional<proc::ReaperProcess> reaper_;  // helper path
 };

@@ -195,6 +195,29 @@ std::string_view order_column(SortKey key) {
 
 }  // namespace
 
+std::string code_preview(std::string_view code, std::size_t max_chars) {
+  std::string out;
+  while (!code.empty() && out.size() <= max_chars) {
+    const std::size_t end = code.find('\n');
+    std::string_view line = code.substr(0, end);
+    const std::size_t start = line.find_first_not_of(" \t\r");
+    if (start != std::string_view::npos) {
+      line = line.substr(start);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+      if (!out.empty()) out += " \u23ce ";
+      out += line;
+    }
+    if (end == std::string_view::npos) break;
+    code.remove_prefix(end + 1);
+  }
+  if (out.size() <= max_chars) return out;
+  std::size_t cut = max_chars;
+  // Back to the start of a UTF-8 sequence (not a continuation byte 10xxxxxx).
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  out.resize(cut);
+  return out + "\u2026";
+}
+
 struct HistoryStore::Impl {
   std::filesystem::path path;
   DbPtr db;
@@ -367,6 +390,7 @@ Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
     summary.exit_code = static_cast<int>(row.column_int(7));
     summary.wall_ms = row.column_int(8);
     summary.first_line = first_line(row.column_text(9));
+    summary.preview = code_preview(row.column_text(9));
     summary.client = row.column_text(10);
     rows.push_back(std::move(summary));
   }

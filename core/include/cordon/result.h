@@ -95,7 +95,10 @@ struct RunResult {
   // among it and the descendants it waited for. Resident pages include shared file pages
   // (the interpreter, its libraries) that the host's page cache holds, so it can exceed
   // memory_peak_kb. Unmeasured when the main process's reaper was killed with it (the
-  // sandbox's init, at the deadline or on cancel).
+  // sandbox's init, at the deadline or on cancel), and when it cannot be told apart from
+  // the peak of the process that cloned the code: execve keeps the larger of the old and
+  // the new memory's peaks, so a code spawned straight from a large process (the
+  // inspector) would otherwise report that process's size.
   std::optional<std::int64_t> max_rss_kb;
   // The peak of memory charged to the sandbox's cgroup (memory.max_usage_in_bytes, v2
   // memory.peak): the memory the limit counts, of every process of the sandbox. Shared file
