@@ -10,11 +10,14 @@
 
 #include "backend_list.h"
 #include "cordon/request.h"
+#include "cordon/result.h"
 
 class QListWidget;
 class QPushButton;
 class QTableView;
+class QComboBox;
 class QLabel;
+class QPlainTextEdit;
 
 namespace cordon::inspector {
 
@@ -33,6 +36,9 @@ class CompareTab : public QWidget {
   // Ticks exactly these backends (the available ones among them).
   void check_backends(const QStringList& names);
   [[nodiscard]] CompareModel* model() const { return model_; }
+  // The two columns the diff pane compares, and its text.
+  void choose_diff(int left, int right);
+  [[nodiscard]] QString diff_text() const;
   [[nodiscard]] bool running() const;
 
  public slots:
@@ -40,9 +46,13 @@ class CompareTab : public QWidget {
 
  signals:
   void compared();  // every column has its Result
+  // A column was double-clicked: that backend's full Result, for the Result view.
+  void open_result(const cordon::RunResult& result);
 
  private:
   void finish_if_complete();
+  // The line diff of the two chosen columns' stdout and stderr, in the diff pane.
+  void update_diff();
 
   BackendListPtr backends_;
   std::function<RunRequest()> request_;
@@ -51,6 +61,9 @@ class CompareTab : public QWidget {
   QPushButton* run_;
   QTableView* table_;
   QLabel* status_;
+  QComboBox* left_;
+  QComboBox* right_;
+  QPlainTextEdit* diff_;
   CompareModel* model_;
   std::vector<RunController*> controllers_;
 };
