@@ -1,6 +1,7 @@
 #include "compare_model.h"
 
 #include <QCoreApplication>
+#include <QMap>
 #include <algorithm>
 #include <string_view>
 
@@ -58,23 +59,75 @@ std::optional<std::int64_t> timing(int row, const RunResult& result) {
 
 CompareModel::CompareModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void CompareModel::set_backends(const QStringList& backends) {
+void CompareModel::set_backends(const QStringList& backends, int repeats) {
   beginResetModel();
   backends_ = backends;
+  repeats_ = std::max(repeats, 1);
   results_.assign(static_cast<std::size_t>(backends.size()), std::nullopt);
+  runs_.assign(static_cast<std::size_t>(backends.size()), {});
   endResetModel();
 }
 
 void CompareModel::set_result(int column, const RunResult& result) {
   if (column < 0 || column >= static_cast<int>(results_.size())) return;
   results_[static_cast<std::size_t>(column)] = result;
+  runs_[static_cast<std::size_t>(column)] = {result};
   // Highlighting of every row may change with a new column, so all cells change.
   emit dataChanged(index(0, 0), index(kRowCount - 1, columnCount() - 1));
 }
 
+void CompareModel::add_result(int column, const RunResult& result) {
+  if (column < 0 || column >= static_cast<int>(results_.size())) return;
+  auto& first = results_[static_cast<std::size_t>(column)];
+  if (!first) first = result;
+  runs_[static_cast<std::size_t>(column)].push_back(result);
+  emit dataChanged(index(0, 0), index(kRowCount - 1, columnCount() - 1));
+}
+
+bool CompareModel::wants_more(int column) const {
+  if (column < 0 || column >= static_cast<int>(results_.size())) return false;
+  const auto& first = results_[static_cast<std::size_t>(column)];
+  // A sandbox that failed or refused once has nothing to time: it is not asked again.
+  if (first && first->outcome == Outcome::kSandboxError) return false;
+  return static_cast<int>(runs_[static_cast<std::size_t>(column)].size()) < repeats_;
+}
+
 bool CompareModel::complete() const {
-  return std::all_of(results_.begin(), results_.end(),
-                     [](const auto& result) { return result.has_value(); });
+  for (int column = 0; column < static_cast<int>(results_.size()); ++column) {
+    if (!results_[static_cast<std::size_t>(column)] || wants_more(column)) return false;
+  }
+  return true;
+}
+
+QString CompareModel::timing_summary(int row, int column) const {
+  const auto& runs = runs_[static_cast<std::size_t>(column)];
+  std::vector<std::int64_t> measured;
+  for (const RunResult& run : runs) {
+    if (const auto value = timing(row, run)) measured.push_back(*value);
+  }
+  if (measured.empty()) return tr("not measured");
+  std::ranges::sort(measured);
+  const std::size_t n = measured.size();
+  // The median of an even count is the mean of the middle two, rounded down.
+  const std::int64_t median = (measured[(n - 1) / 2] + measured[n / 2]) / 2;
+  QString text = tr("median %1 ms (%2–%3)").arg(median).arg(measured.front()).arg(measured.back());
+  if (n < runs.size()) text += tr(", %1 not measured").arg(runs.size() - n);
+  return text;
+}
+
+QString CompareModel::repeats_note(int column) const {
+  const auto& runs = runs_[static_cast<std::size_t>(column)];
+  if (runs.size() < 2) return {};
+  QMap<QString, int> counts;
+  for (const RunResult& run : runs) {
+    ++counts[outcome_badge(run.outcome, run.limit, run.exit_code, run.signal).text];
+  }
+  if (counts.size() < 2) return {};
+  QStringList parts;
+  for (auto it = counts.cbegin(); it != counts.cend(); ++it) {
+    parts << QStringLiteral("%1 × %2").arg(it.value()).arg(it.key());
+  }
+  return tr("\nrepeats disagree: %1").arg(parts.join(QStringLiteral(", ")));
 }
 
 bool CompareModel::differs(int row) const {
@@ -141,6 +194,16 @@ QString CompareModel::cell(int row, const RunResult& result) const {
   }
 }
 
+QString CompareModel::display(int row, int column, const RunResult& first) const {
+  // Several runs: timings as median and spread; everything else is the first run's, with
+  // a note on the outcome when the repeats did not all end alike.
+  if (runs_[static_cast<std::size_t>(column)].size() > 1) {
+    if (row == kWall || row == kSetup || row == kCpu) return timing_summary(row, column);
+    if (row == kOutcome) return cell(row, first) + repeats_note(column);
+  }
+  return cell(row, first);
+}
+
 QVariant CompareModel::background(int row, const RunResult& result) const {
   // The outcome reads like the Result badge; a refusal is not the sandbox failing.
   if (row == kOutcome) {
@@ -165,9 +228,9 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   const auto& result = results_[static_cast<std::size_t>(index.column())];
   switch (role) {
     case Qt::DisplayRole:
-      return result ? cell(index.row(), *result) : tr("running…");
     case Qt::ToolTipRole:
-      return result ? cell(index.row(), *result) : QVariant();
+      return result ? display(index.row(), index.column(), *result)
+                    : (role == Qt::DisplayRole ? QVariant(tr("running…")) : QVariant());
     case Qt::BackgroundRole:
       return result ? background(index.row(), *result) : QVariant();
     case Qt::ForegroundRole:

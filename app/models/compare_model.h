@@ -47,13 +47,24 @@ class CompareModel : public QAbstractTableModel {
 
   explicit CompareModel(QObject* parent = nullptr);
 
-  // New columns, each waiting for its result.
-  void set_backends(const QStringList& backends);
+  // New columns, each waiting for `repeats` runs.
+  void set_backends(const QStringList& backends, int repeats = 1);
+  [[nodiscard]] int repeats() const { return repeats_; }
   // The request the columns ran: its limits are what "of the limit" refers to.
   void set_limits(const Limits& limits) { limits_ = limits; }
   [[nodiscard]] QStringList backends() const { return backends_; }
+  // The column's only result (any earlier runs of it dropped).
   void set_result(int column, const RunResult& result);
-  // The column's result once it has come back (for a caller that wants more than the cells).
+  // One more run of the column. The first run's outcome and output are the column's;
+  // timings show the median and min–max of every run.
+  void add_result(int column, const RunResult& result);
+  // Whether the column should run again: fewer runs than asked, and the sandbox worked.
+  [[nodiscard]] bool wants_more(int column) const;
+  [[nodiscard]] int runs(int column) const {
+    return static_cast<int>(runs_.at(static_cast<std::size_t>(column)).size());
+  }
+  // The column's (first) result once it has come back (for a caller that wants more than the
+  // cells).
   [[nodiscard]] const std::optional<RunResult>& result(int column) const {
     return results_.at(static_cast<std::size_t>(column));
   }
@@ -70,10 +81,15 @@ class CompareModel : public QAbstractTableModel {
  private:
   [[nodiscard]] QString cell(int row, const RunResult& result) const;
   [[nodiscard]] QVariant background(int row, const RunResult& result) const;
+  [[nodiscard]] QString display(int row, int column, const RunResult& first) const;
+  [[nodiscard]] QString timing_summary(int row, int column) const;
+  [[nodiscard]] QString repeats_note(int column) const;
 
   QStringList backends_;
   Limits limits_;
-  std::vector<std::optional<RunResult>> results_;
+  std::vector<std::optional<RunResult>> results_;  // each column's first run
+  std::vector<std::vector<RunResult>> runs_;       // each column's every run
+  int repeats_ = 1;
 };
 
 }  // namespace cordon::inspector

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <QHeaderView>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -157,6 +158,61 @@ class CompareTest : public QObject {
     QCOMPARE(cell(model, CompareModel::kLargestProcess, 1), QString("not measured"));
     QCOMPARE(cell(model, CompareModel::kExitCode, 1), QString("none"));
     QCOMPARE(cell(model, CompareModel::kProcesses, 0), QString("no limit"));
+  }
+
+  void modelShowsMedianAndSpreadOfRepeats() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_backends({"subprocess", "namespace"}, 3);
+    QCOMPARE(model.repeats(), 3);
+    for (const std::int64_t wall : {30, 10, 20}) {
+      RunResult run = ok_result("same\n");
+      run.wall_ms = wall;
+      run.cpu_ms = wall == 10 ? std::nullopt : std::optional<std::int64_t>(wall / 10);
+      QVERIFY(model.wants_more(0));
+      model.add_result(0, run);
+    }
+    QVERIFY(!model.wants_more(0));
+    QVERIFY(!model.complete());  // the second column has not run
+    QCOMPARE(cell(model, CompareModel::kWall, 0), QString("median 20 ms (10–30)"));
+    QCOMPARE(cell(model, CompareModel::kCpu, 0), QString("median 2 ms (2–3), 1 not measured"));
+    // Outcome and output are the first run's; a repeat that ended otherwise is flagged.
+    model.add_result(1, ok_result("same\n"));
+    RunResult late;
+    late.outcome = Outcome::kTimedOut;
+    late.timed_out = true;
+    model.add_result(1, late);
+    QCOMPARE(cell(model, CompareModel::kStdout, 1), QString("same"));
+    const QString outcome = cell(model, CompareModel::kOutcome, 1);
+    QVERIFY2(outcome.startsWith("OK\nrepeats disagree: "), qPrintable(outcome));
+    QVERIFY2(outcome.contains("1 × TIMED OUT"), qPrintable(outcome));
+    model.add_result(1, ok_result("same\n"));
+    QVERIFY(model.complete());
+    // A sandbox error ends its column at once: nothing to time.
+    model.set_backends({"subprocess", "namespace"}, 5);
+    model.add_result(0, sandbox_error({"subprocess", {}}, "broken"));
+    QVERIFY(!model.wants_more(0));
+    QCOMPARE(model.runs(0), 1);
+  }
+
+  void compareRepeatsEachBackend() {
+    RunRequest request;
+    request.code = "echo repeated";
+    request.timeout = std::chrono::seconds(10);
+    CompareTab tab(backends_, [&] { return request; });
+    QCOMPARE(tab.repeats_box()->value(), 5);  // the default
+    tab.repeats_box()->setValue(3);
+    QStringList names{"subprocess"};
+    if (have("namespace")) names << "namespace";
+    if (names.size() < 2) QSKIP("one backend only");
+    compare_in(tab, names);
+    QVERIFY(!tab.running());
+    for (int column = 0; column < names.size(); ++column) {
+      QCOMPARE(tab.model()->runs(column), 3);
+      const QString wall = cell(*tab.model(), CompareModel::kWall, column);
+      QVERIFY2(wall.startsWith("median "), qPrintable(wall));
+      QCOMPARE(cell(*tab.model(), CompareModel::kOutcome, column), QString("OK"));
+    }
   }
 
   // All three backends, one failing: the code exits 3 unless it runs as uid 0, which the

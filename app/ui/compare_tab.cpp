@@ -9,8 +9,10 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -28,6 +30,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       request_(std::move(request)),
       choices_(new QListWidget(this)),
       run_(new QPushButton(tr("Compare"), this)),
+      repeats_(new QSpinBox(this)),
       table_(new QTableView(this)),
       status_(new QLabel(this)),
       left_(new QComboBox(this)),
@@ -41,6 +44,12 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
   // Full output in its cell: rows grow to their lines.
   table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setWordWrap(true);
+  // One run's timing is noise; five give a median and a spread worth reading.
+  repeats_->setRange(1, 50);
+  repeats_->setValue(5);
+  repeats_->setToolTip(
+      tr("Each backend runs this many times, one after another; timings "
+         "show the median and min–max, outcome and output the first run."));
   diff_->setReadOnly(true);
   diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
   diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -49,6 +58,10 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
   auto* side = new QVBoxLayout;
   side->addWidget(new QLabel(tr("Backends"), this));
   side->addWidget(choices_, 1);
+  auto* repeat_row = new QHBoxLayout;
+  repeat_row->addWidget(new QLabel(tr("Runs each"), this));
+  repeat_row->addWidget(repeats_);
+  side->addLayout(repeat_row);
   side->addWidget(run_);
   auto* main = new QVBoxLayout;
   main->addWidget(status_);
@@ -131,7 +144,9 @@ void CompareTab::check_backends(const QStringList& names) {
 }
 
 bool CompareTab::running() const {
-  return std::any_of(controllers_.begin(), controllers_.end(),
+  // Between two repeats of a column no controller runs, yet the Compare is not over.
+  return (!controllers_.empty() && !model_->complete()) ||
+         std::any_of(controllers_.begin(), controllers_.end(),
                      [](const RunController* controller) { return controller->running(); });
 }
 
@@ -147,9 +162,9 @@ void CompareTab::compare() {
   }
   for (RunController* controller : controllers_) controller->deleteLater();
   controllers_.clear();
-  model_->set_backends(names);
-  const RunRequest request = request_();
-  model_->set_limits(request.limits);
+  model_->set_backends(names, repeats_->value());
+  last_request_ = request_();
+  model_->set_limits(last_request_.limits);
   for (QComboBox* box : {left_, right_}) {
     const QSignalBlocker block(box);
     box->clear();
@@ -164,15 +179,26 @@ void CompareTab::compare() {
     controller->set_history_path(history_path_);
     controllers_.push_back(controller);
     connect(controller, &RunController::finished, this, [this, column](const RunResult& result) {
-      model_->set_result(column, result);
+      model_->add_result(column, result);
+      // Next repeat once this run's worker has handed everything over.
+      if (model_->wants_more(column)) {
+        QTimer::singleShot(0, this, [this, column] { start_column(column); });
+      }
       finish_if_complete();
     });
-    if (!controller->start(backends_, names.at(column), request)) {
-      model_->set_result(
-          column, sandbox_error({names.at(column).toStdString(), {}}, "backend not available"));
-    }
   }
+  // The backends run side by side; each backend's repeats one after another.
+  for (int column = 0; column < names.size(); ++column) start_column(column);
   finish_if_complete();
+}
+
+void CompareTab::start_column(int column) {
+  RunController* controller = controllers_.at(static_cast<std::size_t>(column));
+  const QString name = model_->backends().at(column);
+  if (!controller->start(backends_, name, last_request_)) {
+    model_->add_result(column, sandbox_error({name.toStdString(), {}}, "backend not available"));
+    finish_if_complete();
+  }
 }
 
 void CompareTab::finish_if_complete() {

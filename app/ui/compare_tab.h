@@ -14,6 +14,7 @@
 
 class QListWidget;
 class QPushButton;
+class QSpinBox;
 class QTableView;
 class QComboBox;
 class QLabel;
@@ -40,6 +41,8 @@ class CompareTab : public QWidget {
   void choose_diff(int left, int right);
   [[nodiscard]] QString diff_text() const;
   [[nodiscard]] bool running() const;
+  // How many times each backend runs (timings are shown as median and spread).
+  [[nodiscard]] QSpinBox* repeats_box() const { return repeats_; }
 
  public slots:
   void compare();
@@ -51,6 +54,8 @@ class CompareTab : public QWidget {
 
  private:
   void finish_if_complete();
+  // Starts the column's next run; a backend that cannot start ends its column.
+  void start_column(int column);
   // The line diff of the two chosen columns' stdout and stderr, in the diff pane.
   void update_diff();
 
@@ -59,6 +64,7 @@ class CompareTab : public QWidget {
   std::optional<std::filesystem::path> history_path_;
   QListWidget* choices_;
   QPushButton* run_;
+  QSpinBox* repeats_;
   QTableView* table_;
   QLabel* status_;
   QComboBox* left_;
@@ -66,6 +72,7 @@ class CompareTab : public QWidget {
   QPlainTextEdit* diff_;
   CompareModel* model_;
   std::vector<RunController*> controllers_;
+  RunRequest last_request_;  // what every repeat of the current Compare runs
 };
 
 }  // namespace cordon::inspector
