@@ -1,7 +1,8 @@
 // Renders each tab of the inspector to PNG files (scripts/screenshots.sh):
 //   cordon-inspector-screenshots OUT_DIR
-// It runs escape-free snippets only: a Python snippet on subprocess, and `id -u` on
-// subprocess and namespace for Compare, and a few harmless audit attempts (a loopback
+// It runs escape-free snippets only: a Python snippet on subprocess, for Compare a snippet
+// that fails unless it runs as uid 0 on every loaded backend (so isolation and outcome
+// differ: the namespace sandbox's 65534 fails), and a few harmless audit attempts (a loopback
 // connection, a ptrace call, a canary file read) on both for Audit. History and audit
 // reports go to a temporary directory.
 #include <QApplication>
@@ -16,6 +17,7 @@
 
 #include "audit_tab.h"
 #include "code_editor.h"
+#include "compare_model.h"
 #include "compare_tab.h"
 #include "history_tab.h"
 #include "main_window.h"
@@ -78,12 +80,19 @@ int main(int argc, char** argv) {
   }
   ok = save(window, MainWindow::kPlan, out, "plan") && ok;
 
-  run->set_code(QStringLiteral("id -u\nhostname\nls / | head -5\n"), Language::kSh);
+  run->set_code(QStringLiteral("echo \"uid $(id -u) on $(hostname)\"\nls / | head -3\n"
+                               "[ \"$(id -u)\" = 0 ] || { echo 'not root here' >&2; exit 3; }\n"),
+                Language::kSh);
   CompareTab* compare = window.compare_tab();
-  compare->check_backends({QStringLiteral("subprocess"), QStringLiteral("namespace")});
+  compare->check_backends(
+      {QStringLiteral("subprocess"), QStringLiteral("namespace"), QStringLiteral("container")});
   QSignalSpy compared(compare, &CompareTab::compared);
   compare->compare();
-  if (compared.isEmpty() && !compared.wait(30000)) return 1;
+  if (compared.isEmpty() && !compared.wait(120000)) return 1;
+  // The diff pane between the unisolated column and the namespace one.
+  const QStringList columns = compare->model()->backends();
+  compare->choose_diff(static_cast<int>(columns.indexOf(QStringLiteral("subprocess"))),
+                       static_cast<int>(columns.indexOf(QStringLiteral("namespace"))));
   ok = save(window, MainWindow::kCompare, out, "compare") && ok;
 
   // Without a stored report the claims are unproven: shown marked.

@@ -10,11 +10,15 @@
 
 #include "backend_list.h"
 #include "cordon/request.h"
+#include "cordon/result.h"
 
 class QListWidget;
 class QPushButton;
+class QSpinBox;
 class QTableView;
+class QComboBox;
 class QLabel;
+class QPlainTextEdit;
 
 namespace cordon::inspector {
 
@@ -33,26 +37,42 @@ class CompareTab : public QWidget {
   // Ticks exactly these backends (the available ones among them).
   void check_backends(const QStringList& names);
   [[nodiscard]] CompareModel* model() const { return model_; }
+  // The two columns the diff pane compares, and its text.
+  void choose_diff(int left, int right);
+  [[nodiscard]] QString diff_text() const;
   [[nodiscard]] bool running() const;
+  // How many times each backend runs (timings are shown as median and spread).
+  [[nodiscard]] QSpinBox* repeats_box() const { return repeats_; }
 
  public slots:
   void compare();
 
  signals:
   void compared();  // every column has its Result
+  // A column was double-clicked: that backend's full Result, for the Result view.
+  void open_result(const cordon::RunResult& result);
 
  private:
   void finish_if_complete();
+  // Starts the column's next run; a backend that cannot start ends its column.
+  void start_column(int column);
+  // The line diff of the two chosen columns' stdout and stderr, in the diff pane.
+  void update_diff();
 
   BackendListPtr backends_;
   std::function<RunRequest()> request_;
   std::optional<std::filesystem::path> history_path_;
   QListWidget* choices_;
   QPushButton* run_;
+  QSpinBox* repeats_;
   QTableView* table_;
   QLabel* status_;
+  QComboBox* left_;
+  QComboBox* right_;
+  QPlainTextEdit* diff_;
   CompareModel* model_;
   std::vector<RunController*> controllers_;
+  RunRequest last_request_;  // what every repeat of the current Compare runs
 };
 
 }  // namespace cordon::inspector

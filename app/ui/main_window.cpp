@@ -55,6 +55,10 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
     statusBar()->showMessage(tr("Run not recorded in history: %1").arg(message));
   });
   connect(compare_, &CompareTab::compared, history_, &HistoryTab::refresh);
+  connect(compare_, &CompareTab::open_result, this, [this](const RunResult& result) {
+    result_->show_result(result);
+    tabs_->setCurrentIndex(kResult);
+  });
   connect(audit_, &AuditTab::audited, this, &MainWindow::update_plan);  // new proof
   connect(history_, &HistoryTab::load, this, [this](const history::RunRecord& record) {
     run_->load(record);

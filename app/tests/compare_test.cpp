@@ -1,0 +1,308 @@
+// Issue #15's Compare: full output side by side with a line diff between two columns,
+// outcome cells in the badge colours with a sandbox error's or a refusal's reason, rows for
+// memory, processes, truncation and the isolation enforced per aspect, highlighting only of
+// real differences (never timings), "not measured" rather than 0, and a double-click that
+// opens a column's full Result. The model is checked with QAbstractItemModelTester; the tab
+// runs escape-free snippets on the real backends (subprocess, namespace, container).
+#include <unistd.h>
+
+#include <QHeaderView>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <memory>
+#include <string>
+
+#include "compare_model.h"
+#include "compare_tab.h"
+#include "main_window.h"
+#include "outcome_badge.h"
+#include "result_view.h"
+#include "run_tab.h"
+#include "test_env.h"
+
+using namespace cordon;
+using namespace cordon::inspector;
+
+namespace {
+
+constexpr int kRunWaitMs = 60000;  // generous: two cores shared with other builds
+
+RunResult ok_result(std::string out) {
+  RunResult result;
+  result.outcome = Outcome::kOk;
+  result.exit_code = 0;
+  result.stdout_data = std::move(out);
+  return result;
+}
+
+int row_of(Aspect aspect) {
+  for (int i = 0; i < static_cast<int>(std::size(kAllAspects)); ++i) {
+    if (kAllAspects[i] == aspect) return CompareModel::kEnforcedFirst + i;
+  }
+  return -1;
+}
+
+QString cell(const CompareModel& model, int row, int column) {
+  return model.index(row, column).data().toString();
+}
+
+}  // namespace
+
+class CompareTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+  std::shared_ptr<const BackendList> backends_;
+
+  bool have(const char* name) const { return backends_->backend(name) != nullptr; }
+
+  // Runs `request` on `names` in a Compare tab and waits for every column.
+  void compare_in(CompareTab& tab, const QStringList& names) {
+    tab.check_backends(names);
+    QSignalSpy compared(&tab, &CompareTab::compared);
+    tab.compare();
+    QVERIFY(compared.count() == 1 || compared.wait(kRunWaitMs));
+    QCOMPARE(tab.model()->columnCount(), names.size());
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    test::isolate(dir_);
+    backends_ = std::make_shared<const BackendList>();
+    QVERIFY2(have("subprocess"), "the subprocess plugin is built");
+  }
+
+  void modelShowsFullOutputAndHighlightsOnlyRealDifferences() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_backends({"subprocess", "namespace"});
+    RunResult a = ok_result("one\ntwo\nthree\n");
+    a.setup_ms = 18;
+    a.wall_ms = 20;
+    a.cpu_ms = 44;
+    a.enforced.push_back({Aspect::kTimeout, "deadline", "5 s"});
+    RunResult b = ok_result("one\ntwo\nthree\n");
+    b.setup_ms = 66;
+    b.wall_ms = 300;
+    b.cpu_ms = 2;
+    b.enforced.push_back({Aspect::kTimeout, "deadline", "5 s"});
+    b.enforced.push_back({Aspect::kNetwork, "network namespace", std::nullopt});
+    model.set_result(0, a);
+    model.set_result(1, b);
+    // The whole output in the cell, not its first line and "…".
+    QCOMPARE(cell(model, CompareModel::kStdout, 0), QString("one\ntwo\nthree"));
+    QVERIFY(!model.differs(CompareModel::kStdout));
+    // Timings far apart are still noise: never highlighted.
+    for (const int row : {int(CompareModel::kSetup), int(CompareModel::kWall),
+                          int(CompareModel::kCpu), int(CompareModel::kMemory)}) {
+      QVERIFY2(!model.differs(row), qPrintable(QString::number(row)));
+      QVERIFY(!model.index(row, 1).data(Qt::BackgroundRole).isValid());
+    }
+    // Isolation that differs is: the network row, not the timeout row.
+    QCOMPARE(cell(model, row_of(Aspect::kNetwork), 0), QString("not enforced"));
+    QCOMPARE(cell(model, row_of(Aspect::kNetwork), 1), QString("network namespace"));
+    QVERIFY(model.differs(row_of(Aspect::kNetwork)));
+    QCOMPARE(model.index(row_of(Aspect::kNetwork), 0).data(Qt::BackgroundRole).value<QColor>(),
+             CompareModel::kDifferent);
+    QCOMPARE(cell(model, row_of(Aspect::kTimeout), 1), QString("deadline 5 s"));
+    QVERIFY(!model.differs(row_of(Aspect::kTimeout)));
+    QCOMPARE(model.headerData(row_of(Aspect::kNetwork), Qt::Vertical, Qt::DisplayRole).toString(),
+             QString("Enforced: network"));
+    // Truncation is a real difference.
+    QCOMPARE(cell(model, CompareModel::kTruncated, 0), QString("no"));
+    b.stdout_truncated = true;
+    model.set_result(1, b);
+    QCOMPARE(cell(model, CompareModel::kTruncated, 1), QString("stdout"));
+    QVERIFY(cell(model, CompareModel::kStdout, 1).endsWith("[truncated]"));
+    QVERIFY(model.differs(CompareModel::kTruncated));
+  }
+
+  void modelOutcomeCellsCarryBadgeColourAndReasons() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_backends({"subprocess", "namespace", "container"});
+    Limits limits;
+    limits.memory_bytes = 64ULL * 1024 * 1024;
+    model.set_limits(limits);
+    RunResult ok = ok_result("x\n");
+    ok.memory_peak_kb = 752;
+    model.set_result(0, ok);
+    RunResult broken = sandbox_error({"namespace", {}}, "clone: Operation not permitted");
+    model.set_result(1, broken);
+    RunResult refused =
+        sandbox_error({"container", {}}, "invalid request: the container backend cannot enforce");
+    model.set_result(2, refused);
+
+    QCOMPARE(cell(model, CompareModel::kOutcome, 0), QString("OK"));
+    QCOMPARE(model.index(CompareModel::kOutcome, 0).data(Qt::BackgroundRole).value<QColor>(),
+             outcome_badge(Outcome::kOk, std::nullopt, 0, 0).color);
+    QCOMPARE(cell(model, CompareModel::kOutcome, 1),
+             QString("SANDBOX ERROR: clone: Operation not permitted"));
+    QCOMPARE(model.index(CompareModel::kOutcome, 1).data(Qt::BackgroundRole).value<QColor>(),
+             outcome_badge(Outcome::kSandboxError, std::nullopt, -1, 0).color);
+    // A refusal is not the sandbox failing: its own words and colour.
+    QCOMPARE(cell(model, CompareModel::kOutcome, 2),
+             QString("REFUSED: the container backend cannot enforce"));
+    QCOMPARE(model.index(CompareModel::kOutcome, 2).data(Qt::BackgroundRole).value<QColor>(),
+             CompareModel::kRefused);
+    QVERIFY(model.differs(CompareModel::kOutcome));
+
+    // What was not measured says so, never 0; memory is of the limit.
+    QCOMPARE(cell(model, CompareModel::kMemory, 0), QString("752 KiB of 64.0 MiB"));
+    QCOMPARE(cell(model, CompareModel::kMemory, 1), QString("not measured"));
+    QCOMPARE(cell(model, CompareModel::kCpu, 1), QString("not measured"));
+    QCOMPARE(cell(model, CompareModel::kLargestProcess, 1), QString("not measured"));
+    QCOMPARE(cell(model, CompareModel::kExitCode, 1), QString("none"));
+    QCOMPARE(cell(model, CompareModel::kProcesses, 0), QString("no limit"));
+  }
+
+  void modelShowsMedianAndSpreadOfRepeats() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_backends({"subprocess", "namespace"}, 3);
+    QCOMPARE(model.repeats(), 3);
+    for (const std::int64_t wall : {30, 10, 20}) {
+      RunResult run = ok_result("same\n");
+      run.wall_ms = wall;
+      run.cpu_ms = wall == 10 ? std::nullopt : std::optional<std::int64_t>(wall / 10);
+      QVERIFY(model.wants_more(0));
+      model.add_result(0, run);
+    }
+    QVERIFY(!model.wants_more(0));
+    QVERIFY(!model.complete());  // the second column has not run
+    QCOMPARE(cell(model, CompareModel::kWall, 0), QString("median 20 ms (10–30)"));
+    QCOMPARE(cell(model, CompareModel::kCpu, 0), QString("median 2 ms (2–3), 1 not measured"));
+    // Outcome and output are the first run's; a repeat that ended otherwise is flagged.
+    model.add_result(1, ok_result("same\n"));
+    RunResult late;
+    late.outcome = Outcome::kTimedOut;
+    late.timed_out = true;
+    model.add_result(1, late);
+    QCOMPARE(cell(model, CompareModel::kStdout, 1), QString("same"));
+    const QString outcome = cell(model, CompareModel::kOutcome, 1);
+    QVERIFY2(outcome.startsWith("OK\nrepeats disagree: "), qPrintable(outcome));
+    QVERIFY2(outcome.contains("1 × TIMED OUT"), qPrintable(outcome));
+    model.add_result(1, ok_result("same\n"));
+    QVERIFY(model.complete());
+    // A sandbox error ends its column at once: nothing to time.
+    model.set_backends({"subprocess", "namespace"}, 5);
+    model.add_result(0, sandbox_error({"subprocess", {}}, "broken"));
+    QVERIFY(!model.wants_more(0));
+    QCOMPARE(model.runs(0), 1);
+  }
+
+  void compareRepeatsEachBackend() {
+    RunRequest request;
+    request.code = "echo repeated";
+    request.timeout = std::chrono::seconds(10);
+    CompareTab tab(backends_, [&] { return request; });
+    QCOMPARE(tab.repeats_box()->value(), 5);  // the default
+    tab.repeats_box()->setValue(3);
+    QStringList names{"subprocess"};
+    if (have("namespace")) names << "namespace";
+    if (names.size() < 2) QSKIP("one backend only");
+    compare_in(tab, names);
+    QVERIFY(!tab.running());
+    for (int column = 0; column < names.size(); ++column) {
+      QCOMPARE(tab.model()->runs(column), 3);
+      const QString wall = cell(*tab.model(), CompareModel::kWall, column);
+      QVERIFY2(wall.startsWith("median "), qPrintable(wall));
+      QCOMPARE(cell(*tab.model(), CompareModel::kOutcome, column), QString("OK"));
+    }
+  }
+
+  // All three backends, one failing: the code exits 3 unless it runs as uid 0, which the
+  // namespace sandbox's 65534 is not.
+  void compareThreeBackendsOneFails() {
+    if (!have("namespace")) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    if (::geteuid() != 0) QSKIP("needs root: the subprocess run must be the host's uid 0");
+    QStringList names{"subprocess", "namespace"};
+    if (have("container")) names << "container";
+    RunRequest request;
+    request.code = "echo line-a; id -u; [ \"$(id -u)\" = 0 ] || exit 3";
+    request.timeout = std::chrono::seconds(20);
+    CompareTab tab(backends_, [&] { return request; });
+    compare_in(tab, names);
+    const CompareModel& model = *tab.model();
+    const int plain = static_cast<int>(model.backends().indexOf("subprocess"));
+    const int isolated = static_cast<int>(model.backends().indexOf("namespace"));
+    QCOMPARE(cell(model, CompareModel::kOutcome, plain), QString("OK"));
+    QCOMPARE(cell(model, CompareModel::kOutcome, isolated), QString("FAILED exit 3"));
+    QCOMPARE(model.index(CompareModel::kOutcome, isolated).data(Qt::BackgroundRole).value<QColor>(),
+             outcome_badge(Outcome::kFailed, std::nullopt, 3, 0).color);
+    QVERIFY(model.differs(CompareModel::kOutcome));
+    QVERIFY(model.differs(CompareModel::kExitCode));
+    QVERIFY(model.differs(CompareModel::kStdout));
+    // The filesystem is isolated in one column and not in the other, and it shows.
+    QVERIFY(model.differs(row_of(Aspect::kFilesystem)));
+    QCOMPARE(cell(model, row_of(Aspect::kFilesystem), plain), QString("not enforced"));
+    // Full output: both lines.
+    QCOMPARE(cell(model, CompareModel::kStdout, plain), QString("line-a\n0"));
+    if (names.contains("container")) {
+      const int boxed = static_cast<int>(model.backends().indexOf("container"));
+      // Root inside its own user namespace or not: either way it ran, it did not fail to.
+      const QString outcome = cell(model, CompareModel::kOutcome, boxed);
+      QVERIFY2(outcome == "OK" || outcome == "FAILED exit 3", qPrintable(outcome));
+    }
+    // Timings are never highlighted, whatever they came to.
+    QVERIFY(!model.differs(CompareModel::kSetup));
+    QVERIFY(!model.differs(CompareModel::kWall));
+
+    // The line diff of the two columns' stdout: the shared line kept, the uid changed.
+    tab.choose_diff(plain, isolated);
+    const QString diff = tab.diff_text();
+    QVERIFY2(diff.contains("  line-a"), qPrintable(diff));
+    QVERIFY2(diff.contains("- 0"), qPrintable(diff));
+    QVERIFY2(diff.contains("+ 65534"), qPrintable(diff));
+  }
+
+  void refusedRequestShowsTheRefusal() {
+    RunRequest request;
+    request.code = "echo never";
+    request.timeout = std::chrono::seconds(10);
+    request.limits.memory_bytes = 1;  // below what any backend can honour
+    CompareTab tab(backends_, [&] { return request; });
+    QStringList names{"subprocess"};
+    if (have("namespace")) names << "namespace";
+    if (names.size() < 2) QSKIP("one backend only");
+    compare_in(tab, names);
+    for (int column = 0; column < names.size(); ++column) {
+      const QString text = cell(*tab.model(), CompareModel::kOutcome, column);
+      QVERIFY2(text.startsWith("REFUSED: "), qPrintable(text));
+      QVERIFY2(text.size() > QString("REFUSED: ").size(), qPrintable(text));
+    }
+  }
+
+  void doubleClickOpensTheColumnsResult() {
+    MainWindow window(backends_);
+    window.resize(1000, 700);
+    window.show();
+    CompareTab* tab = window.compare_tab();
+    window.tabs()->setCurrentWidget(tab);
+    QStringList names{"subprocess"};
+    if (have("namespace")) names << "namespace";
+    if (names.size() < 2) QSKIP("one backend only");
+    window.run_tab()->set_code("echo compared; exit 4", Language::kSh);
+    compare_in(*tab, names);
+    auto* table = tab->findChild<QTableView*>();
+    QVERIFY(table != nullptr);
+    const QModelIndex index = tab->model()->index(CompareModel::kOutcome, 1);
+    table->scrollTo(index);
+    const QPoint at = table->visualRect(index).center();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, at);
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::kResult));
+    QCOMPARE(window.result_view()->badge_text(), QString("FAILED exit 4"));
+    QCOMPARE(window.result_view()->stdout_text(), QString("compared\n"));
+  }
+};
+
+QTEST_MAIN(CompareTest)
+#include "compare_test.moc"
