@@ -118,6 +118,18 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
     // Let the writer write before the reader looks (the reader waits more inside).
     std::this_thread::sleep_for(milliseconds(300));
   }
+  // The output judge bounds how long the flood takes to come back; a slow host (an emulated
+  // guest takes seconds to set up a container) moves that bound, so it is measured here: the
+  // same backend and limits running nothing.
+  std::int64_t baseline_ms = 0;
+  if (attempt.judge == Judge::kOutput) {
+    RunRequest idle = request_for(attempt, "", limits);
+    idle.env = request.env;
+    const auto idle_start = Clock::now();
+    (void)backend.run(idle, CancelToken{}, nullptr);
+    baseline_ms =
+        std::chrono::duration_cast<milliseconds>(Clock::now() - idle_start).count();
+  }
   RunResult result;
   const auto run_start = Clock::now();
   {
@@ -128,6 +140,7 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
   if (peer.joinable()) peer.join();
   Evidence evidence = (*scene)->observe(result, peer_output);
   evidence.run_ms = std::chrono::duration_cast<milliseconds>(run_end - run_start).count();
+  evidence.baseline_ms = baseline_ms;
   return judge(attempt, evidence);
 }
 

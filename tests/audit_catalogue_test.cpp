@@ -302,6 +302,13 @@ TEST(AuditJudge, ResourceJudges) {
   Evidence late;
   late.run_ms = 11000;
   EXPECT_EQ(judged(out, cut, late).status, AttemptStatus::kEscaped);
+  // An emulated guest: an idle run takes 3 s, so 5 s is prompt there; 15 s is not.
+  Evidence slow_host;
+  slow_host.baseline_ms = 3000;
+  slow_host.run_ms = 5020;
+  EXPECT_EQ(judged(out, cut, slow_host).status, AttemptStatus::kBlocked);
+  slow_host.run_ms = 15000;
+  EXPECT_EQ(judged(out, cut, slow_host).status, AttemptStatus::kEscaped);
   RunResult ended_ok = cut;
   ended_ok.outcome = Outcome::kOk;
   EXPECT_EQ(judged(out, ended_ok, prompt).status, AttemptStatus::kEscaped);

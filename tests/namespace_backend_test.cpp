@@ -41,6 +41,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -372,12 +373,27 @@ std::set<std::string> entries(const fs::path& dir, const std::string& prefix = "
   return out;
 }
 
+// A run's bundle mount (…/bundles/<pid>-<n>-<m>/…) made by a process not in `owners`: the
+// container tests that ctest runs beside this one mount their scratch there meanwhile.
+bool others_bundle_mount(const std::string& mountinfo_line, const std::vector<pid_t>& owners) {
+  std::istringstream in(mountinfo_line);
+  std::string id, parent, dev, root, point;
+  in >> id >> parent >> dev >> root >> point;
+  const auto at = point.find("/bundles/");
+  if (at == std::string::npos) return false;
+  const std::string rest = point.substr(at + 9);
+  const pid_t pid = static_cast<pid_t>(std::atoi(rest.c_str()));
+  return std::find(owners.begin(), owners.end(), pid) == owners.end();
+}
+
 // Cgroups named for `owners` (cordon-<pid>-*) only: other test processes that ctest runs
 // in parallel make their own groups beside ours. /tmp: entries owned by a sandbox uid
 // (the uid range) or named cordon-ns*, which a sandbox or this backend could leave.
 Snapshot snapshot(const std::vector<pid_t>& owners) {
   Snapshot s;
-  s.mounts = lines("/proc/self/mountinfo");
+  for (const std::string& l : lines("/proc/self/mountinfo")) {
+    if (!others_bundle_mount(l, owners)) s.mounts.insert(l);
+  }
   for (const auto& [ctrl, parent] : testing::cordon_group_parents()) {
     for (const pid_t owner : owners) {
       for (const auto& e : entries(parent, "cordon-" + std::to_string(owner) + "-")) {
