@@ -59,9 +59,11 @@ std::optional<std::int64_t> timing(int row, const RunResult& result) {
 
 CompareModel::CompareModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void CompareModel::set_backends(const QStringList& backends, int repeats) {
+void CompareModel::set_backends(const QStringList& backends, int repeats,
+                                const QStringList& labels) {
   beginResetModel();
   backends_ = backends;
+  labels_ = labels.size() == backends.size() ? labels : backends;
   repeats_ = std::max(repeats, 1);
   results_.assign(static_cast<std::size_t>(backends.size()), std::nullopt);
   runs_.assign(static_cast<std::size_t>(backends.size()), {});
@@ -244,7 +246,7 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
 QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
   if (orientation == Qt::Horizontal) {
-    return section >= 0 && section < backends_.size() ? backends_.at(section) : QVariant();
+    return section >= 0 && section < labels_.size() ? labels_.at(section) : QVariant();
   }
   static const char* const kNames[] = {
       QT_TR_NOOP("Outcome"),         QT_TR_NOOP("Exit code"), QT_TR_NOOP("Signal"),

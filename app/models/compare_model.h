@@ -48,7 +48,8 @@ class CompareModel : public QAbstractTableModel {
   explicit CompareModel(QObject* parent = nullptr);
 
   // New columns, each waiting for `repeats` runs.
-  void set_backends(const QStringList& backends, int repeats = 1);
+  // `labels`: the column headers ("subprocess (no isolation)"); empty: the names.
+  void set_backends(const QStringList& backends, int repeats = 1, const QStringList& labels = {});
   [[nodiscard]] int repeats() const { return repeats_; }
   // The request the columns ran: its limits are what "of the limit" refers to.
   void set_limits(const Limits& limits) { limits_ = limits; }
@@ -86,6 +87,7 @@ class CompareModel : public QAbstractTableModel {
   [[nodiscard]] QString repeats_note(int column) const;
 
   QStringList backends_;
+  QStringList labels_;
   Limits limits_;
   std::vector<std::optional<RunResult>> results_;  // each column's first run
   std::vector<std::vector<RunResult>> runs_;       // each column's every run

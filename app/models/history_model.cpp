@@ -44,6 +44,12 @@ void HistoryModel::set_source_filter(const QString& source) {
   refresh();
 }
 
+void HistoryModel::set_unisolated_backends(const QStringList& names) {
+  beginResetModel();
+  unisolated_ = names;
+  endResetModel();
+}
+
 QStringList HistoryModel::sources() const {
   QStringList out;
   if (!store_) return out;
@@ -128,8 +134,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
                                                   row.started.time_since_epoch())
                                                   .count())
             .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
-      case kBackend:
-        return QString::fromStdString(row.backend);
+      case kBackend: {
+        const QString name = QString::fromStdString(row.backend);
+        return unisolated_.contains(name) ? tr("%1 (no isolation)").arg(name) : name;
+      }
       case kOutcome:
         // The list has no signal number; the Result view shows it.
         return row.outcome == Outcome::kSignaled ? QStringLiteral("SIGNALED") : badge.text;

@@ -36,6 +36,9 @@ class HistoryModel : public QAbstractTableModel {
   [[nodiscard]] QString source_filter() const { return QString::fromStdString(query_.source); }
   // The sources of the stored runs, sorted (what the filter offers); empty when closed.
   [[nodiscard]] QStringList sources() const;
+  // Backends that isolate nothing: the Backend column says "(no isolation)" after their
+  // name, as every other list of the inspector does.
+  void set_unisolated_backends(const QStringList& names);
   void refresh();
 
   [[nodiscard]] std::int64_t id_at(int row) const;
@@ -59,6 +62,7 @@ class HistoryModel : public QAbstractTableModel {
   void error_changed(const QString& error);
 
  private:
+  QStringList unisolated_;
   void set_error(QString error);
 
   std::optional<history::HistoryStore> store_;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <QHeaderView>
+#include <QListWidget>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -16,6 +17,7 @@
 
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "frontend/history.h"
 #include "main_window.h"
 #include "outcome_badge.h"
 #include "result_view.h"
@@ -213,6 +215,48 @@ class CompareTest : public QObject {
       QVERIFY2(wall.startsWith("median "), qPrintable(wall));
       QCOMPARE(cell(*tab.model(), CompareModel::kOutcome, column), QString("OK"));
     }
+  }
+
+  // The unisolated backend says so in the list and its column; History keeps one run per
+  // backend of a Compare, not every repeat.
+  void compareLabelsTheUnisolatedAndRecordsFirstRunsOnly() {
+    if (!have("namespace")) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    RunRequest request;
+    request.code = "echo labelled";
+    request.timeout = std::chrono::seconds(10);
+    CompareTab tab(backends_, [&] { return request; });
+    const auto history = std::filesystem::path(dir_.filePath("compare.sqlite3").toStdString());
+    tab.set_history_path(history);
+    tab.repeats_box()->setValue(3);
+    QStringList shown;
+    for (int i = 0; i < tab.findChild<QListWidget*>()->count(); ++i) {
+      shown << tab.findChild<QListWidget*>()->item(i)->text();
+    }
+    QVERIFY2(shown.contains("subprocess (no isolation)"), qPrintable(shown.join(", ")));
+    QVERIFY2(shown.contains("namespace"), qPrintable(shown.join(", ")));
+    compare_in(tab, {"subprocess", "namespace"});
+    const CompareModel& model = *tab.model();
+    const int plain = static_cast<int>(model.backends().indexOf("subprocess"));
+    const int isolated = static_cast<int>(model.backends().indexOf("namespace"));
+    QVERIFY(plain >= 0 && isolated >= 0);
+    QCOMPARE(model.headerData(plain, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("subprocess (no isolation)"));
+    QCOMPARE(model.headerData(isolated, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("namespace"));
+    QCOMPARE(model.runs(plain), 3);
+    QCOMPARE(cell(model, CompareModel::kOutcome, plain), QString("OK"));
+    auto store = history::HistoryStore::open(history);
+    QVERIFY(store);
+    const auto runs = store->list(history::Query{});
+    QVERIFY(runs);
+    QCOMPARE(runs->size(), std::size_t{2});
+    QStringList recorded;
+    for (const auto& run : *runs) recorded << QString::fromStdString(run.backend);
+    recorded.sort();
+    QCOMPARE(recorded, (QStringList{"namespace", "subprocess"}));
   }
 
   // All three backends, one failing: the code exits 3 unless it runs as uid 0, which the

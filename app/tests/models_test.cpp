@@ -117,6 +117,14 @@ class ModelsTest : public QObject {
     QCOMPARE(model.index(0, HistoryModel::kOutcome).data().toString(), QString("TIMED OUT"));
     QCOMPARE(model.index(2, HistoryModel::kOutcome).data().toString(), QString("FAILED exit 2"));
     QCOMPARE(model.index(0, HistoryModel::kDuration).data().toString(), QString("20 ms"));
+    auto backend_at = [&](int row) {
+      return model.index(row, HistoryModel::kBackend).data().toString();
+    };
+    model.set_unisolated_backends({"subprocess"});
+    QCOMPARE(backend_at(1), QString("subprocess (no isolation)"));
+    QCOMPARE(backend_at(2), QString("namespace"));
+    model.set_unisolated_backends({});
+    QCOMPARE(backend_at(1), QString("subprocess"));
 
     model.set_search("TWO");
     QCOMPARE(codes(), QStringList{"echo two"});

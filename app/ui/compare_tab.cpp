@@ -37,7 +37,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       right_(new QComboBox(this)),
       diff_(new QPlainTextEdit(this)),
       model_(new CompareModel(this)) {
-  fill_backend_checklist(choices_, *backends_);
+  fill_backend_checklist(choices_, *backends_, /*labelled=*/true);
   choices_->setMaximumWidth(220);
   table_->setModel(model_);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
@@ -138,7 +138,8 @@ void CompareTab::check_backends(const QStringList& names) {
   for (int i = 0; i < choices_->count(); ++i) {
     QListWidgetItem* item = choices_->item(i);
     if (item->flags() & Qt::ItemIsUserCheckable) {
-      item->setCheckState(names.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+      const QString name = item->data(Qt::UserRole).toString();
+      item->setCheckState(names.contains(name) ? Qt::Checked : Qt::Unchecked);
     }
   }
 }
@@ -152,9 +153,13 @@ bool CompareTab::running() const {
 
 void CompareTab::compare() {
   if (running()) return;
-  QStringList names;
+  QStringList names;   // what the backends are called
+  QStringList labels;  // what the lists show: "subprocess (no isolation)"
   for (int i = 0; i < choices_->count(); ++i) {
-    if (choices_->item(i)->checkState() == Qt::Checked) names << choices_->item(i)->text();
+    const QListWidgetItem* item = choices_->item(i);
+    if (item->checkState() != Qt::Checked) continue;
+    names << item->data(Qt::UserRole).toString();
+    labels << item->text();
   }
   if (names.size() < 2) {
     status_->setText(tr("Tick at least two backends."));
@@ -162,18 +167,18 @@ void CompareTab::compare() {
   }
   for (RunController* controller : controllers_) controller->deleteLater();
   controllers_.clear();
-  model_->set_backends(names, repeats_->value());
+  model_->set_backends(names, repeats_->value(), labels);
   last_request_ = request_();
   model_->set_limits(last_request_.limits);
   for (QComboBox* box : {left_, right_}) {
     const QSignalBlocker block(box);
     box->clear();
-    box->addItems(names);
+    box->addItems(labels);
   }
   left_->setCurrentIndex(0);
   right_->setCurrentIndex(1);
   run_->setEnabled(false);
-  status_->setText(tr("Running on %1…").arg(names.join(QStringLiteral(", "))));
+  status_->setText(tr("Running on %1…").arg(labels.join(QStringLiteral(", "))));
   for (int column = 0; column < names.size(); ++column) {
     auto* controller = new RunController(this);
     controller->set_history_path(history_path_);
@@ -195,6 +200,9 @@ void CompareTab::compare() {
 void CompareTab::start_column(int column) {
   RunController* controller = controllers_.at(static_cast<std::size_t>(column));
   const QString name = model_->backends().at(column);
+  // History keeps each backend's first run of a Compare: the repeats are there for the
+  // timings, and five copies of one run would bury the rest of the history.
+  controller->set_history_path(model_->runs(column) == 0 ? history_path_ : std::nullopt);
   if (!controller->start(backends_, name, last_request_)) {
     model_->add_result(column, sandbox_error({name.toStdString(), {}}, "backend not available"));
     finish_if_complete();

@@ -12,6 +12,7 @@
 #include "code_editor.h"
 #include "compare_tab.h"
 #include "frontend/history.h"
+#include "history_model.h"
 #include "history_tab.h"
 #include "plan_tab.h"
 #include "result_view.h"
@@ -44,6 +45,11 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
   tabs_->addTab(tool_, tr("Tool description"));
   tabs_->addTab(audit_, tr("Audit"));
   setCentralWidget(tabs_);
+  QStringList unisolated;
+  for (const BackendItem& item : backends_->items()) {
+    if (item.unisolated) unisolated << item.name;
+  }
+  history_->model()->set_unisolated_backends(unisolated);
   build_menus();
 
   connect(run_, &RunTab::run_finished, this, [this](const RunResult& result) {
