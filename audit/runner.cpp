@@ -127,8 +127,7 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
     idle.env = request.env;
     const auto idle_start = Clock::now();
     (void)backend.run(idle, CancelToken{}, nullptr);
-    baseline_ms =
-        std::chrono::duration_cast<milliseconds>(Clock::now() - idle_start).count();
+    baseline_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - idle_start).count();
   }
   RunResult result;
   const auto run_start = Clock::now();

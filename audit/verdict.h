@@ -44,7 +44,7 @@ struct Evidence {
   std::uint64_t host_disk_drop = 0;                          // kDisk: free bytes lost
   std::uint64_t host_file_bytes = 0;                         // kDisk: the marker file on the host
   std::string peer_output;                                   // kCrossRun: the writer's output
-  std::int64_t run_ms = 0;  // Backend::run from call to return, set-up and teardown included
+  std::int64_t run_ms = 0;       // Backend::run from call to return, set-up and teardown included
   std::int64_t baseline_ms = 0;  // kOutput: the same backend and limits running nothing
 };
 
