@@ -3,12 +3,15 @@
 // It runs escape-free snippets only: a Python snippet on subprocess, for Compare a snippet
 // that fails unless it runs as uid 0 on every loaded backend (so isolation and outcome
 // differ: the namespace sandbox's 65534 fails), and a few harmless audit attempts (a loopback
-// connection, a ptrace call, a canary file read) on both for Audit. History and audit
-// reports go to a temporary directory.
+// connection, a ptrace call, a canary file read) on both for Audit, after a full audit of the
+// namespace backend (an isolating one) so a stored report is listed. History has a failure
+// and a timeout besides. HOME is a temporary directory, so history and audit reports go
+// there and the pictures show "~/…", not a temporary path.
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -51,9 +54,11 @@ int main(int argc, char** argv) {
   }
   const QDir out(QString::fromLocal8Bit(argv[1]));
   QTemporaryDir scratch;
-  qputenv("CORDON_HISTORY_PATH", scratch.filePath("history.sqlite3").toUtf8());
-  qputenv("XDG_CONFIG_HOME", scratch.filePath("config").toUtf8());
-  qputenv("CORDON_AUDIT_DIR", scratch.filePath("audit").toUtf8());
+  qputenv("HOME", scratch.path().toUtf8());
+  for (const char* name : {"CORDON_HISTORY_PATH", "CORDON_AUDIT_DIR", "XDG_CONFIG_HOME",
+                           "XDG_DATA_HOME", "XDG_STATE_HOME"}) {
+    qunsetenv(name);
+  }
 
   auto backends = std::make_shared<const BackendList>();
   MainWindow window(backends);
@@ -72,12 +77,22 @@ int main(int argc, char** argv) {
   bool ok = save(window, MainWindow::kResult, out, "result");
   // The Run tab as it looks after the run: code, settings, live output.
   ok = save(window, MainWindow::kRun, out, "run") && ok;
+  // A failure and a timeout for History (its detail pane opens on the newest, the timeout).
+  run->set_code(QStringLiteral("import json\nprint(json.loads('{\"broken\": '))\n"),
+                Language::kPython);
+  run->run();
+  if (!finished.wait(30000)) return 1;
+  const bool isolating = backends->backend(QStringLiteral("namespace")) != nullptr;
+  if (isolating) run->set_backend(QStringLiteral("namespace"));
+  run->set_code(QStringLiteral("import time\nprint('working…', flush=True)\ntime.sleep(30)\n"),
+                Language::kPython);
+  run->timeout_box()->setValue(1.0);
+  run->run();
+  if (!finished.wait(30000)) return 1;
+  run->timeout_box()->setValue(5.0);
   window.history_tab()->refresh();
   window.history_tab()->select_row(0);
   ok = save(window, MainWindow::kHistory, out, "history") && ok;
-  if (backends->backend(QStringLiteral("namespace")) != nullptr) {
-    run->set_backend(QStringLiteral("namespace"));
-  }
   ok = save(window, MainWindow::kPlan, out, "plan") && ok;
 
   run->set_code(QStringLiteral("echo \"uid $(id -u) on $(hostname)\"\nls / | head -3\n"
@@ -95,19 +110,26 @@ int main(int argc, char** argv) {
                        static_cast<int>(columns.indexOf(QStringLiteral("namespace"))));
   ok = save(window, MainWindow::kCompare, out, "compare") && ok;
 
-  // Without a stored report the claims are unproven: shown marked.
-  window.tool_tab()->unverified_box()->setChecked(true);
-  window.tool_tab()->format_box()->setCurrentText(QStringLiteral("anthropic"));
-  ok = save(window, MainWindow::kTool, out, "tool") && ok;
-
   AuditTab* audit = window.audit_tab();
+  QSignalSpy audited(audit, &AuditTab::audited);
+  if (isolating) {  // every attempt, so its report is stored and listed
+    audit->check_backends({QStringLiteral("namespace")});
+    audit->check_all_attempts(true);
+    audit->audit();
+    if (audited.isEmpty() && !audited.wait(600000)) return 1;
+    audited.clear();
+  }
   audit->check_backends({QStringLiteral("subprocess"), QStringLiteral("namespace")});
   audit->check_attempts({QStringLiteral("net-loopback-tcp"), QStringLiteral("sys-ptrace"),
                          QStringLiteral("fs-read-host-file"), QStringLiteral("env-dump")});
-  QSignalSpy audited(audit, &AuditTab::audited);
   audit->audit();
   if (audited.isEmpty() && !audited.wait(240000)) return 1;
   audit->select_row(0);
   ok = save(window, MainWindow::kAudit, out, "audit") && ok;
+  // The namespace backend's description, its claims proven by the report just stored
+  // (marked [unverified] where there is none, e.g. without the namespace backend).
+  window.tool_tab()->unverified_box()->setChecked(!isolating);
+  window.tool_tab()->format_box()->setCurrentText(QStringLiteral("anthropic"));
+  ok = save(window, MainWindow::kTool, out, "tool") && ok;
   return ok ? 0 : 1;
 }

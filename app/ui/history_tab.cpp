@@ -1,6 +1,7 @@
 #include "history_tab.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -43,6 +44,9 @@ HistoryTab::HistoryTab(QWidget* parent)
   table_->setWordWrap(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setSectionResizeMode(HistoryModel::kTime,
+                                                   QHeaderView::ResizeToContents);
+  // "subprocess (no isolation)" whole, not "subprocess (…".
+  table_->horizontalHeader()->setSectionResizeMode(HistoryModel::kBackend,
                                                    QHeaderView::ResizeToContents);
   rerun_->setToolTip(tr("Load this run's code and settings into the Run tab and run them"));
   load_->setToolTip(tr("Load this run's code and settings into the Run tab, to edit first"));
@@ -92,7 +96,14 @@ bool HistoryTab::open(const std::filesystem::path& path) {
   const bool opened = model_->open(path);
   table_->sortByColumn(table_->horizontalHeader()->sortIndicatorSection(),
                        table_->horizontalHeader()->sortIndicatorOrder());
-  if (opened) status_->setText(tr("%1").arg(QString::fromStdString(path.string())));
+  // Under the home directory as "~/…": the part worth reading fits the line.
+  if (opened) {
+    QString shown = QString::fromStdString(path.string());
+    const QString home = QDir::homePath();
+    if (shown.startsWith(home + QLatin1Char('/')))
+      shown = QLatin1Char('~') + shown.mid(home.size());
+    status_->setText(tr("Runs recorded in %1").arg(shown));
+  }
   return opened;
 }
 
