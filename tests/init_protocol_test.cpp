@@ -86,6 +86,20 @@ TEST(InitProtocol, MalformedOrdersAreRefusedBeforeAnyRecordIsUsed) {
   EXPECT_EQ(with(OrderTag::kBackstop, "1234"), EPROTO);
   EXPECT_EQ(with(static_cast<OrderTag>(99), "x"), EPROTO);
   EXPECT_EQ(with(OrderTag::kExe, std::string_view("/bin/sh\0", 8)), EPROTO) << "two commands";
+  // The relay: a port and a path, at most one.
+  EXPECT_EQ(with(OrderTag::kRelay, std::string_view("/run/proxy.sock\0", 16), 3128), 0);
+  EXPECT_EQ(with(OrderTag::kRelay, std::string_view("/run/proxy.sock\0", 16), 0), EPROTO)
+      << "no port";
+  EXPECT_EQ(with(OrderTag::kRelay, std::string_view("/run/proxy.sock\0", 16), 70000), EPROTO)
+      << "no such port";
+  EXPECT_EQ(with(OrderTag::kRelay, "/run/proxy.sock", 3128), EPROTO) << "unterminated";
+  EXPECT_EQ(with(OrderTag::kRelay, std::string_view("\0", 1), 3128), EPROTO) << "no path";
+  {
+    std::string two = run;
+    add_string(two, OrderTag::kRelay, "/a", 3128);
+    add_string(two, OrderTag::kRelay, "/b", 3129);
+    EXPECT_EQ(check(two, OrderKind::kRun), EPROTO) << "two relays";
+  }
   // A record whose length runs past the end.
   std::string lying = run;
   OrderRecord r;

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <utility>
@@ -544,6 +545,12 @@ class ContainerTree final : public StartedTree {
   }
 
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
+    if (report_ && report_->relay_errno != 0) {
+      return fail(ErrorCode::kSystem,
+                  "the container's init could not listen for the network "
+                  "proxy's relay: " +
+                      std::string(std::strerror(report_->relay_errno)));
+    }
     if (report_ && report_->start_errno == 0 && report_->main_reaped == 1) {
       take_init_report(report_->status, report_->main_maxrss_kb, report_->tree_cpu_us, t, result);
     }

@@ -86,6 +86,8 @@ const char* to_string(CodeStage stage) {
       return "setrlimit";
     case CodeStage::kExecCode:
       return "execve the code";
+    case CodeStage::kRelay:
+      return "listen for the network proxy's relay";
   }
   return "start the code";
 }

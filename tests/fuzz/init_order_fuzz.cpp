@@ -4,7 +4,8 @@
 // never reads outside the buffer (the sanitizer presets catch it) and an accepted order
 // is what the helpers assume: walking it with next_record ends exactly at its size, every
 // string record is terminated, every file has a path, the fixed-size records have their
-// size, and the kind's required records are there. A valid order written with
+// size, a relay has a port and a path (one at most), and the kind's required records are
+// there. A valid order written with
 // add_record/add_string is accepted.
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,7 @@ void check_accepted(const std::string& records, OrderKind kind) {
   std::uint32_t offset = 0;
   std::size_t exes = 0;
   std::size_t codes = 0;
+  std::size_t relays = 0;
   std::uint32_t last = 0;
   while (const OrderRecord* r = next_record(records.data(), size, &offset)) {
     require(offset <= size && offset > last);
@@ -52,11 +54,16 @@ void check_accepted(const std::string& records, OrderKind kind) {
       case OrderTag::kCode:
         ++codes;
         break;
+      case OrderTag::kRelay:  // a port, a path: what the helpers listen on and relay to
+        ++relays;
+        require(r->aux >= 1 && r->aux <= 65535 && r->len >= 2 && data[r->len - 1] == '\0');
+        break;
       default:
         require(false);
     }
   }
   require(offset == size);
+  require(relays <= 1);
   require(kind == OrderKind::kRunPrestarted ? codes == 1 && exes == 0 : exes == 1 && codes == 0);
 }
 

@@ -42,6 +42,7 @@
 #include "cordon/proc/init_protocol.h"
 #include "cordon/proc/kernel_sigset.h"
 #include "cordon/proc/ns_init_channel.h"
+#include "relay.h"
 #include "roles.h"
 
 namespace {
@@ -79,6 +80,8 @@ struct Order {
   const char* cwd = "/";
   char** argv = nullptr;
   char** envp = nullptr;
+  std::uint16_t relay_port = 0;  // 0: no relay
+  const char* relay_path = nullptr;
   int stdio[3] = {-1, -1, -1};
 };
 
@@ -175,6 +178,10 @@ void apply_order(Order& order, std::uint32_t size) {
         order.code = data;
         order.code_len = r->len;
         break;
+      case OrderTag::kRelay:
+        order.relay_port = static_cast<std::uint16_t>(r->aux);
+        order.relay_path = data;
+        break;
       default:  // kRlimit: applied in the code's process; kBackstop: cordon's deadline
         break;  // and PR_SET_PDEATHSIG end this sandbox
     }
@@ -259,6 +266,14 @@ pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int r
   return pid;
 }
 
+// The order's network relay, listening before the code starts (so the code cannot take its
+// port first); a relay that cannot listen fails the run before the code runs.
+void start_order_relay(const Order& order) {
+  if (order.relay_port == 0) return;
+  const pid_t relay = cordon::init::start_relay(order.relay_port, order.relay_path);
+  if (relay < 0) fail(CodeStage::kRelay, static_cast<int>(-relay));
+}
+
 // Until the run's order arrives (true) or cordon gives the sandbox up or the waiting
 // interpreter dies (false): a pipe's write end reports POLLERR once no reader is left.
 bool wait_for_run(int code_write) {
@@ -301,6 +316,7 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   if (!receive_order(run, &run_size)) return -1;
   if (run.kind != OrderKind::kRunPrestarted) fail(CodeStage::kOrder, EPROTO);
   apply_order(run, run_size);
+  start_order_relay(run);
   for (const int fd : run.stdio) ::close(fd);
   // Blocks while the code is larger than the pipe, until the loader has read it. EPIPE (the
   // interpreter died meanwhile) is not ours to report: its wait status is the run's end.
@@ -340,6 +356,7 @@ int ns_init_main() {
 
   pid_t main_pid = -1;
   if (order.kind == OrderKind::kRun) {
+    start_order_relay(order);
     main_pid = start_code(order, size);
   } else if (order.kind == OrderKind::kPrestart) {
     main_pid = run_prestarted(order, size);

@@ -37,6 +37,7 @@
 #include "cordon/proc/init_end.h"
 #include "cordon/proc/init_protocol.h"
 #include "cordon/proc/oci_init_channel.h"
+#include "relay.h"
 #include "roles.h"
 
 namespace {
@@ -83,6 +84,8 @@ struct Order {
   std::vector<char*> envp;
   const char* exe = nullptr;
   std::int64_t backstop_ms = 0;
+  std::uint16_t relay_port = 0;  // 0: no relay
+  const char* relay_path = nullptr;
 };
 
 bool read_order(Order& order, std::vector<char>& blob) {
@@ -112,6 +115,10 @@ bool read_order(Order& order, std::vector<char>& blob) {
         break;
       case OrderTag::kBackstop:
         std::memcpy(&order.backstop_ms, data, sizeof(order.backstop_ms));
+        break;
+      case OrderTag::kRelay:
+        order.relay_port = static_cast<std::uint16_t>(r->aux);
+        order.relay_path = data;
         break;
       default:  // the runtime applied the cwd and rlimits, the bundle holds the files
         break;
@@ -146,6 +153,17 @@ int oci_init_main() {
   if (sfd < 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) return 3;
 
   Report report;
+  // The network relay listens before the code starts (so the code cannot take its port);
+  // when it cannot, the code never runs and the report says why (nothing to reap).
+  if (order.relay_port != 0) {
+    const pid_t relay = cordon::init::start_relay(order.relay_port, order.relay_path);
+    if (relay < 0) {
+      report.relay_errno = static_cast<std::int32_t>(-relay);
+      cordon::init::end_run(report, -1, [] { ::kill(-1, SIGKILL); }, /*atomic=*/true);
+      write_report(report);
+      return 0;
+    }
+  }
   const pid_t main_pid = ::fork();
   if (main_pid < 0) return 3;
   if (main_pid == 0) {

@@ -52,6 +52,9 @@ enum class OrderTag : std::uint32_t {
   kCode,      // data: the code a prestarted interpreter runs (bytes, no NUL added)
   kBackstop,  // data: one int64, milliseconds: the helper ends the run this long after
               // the code started even if cordon is gone (cordon's deadline comes first)
+  kRelay,     // aux: a TCP port; data: a unix socket's path. Before the code starts, the
+              // helper listens on 127.0.0.1:port and relays each connection to the socket
+              // (the egress proxy's, issue #16; libexec/init/relay.h). At most one.
 };
 
 struct OrderRecord {
@@ -85,6 +88,7 @@ inline int check_order(const char* buf, std::uint32_t size, OrderKind kind) {
   std::size_t exes = 0;
   std::size_t args = 0;
   std::size_t codes = 0;
+  std::size_t relays = 0;
   while (offset < size) {
     const OrderRecord* r = next_record(buf, size, &offset);
     if (r == nullptr || offset > size) return EPROTO;
@@ -116,6 +120,11 @@ inline int check_order(const char* buf, std::uint32_t size, OrderKind kind) {
         break;
       case OrderTag::kBackstop:
         if (r->len != sizeof(std::int64_t)) return EPROTO;
+        break;
+      case OrderTag::kRelay:
+        if (++relays > 1 || r->aux == 0 || r->aux > 65535 || r->len < 2 || !terminated) {
+          return EPROTO;
+        }
         break;
       default:
         return EPROTO;
@@ -174,7 +183,7 @@ struct Report {
   std::int32_t main_reaped = 0;  // 1: `status` and the main_* figures are real
   std::int32_t everything_reaped = 0;
   std::int32_t start_errno = 0;  // the code could not be started at all (its exec failed)
-  std::int32_t reserved = 0;
+  std::int32_t relay_errno = 0;  // the order's relay could not listen: the code never started
   std::int64_t main_utime_us = 0;
   std::int64_t main_stime_us = 0;
   std::int64_t main_maxrss_kb = 0;

@@ -53,6 +53,7 @@ enum class CodeStage : std::int32_t {
   kChdir,
   kRlimit,
   kExecCode,
+  kRelay,  // the order's network relay (init_protocol.h's kRelay) could not listen
 };
 
 // The set-up process and then the init -> cordon, on the control socket (the set-up
