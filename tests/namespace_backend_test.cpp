@@ -25,10 +25,13 @@
 // NamespacePool tests below check the pool itself in every configuration.
 #include "namespace_backend.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +39,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -239,6 +243,64 @@ TEST(NamespaceEmbedding, ASetUpProcessDeadBeforeGoIsASandboxErrorNotASigpipe) {
 
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::sigaction(SIGPIPE, &old, nullptr);
+}
+
+// The in-sandbox end of a network allow-list (issue #16; the proxy is not wired in yet):
+// the init relays 127.0.0.1:3128 inside the sandbox's own loopback to a unix socket on the
+// host, reached through the socket's directory passed with the order. The code (under the
+// sandbox's seccomp filter, as its uid) talks through it; the relay is not in its tree.
+TEST(NamespaceEmbedding, TheInitRelaysALoopbackPortToTheProxySocket) {
+  testing::ScratchDir dir;
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0711), 0);  // the sandbox's uid may pass, not list
+  const std::string socket_path = dir.path + "/proxy.sock";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::chmod(socket_path.c_str(), 0666), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  std::thread proxy([listener] {
+    const int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    std::string got;
+    char buf[256];
+    for (ssize_t n; (n = ::read(c, buf, sizeof(buf))) > 0;)
+      got.append(buf, static_cast<std::size_t>(n));
+    const std::string reply = "proxy got: " + got;
+    (void)::write(c, reply.data(), reply.size());
+    ::close(c);
+  });
+  const int dir_fd = ::open(dir.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir_fd, 0);
+  ns::NamespaceOptions options;
+  options.relay_for_test = ns::NamespaceOptions::RelayForTest{3128, dir_fd, "proxy.sock"};
+  ns::NamespaceBackend backend(options);
+  if (!backend.probe().available) {
+    ::shutdown(listener, SHUT_RDWR);
+    proxy.join();
+    CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  }
+  RunRequest request;
+  request.language = Language::kPython;
+  request.code =
+      "import socket, os\n"
+      "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
+      "s.sendall(b'hello from ' + str(os.getuid()).encode())\n"
+      "s.shutdown(socket.SHUT_WR)\n"
+      "print(s.makefile('rb').read().decode())\n"
+      "print('relay in my tree:', any('cordon-relay' in open(f'/proc/{p}/comm').read()\n"
+      "      for p in os.listdir('/proc') if p.isdigit() and int(p) != 1\n"
+      "      and os.getsid(int(p)) == os.getsid(0)))\n";
+  request.timeout = std::chrono::seconds(20);
+  const RunResult r = backend.run(request, {}, nullptr);
+  ::shutdown(listener, SHUT_RDWR);
+  proxy.join();
+  ::close(listener);
+  ::close(dir_fd);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_NE(r.stdout_data.find("proxy got: hello from 65534"), std::string::npos) << r.stdout_data;
+  EXPECT_NE(r.stdout_data.find("relay in my tree: False"), std::string::npos) << r.stdout_data;
 }
 
 // ---- limits ----

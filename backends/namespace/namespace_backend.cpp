@@ -494,6 +494,11 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     order.stdin_fd = pipes->child_stdin();
     order.stdout_fd = pipes->child_stdout();
     order.stderr_fd = pipes->child_stderr();
+    if (options_.relay_for_test) {
+      order.relay_port = options_.relay_for_test->port;
+      order.relay_dir_fd = options_.relay_for_test->dir_fd;
+      order.relay_socket = options_.relay_for_test->socket;
+    }
     auto launched = sandbox->process.launch(order);
     if (!launched && taken_from != nullptr && launched.error().code == ErrorCode::kUnavailable) {
       taken_from->retire(std::move(*sandbox));

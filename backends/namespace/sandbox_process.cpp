@@ -108,6 +108,8 @@ void add_files(std::string& out, const SandboxPlan& plan) {
 std::string encode_order(const CodeOrder& order) {
   const SandboxPlan& plan = *order.plan;
   std::string out;
+  if (order.relay_port != 0)
+    add_string(out, OrderTag::kRelay, order.relay_socket, order.relay_port);
   if (order.prestarted) {
     // The interpreter runs already, with the prestart plan's command, environment, cwd and
     // rlimits (the backend checked they are this run's): only the files and the code.
@@ -274,10 +276,12 @@ Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   OrderHeader header;
   header.size = static_cast<std::uint32_t>(blob.size());
   header.kind = kind;
-  const int fds[kOrderFdCount] = {memfd.get(), or_null(order.stdin_fd), or_null(order.stdout_fd),
-                                  or_null(order.stderr_fd)};
+  const int fds[kOrderFdCountWithRelayDir] = {memfd.get(), or_null(order.stdin_fd),
+                                              or_null(order.stdout_fd), or_null(order.stderr_fd),
+                                              order.relay_dir_fd};
+  const int count = order.relay_dir_fd >= 0 ? kOrderFdCountWithRelayDir : kOrderFdCount;
   if (const int err =
-          cordon::proc::send_with_fds(control_.get(), &header, sizeof(header), fds, kOrderFdCount);
+          cordon::proc::send_with_fds(control_.get(), &header, sizeof(header), fds, count);
       err != 0) {
     if (err == EPIPE || err == ECONNRESET) {
       return fail(ErrorCode::kUnavailable,

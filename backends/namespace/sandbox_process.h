@@ -47,6 +47,12 @@ struct CodeOrder {
   int stdin_fd = -1;  // -1: /dev/null
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // The egress proxy's relay (init_protocol.h's kRelay): the init listens on
+  // 127.0.0.1:relay_port and relays to `relay_socket` in the directory `relay_dir_fd`
+  // (passed with the order: the sandbox may predate the socket). 0: none.
+  std::uint16_t relay_port = 0;
+  int relay_dir_fd = -1;
+  std::string relay_socket;
 };
 
 struct SandboxExit {

@@ -34,6 +34,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -82,6 +83,8 @@ struct Order {
   char** envp = nullptr;
   std::uint16_t relay_port = 0;  // 0: no relay
   const char* relay_path = nullptr;
+  int relay_dir = -1;           // the socket's directory, when the order brought one
+  char relay_through[64] = {};  // /proc/self/fd/N/NAME: the path through relay_dir
   int stdio[3] = {-1, -1, -1};
 };
 
@@ -93,15 +96,19 @@ const OrderRecord* next_record(const char* buf, std::uint32_t size, std::uint32_
 // up: a pool being emptied).
 bool receive_order(Order& order, std::uint32_t* size) {
   cordon::init::OrderHeader header;
-  int fds[cordon::ns::kOrderFdCount];
+  int fds[cordon::ns::kOrderFdCountWithRelayDir];
   int count = 0;
-  const ssize_t n = cordon::proc::receive_with_fds(
-      cordon::ns::kInitControlFd, &header, sizeof(header), fds, cordon::ns::kOrderFdCount, &count);
+  const ssize_t n =
+      cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, &header, sizeof(header), fds,
+                                     cordon::ns::kOrderFdCountWithRelayDir, &count);
   if (n == 0) return false;
   if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::init::kOrderMagic) {
     fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
   }
-  if (count != cordon::ns::kOrderFdCount) fail(CodeStage::kOrder, EPROTO);
+  if (count != cordon::ns::kOrderFdCount && count != cordon::ns::kOrderFdCountWithRelayDir) {
+    fail(CodeStage::kOrder, EPROTO);
+  }
+  if (count == cordon::ns::kOrderFdCountWithRelayDir) order.relay_dir = fds[4];
   // Mapped, not copied: input files can be large, and a copy would be charged to the
   // sandbox's memory limit on top of the tmpfs pages they are written to.
   struct stat st{};
@@ -181,6 +188,16 @@ void apply_order(Order& order, std::uint32_t size) {
       case OrderTag::kRelay:
         order.relay_port = static_cast<std::uint16_t>(r->aux);
         order.relay_path = data;
+        if (order.relay_dir >= 0) {
+          // A name in the directory that came with the order, reached through our fd.
+          if (std::strchr(data, '/') != nullptr ||
+              std::snprintf(order.relay_through, sizeof(order.relay_through), "/proc/self/fd/%d/%s",
+                            order.relay_dir,
+                            data) >= static_cast<int>(sizeof(order.relay_through))) {
+            fail(CodeStage::kOrder, EPROTO);
+          }
+          order.relay_path = order.relay_through;
+        }
         break;
       default:  // kRlimit: applied in the code's process; kBackstop: cordon's deadline
         break;  // and PR_SET_PDEATHSIG end this sandbox
@@ -268,10 +285,16 @@ pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int r
 
 // The order's network relay, listening before the code starts (so the code cannot take its
 // port first); a relay that cannot listen fails the run before the code runs.
-void start_order_relay(const Order& order) {
-  if (order.relay_port == 0) return;
-  const pid_t relay = cordon::init::start_relay(order.relay_port, order.relay_path);
+void start_order_relay(Order& order) {
+  if (order.relay_port == 0) {
+    if (order.relay_dir >= 0) fail(CodeStage::kOrder, EPROTO);  // a directory for no relay
+    return;
+  }
+  const pid_t relay =
+      cordon::init::start_relay(order.relay_port, order.relay_path, order.relay_dir);
   if (relay < 0) fail(CodeStage::kRelay, static_cast<int>(-relay));
+  if (order.relay_dir >= 0) ::close(order.relay_dir);  // the relay's now, not the code's
+  order.relay_dir = -1;
 }
 
 // Until the run's order arrives (true) or cordon gives the sandbox up or the waiting

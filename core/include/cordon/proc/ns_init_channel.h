@@ -64,6 +64,9 @@ enum class CodeStage : std::int32_t {
 // cordon -> init, on the control socket: an OrderHeader (init_protocol.h) with the fds;
 // `size` bytes of records follow in the memfd, from offset 0.
 inline constexpr int kOrderFdCount = 4;  // memfd, stdin, stdout, stderr
+// ... and the directory of the egress proxy's socket, for an order with a kRelay record
+// whose path is a name in it (the sandbox was built before that socket existed).
+inline constexpr int kOrderFdCountWithRelayDir = 5;
 using init::OrderHeader;
 using init::OrderKind;
 using init::OrderRecord;
