@@ -118,16 +118,22 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
     // Let the writer write before the reader looks (the reader waits more inside).
     std::this_thread::sleep_for(milliseconds(300));
   }
-  // The output judge bounds how long the flood takes to come back; a slow host (an emulated
-  // guest takes seconds to set up a container) moves that bound, so it is measured here: the
-  // same backend and limits running nothing.
+  // The output judge bounds how long the flood takes to come back after its deadline; a slow
+  // host (an emulated guest takes seconds to set up, kill and remove a container) moves that
+  // bound, so it is measured here: the same backend and limits, a run that only waits,
+  // killed at the same deadline; what it takes beyond the deadline.
   std::int64_t baseline_ms = 0;
   if (attempt.judge == Judge::kOutput) {
-    RunRequest idle = request_for(attempt, "", limits);
+    RunRequest idle = request_for(
+        attempt,
+        attempt.language == Language::kPython ? "import time\ntime.sleep(3600)\n" : "sleep 3600",
+        limits);
     idle.env = request.env;
     const auto idle_start = Clock::now();
     (void)backend.run(idle, CancelToken{}, nullptr);
-    baseline_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - idle_start).count();
+    baseline_ms = std::max<std::int64_t>(
+        0, std::chrono::duration_cast<milliseconds>(Clock::now() - idle_start).count() -
+               effective_timeout(idle).count());
   }
   RunResult result;
   const auto run_start = Clock::now();

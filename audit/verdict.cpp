@@ -151,12 +151,13 @@ Finding judge_output(const Attempt& attempt, const Evidence& ev) {
     return escaped(kept + ", but flooding at the deadline it ended " +
                    std::string(to_string(run.outcome)));
   }
-  // Wide bound over what an idle run on this backend costs here (its set-up and teardown):
-  // an emulated guest takes seconds for those, a relay stuck on the pipe ~10 s more.
+  // Wide bound over what a waiting run killed at the same deadline costs past it here (its
+  // set-up, kill and teardown): an emulated guest takes seconds for those, a relay stuck on
+  // the pipe ~10 s more.
   if (ev.run_ms > attempt.timeout.count() + ev.baseline_ms + 3000) {
     return escaped(kept + ", but it came back only " + std::to_string(ev.run_ms) +
-                   " ms after the start (an idle run takes " + std::to_string(ev.baseline_ms) +
-                   " ms)");
+                   " ms after the start (a waiting run killed at the same deadline is back " +
+                   std::to_string(ev.baseline_ms) + " ms after it)");
   }
   return blocked(kept + "; timed out, back after " + std::to_string(ev.run_ms) + " ms");
 }

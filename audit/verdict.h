@@ -44,8 +44,10 @@ struct Evidence {
   std::uint64_t host_disk_drop = 0;                          // kDisk: free bytes lost
   std::uint64_t host_file_bytes = 0;                         // kDisk: the marker file on the host
   std::string peer_output;                                   // kCrossRun: the writer's output
-  std::int64_t run_ms = 0;       // Backend::run from call to return, set-up and teardown included
-  std::int64_t baseline_ms = 0;  // kOutput: the same backend and limits running nothing
+  std::int64_t run_ms = 0;  // Backend::run from call to return, set-up and teardown included
+  // kOutput: how long past its deadline a run on the same backend and limits that only waits
+  // takes to come back (set-up, the kill, teardown)
+  std::int64_t baseline_ms = 0;
 };
 
 [[nodiscard]] Finding judge(const Attempt& attempt, const Evidence& evidence);

@@ -302,7 +302,8 @@ TEST(AuditJudge, ResourceJudges) {
   Evidence late;
   late.run_ms = 11000;
   EXPECT_EQ(judged(out, cut, late).status, AttemptStatus::kEscaped);
-  // An emulated guest: an idle run takes 3 s, so 5 s is prompt there; 15 s is not.
+  // An emulated guest: a waiting run is back 3 s after its deadline, so 5 s is prompt there;
+  // 15 s is not.
   Evidence slow_host;
   slow_host.baseline_ms = 3000;
   slow_host.run_ms = 5020;
