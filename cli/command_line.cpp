@@ -113,6 +113,22 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
+  run->add_option("--allow-net", options.allow_net,
+                  "Let the code reach DOMAIN, *.DOMAIN (subdomains), HOST:PORT, an address or a "
+                  "CIDR through cordon's proxy; names without a port: 80 and 443 (repeatable; "
+                  "default: no network)")
+      ->type_name("ENTRY")
+      ->allow_extra_args(false);
+  run->add_option("--deny-net", options.deny_net,
+                  "Never let the code reach ENTRY, even when --allow-net covers it (repeatable)")
+      ->type_name("ENTRY")
+      ->allow_extra_args(false);
+  run->add_option("--net-max-bytes", options.net_max_bytes,
+                  "Most bytes in and out through the proxy over the run SIZE")
+      ->type_name("SIZE");
+  run->add_option("--net-max-connections", options.net_max_connections,
+                  "Most connections through the proxy over the run N")
+      ->type_name("N");
   run->add_option("--tool-description", options.tool_description,
                   "Record the tool description the code came from (see cordon prompt)")
       ->type_name("ID@VERSION");

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "cordon/limit_check.h"
+#include "cordon/net/net_policy.h"
 #include "cordon/unique_fd.h"
 #include "cordon/units.h"
 #include "prompt_command.h"
@@ -116,6 +117,35 @@ Status apply_limits(const RunOptions& options, RunRequest& request,
     auto cap = for_option(parse_size(*options.output_cap), "--output-cap");
     if (!cap) return std::unexpected(cap.error());
     request.limits.output_bytes = *cap;
+  }
+  if (!options.allow_net.empty() || !options.deny_net.empty()) {
+    // Checked here too (validate() does it for every caller) so the error names the flag.
+    auto policy =
+        for_option(net::NetPolicy::make(options.allow_net, options.deny_net), "--allow-net");
+    if (!policy) return std::unexpected(policy.error());
+    request.network.allow = options.allow_net;
+    request.network.deny = options.deny_net;
+  }
+  if (options.net_max_bytes || options.net_max_connections) {
+    if (options.allow_net.empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  std::string(options.net_max_bytes ? "--net-max-bytes" : "--net-max-connections") +
+                      ": without --allow-net the run has no network to limit");
+    }
+    if (options.net_max_bytes) {
+      auto most = for_option(parse_size(*options.net_max_bytes), "--net-max-bytes");
+      if (!most) return std::unexpected(most.error());
+      if (*most == 0) return fail(ErrorCode::kInvalidArgument, "--net-max-bytes: must be above 0");
+      request.network.max_bytes = *most;
+    }
+    if (options.net_max_connections) {
+      auto most = for_option(parse_count(*options.net_max_connections), "--net-max-connections");
+      if (!most) return std::unexpected(most.error());
+      if (*most > UINT32_MAX) {
+        return fail(ErrorCode::kInvalidArgument, "--net-max-connections: at most 4294967295");
+      }
+      request.network.max_connections = static_cast<std::uint32_t>(*most);
+    }
   }
   if (options.max_input_size) {
     auto most = for_option(parse_size(*options.max_input_size), "--max-input-size");

@@ -13,6 +13,7 @@
 #include "frontend/backend_catalog.h"
 #include "frontend/exit_status.h"
 #include "frontend/history.h"
+#include "frontend/network_text.h"
 #include "frontend_names.h"
 #include "output_relay.h"
 #include "plan_command.h"
@@ -92,6 +93,11 @@ int run_command(const RunOptions& options) {
                  available_backend_list(all.candidates()).c_str());
   } else if (!options.json) {
     std::fprintf(stderr, "cordon: %s\n", status_line(result).c_str());
+  }
+  if (result.network && !options.json) {
+    for (const std::string& line : network_lines(*result.network)) {
+      std::fprintf(stderr, "cordon: network: %s\n", line.c_str());
+    }
   }
 
   if (options.artifacts_dir && !result.artifacts.empty()) {

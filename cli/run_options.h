@@ -30,10 +30,14 @@ struct RunOptions {
   std::optional<std::string> source;          // FILE, or "-" for stdin
   std::optional<std::string> stdin_file;      // --stdin-file
   std::optional<std::string> artifacts_dir;
-  std::vector<std::string> files;               // --file LOCAL[:NAME]
-  std::vector<std::string> collect;             // --collect GLOB
-  std::vector<std::string> env;                 // --env NAME=VALUE
-  std::optional<std::string> tool_description;  // --tool-description ID@VERSION
+  std::vector<std::string> files;                  // --file LOCAL[:NAME]
+  std::vector<std::string> collect;                // --collect GLOB
+  std::vector<std::string> env;                    // --env NAME=VALUE
+  std::optional<std::string> tool_description;     // --tool-description ID@VERSION
+  std::vector<std::string> allow_net;              // --allow-net DOMAIN|*.DOMAIN|HOST:PORT|ADDR
+  std::vector<std::string> deny_net;               // --deny-net (wins over --allow-net)
+  std::optional<std::string> net_max_bytes;        // --net-max-bytes SIZE
+  std::optional<std::string> net_max_connections;  // --net-max-connections N
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime (unset: none)
   bool json = false;
   bool allow_unisolated = false;

@@ -11,7 +11,7 @@ packages=(
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
   qt6-base-dev xvfb xauth
-  libcpp-httplib-dev
+  libcpp-httplib-dev libboost-dev
 )
 # --fuzz: also clang-19 and its libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh,
 # the full tier); CI runs the fuzz targets built by gcc without them.

@@ -1,9 +1,12 @@
 // The real `cordon` binary, run as a user would: exit statuses, JSON shape, inputs and
 // artifacts, and the errors of cordon itself (exit 125).
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 
 #include "cordon/temp_dir.h"
 #include "kernel_features.h"
+#include "loopback_server.h"
 
 extern char** environ;
 
@@ -255,19 +259,22 @@ TEST_P(CliBadValueTest, Is125NamingTheOption) {
   EXPECT_NE(ran.err.find(GetParam().named), std::string::npos) << ran.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Values, CliBadValueTest,
-                         ::testing::Values(BadValue{{"-t", "5x"}, "--timeout"},
-                                           BadValue{{"-t", ""}, "--timeout"},
-                                           BadValue{{"--cpu", "soon"}, "--cpu"},
-                                           BadValue{{"--memory", "lots"}, "--memory"},
-                                           BadValue{{"--memory=-5M"}, "--memory"},
-                                           BadValue{{"--output-cap", "1.5"}, "--output-cap"},
-                                           BadValue{{"--processes", "0"}, "--processes"},
-                                           BadValue{{"-l", "cobol"}, "--language"},
-                                           BadValue{{"--env", "NOEQUALS"}, "--env"},
-                                           BadValue{{"--file", "/no/such/file"}, "--file"},
-                                           BadValue{{"--pool-size", "-1"}, "--pool-size"},
-                                           BadValue{{"--pool-size", "two"}, "--pool-size"}));
+INSTANTIATE_TEST_SUITE_P(
+    Values, CliBadValueTest,
+    ::testing::Values(
+        BadValue{{"-t", "5x"}, "--timeout"}, BadValue{{"-t", ""}, "--timeout"},
+        BadValue{{"--cpu", "soon"}, "--cpu"}, BadValue{{"--memory", "lots"}, "--memory"},
+        BadValue{{"--memory=-5M"}, "--memory"}, BadValue{{"--output-cap", "1.5"}, "--output-cap"},
+        BadValue{{"--processes", "0"}, "--processes"}, BadValue{{"-l", "cobol"}, "--language"},
+        BadValue{{"--env", "NOEQUALS"}, "--env"}, BadValue{{"--file", "/no/such/file"}, "--file"},
+        BadValue{{"--pool-size", "-1"}, "--pool-size"},
+        BadValue{{"--pool-size", "two"}, "--pool-size"},
+        BadValue{{"--allow-net", "*"}, "--allow-net"},
+        BadValue{{"--allow-net", "a..b"}, "--allow-net"},
+        BadValue{{"--deny-net", "0.0.0.0/0"}, "--allow-net"},
+        BadValue{{"--net-max-bytes", "1M"}, "--net-max-bytes"},
+        BadValue{{"--allow-net", "pypi.org", "--net-max-connections", "0"},
+                 "--net-max-connections"}));
 
 // --- backend options (--pool-size, --engine, --image, --runtime) ---
 
@@ -281,6 +288,62 @@ TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
   const Ran ns = cordon({"run", "-b", "namespace", "--pool-size", "1", "-c", "echo pooled"});
   EXPECT_EQ(ns.status, 0) << ns.err;
   EXPECT_EQ(ns.out, "pooled\n");
+}
+
+// --- the network allow-list (issue #16) ---
+
+// A backend that cannot carry the list refuses it: the code never runs with the host's
+// network, nor with none while the caller thinks the list holds.
+TEST(CliTest, AnAllowListOnABackendWithoutAProxyIsRefused) {
+  const Ran ran = cordon({"run", "-b", "subprocess", "--allow-net", "pypi.org", "-c", "echo ran"});
+  EXPECT_EQ(ran.status, 125) << ran.err;
+  EXPECT_EQ(ran.out, "");
+  EXPECT_NE(ran.err.find("cannot give a run a network allow-list"), std::string::npos) << ran.err;
+}
+
+TEST(CliTest, PlanShowsTheProxyAndTheList) {
+  const Ran ran = cordon({"plan", "-b", "namespace", "--allow-net", "pypi.org", "--deny-net",
+                          "evil.pypi.org", "-c", "true"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.out.find("network: loopback only (lo up, no route out); egress only through "
+                         "cordon's proxy, relayed from 127.0.0.1:3128 (HTTP_PROXY): allow "
+                         "pypi.org; deny evil.pypi.org"),
+            std::string::npos)
+      << ran.out;
+}
+
+// The host's 127.0.0.2 (the sandbox's loopback is its own, and 127.0.0.1 is in NO_PROXY),
+// allowed explicitly as an address: the one connection goes through the proxy and is
+// reported; another port is denied; nothing leaves the machine.
+TEST(CliTest, AllowNetReachesAnAllowedAddressAndReportsEveryConnection) {
+  cordon::testing::LoopbackServer server(
+      [](int c) {
+        (void)cordon::testing::read_http_head(c);
+        const std::string reply = "HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nfrom host";
+        (void)::write(c, reply.data(), reply.size());
+      },
+      "127.0.0.2");
+  const std::string port = std::to_string(server.port());
+  const std::string code =
+      "import urllib.request, urllib.error\n"
+      "print(urllib.request.urlopen('http://127.0.0.2:" +
+      port +
+      "/', timeout=10).read().decode())\n"
+      "try:\n"
+      "    urllib.request.urlopen('http://127.0.0.3:" +
+      port +
+      "/', timeout=10)\n"
+      "except urllib.error.HTTPError as e:\n"
+      "    print('denied', e.code)\n";
+  const Ran ran = cordon(
+      {"run", "-b", "namespace", "--allow-net", "127.0.0.2:" + port, "-l", "python", "-c", code});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(ran.out, "from host\ndenied 403\n") << ran.err;
+  EXPECT_NE(ran.err.find("cordon: network: allowed GET 127.0.0.2:" + port + ": "),
+            std::string::npos)
+      << ran.err;
+  EXPECT_NE(ran.err.find("cordon: network: denied GET 127.0.0.3:" + port + ": "), std::string::npos)
+      << ran.err;
 }
 
 TEST(CliTest, NamespacePrestartTakesPythonOrNone) {

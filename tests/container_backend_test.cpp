@@ -140,6 +140,18 @@ TEST_F(ContainerTest, OutputIsCapped) {
   EXPECT_TRUE(r.stdout_truncated);
 }
 
+// No egress proxy here yet (issue #16): an allow-list is refused before anything runs, never
+// run with no network in silence nor with the host's.
+TEST_F(ContainerTest, ANetworkAllowListIsRefusedWithTheReason) {
+  RunRequest req = sh("echo ran");
+  req.network.allow = {"pypi.org"};
+  const RunResult r = run(req);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(r.stdout_data, "");
+  EXPECT_NE(r.error.value_or("").find("cannot give a run a network allow-list"), std::string::npos)
+      << r.error.value_or("");
+}
+
 // A run reports as enforced exactly what capabilities() claim for its limits, in the same
 // words (issue #14: the two were written separately and differed in the timeout's).
 TEST_F(ContainerTest, ARunEnforcesWhatCapabilitiesClaim) {

@@ -27,6 +27,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -55,8 +56,11 @@
 #include "cgroup_test_support.h"
 #include "claims_match.h"
 #include "cordon/cancel.h"
+#include "cordon/net/address.h"
+#include "cordon/net/resolver.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
+#include "loopback_server.h"
 #include "proc_test_support.h"
 #include "test_paths.h"
 #include "uid_slot.h"
@@ -243,64 +247,6 @@ TEST(NamespaceEmbedding, ASetUpProcessDeadBeforeGoIsASandboxErrorNotASigpipe) {
 
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::sigaction(SIGPIPE, &old, nullptr);
-}
-
-// The in-sandbox end of a network allow-list (issue #16; the proxy is not wired in yet):
-// the init relays 127.0.0.1:3128 inside the sandbox's own loopback to a unix socket on the
-// host, reached through the socket's directory passed with the order. The code (under the
-// sandbox's seccomp filter, as its uid) talks through it; the relay is not in its tree.
-TEST(NamespaceEmbedding, TheInitRelaysALoopbackPortToTheProxySocket) {
-  testing::ScratchDir dir;
-  ASSERT_EQ(::chmod(dir.path.c_str(), 0711), 0);  // the sandbox's uid may pass, not list
-  const std::string socket_path = dir.path + "/proxy.sock";
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::chmod(socket_path.c_str(), 0666), 0);
-  ASSERT_EQ(::listen(listener, 8), 0);
-  std::thread proxy([listener] {
-    const int c = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    std::string got;
-    char buf[256];
-    for (ssize_t n; (n = ::read(c, buf, sizeof(buf))) > 0;)
-      got.append(buf, static_cast<std::size_t>(n));
-    const std::string reply = "proxy got: " + got;
-    (void)::write(c, reply.data(), reply.size());
-    ::close(c);
-  });
-  const int dir_fd = ::open(dir.path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  ASSERT_GE(dir_fd, 0);
-  ns::NamespaceOptions options;
-  options.relay_for_test = ns::NamespaceOptions::RelayForTest{3128, dir_fd, "proxy.sock"};
-  ns::NamespaceBackend backend(options);
-  if (!backend.probe().available) {
-    ::shutdown(listener, SHUT_RDWR);
-    proxy.join();
-    CORDON_SKIP_OR_FAIL(backend.probe().reason);
-  }
-  RunRequest request;
-  request.language = Language::kPython;
-  request.code =
-      "import socket, os\n"
-      "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
-      "s.sendall(b'hello from ' + str(os.getuid()).encode())\n"
-      "s.shutdown(socket.SHUT_WR)\n"
-      "print(s.makefile('rb').read().decode())\n"
-      "print('relay in my tree:', any('cordon-relay' in open(f'/proc/{p}/comm').read()\n"
-      "      for p in os.listdir('/proc') if p.isdigit() and int(p) != 1\n"
-      "      and os.getsid(int(p)) == os.getsid(0)))\n";
-  request.timeout = std::chrono::seconds(20);
-  const RunResult r = backend.run(request, {}, nullptr);
-  ::shutdown(listener, SHUT_RDWR);
-  proxy.join();
-  ::close(listener);
-  ::close(dir_fd);
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
-  EXPECT_NE(r.stdout_data.find("proxy got: hello from 65534"), std::string::npos) << r.stdout_data;
-  EXPECT_NE(r.stdout_data.find("relay in my tree: False"), std::string::npos) << r.stdout_data;
 }
 
 // ---- limits ----
@@ -793,6 +739,164 @@ TEST(NamespacePrepare, OnlyPrepareSweepsWhatADeadCordonLeft) {
   EXPECT_TRUE(backend.prepare());
   const RunResult r = backend.run(sh("echo ran"), {}, nullptr);
   EXPECT_EQ(r.stdout_data, "ran\n") << r.error.value_or("");
+}
+
+// ---- the network allow-list (issue #16) ----
+
+// An HTTP server on the host's loopback, answering every request with its request line.
+class HostHttpServer {
+ public:
+  HostHttpServer()
+      : server_([](int c) {
+          const std::string head = testing::read_http_head(c);
+          const std::string body = "host saw: " + head.substr(0, head.find("\r\n"));
+          const std::string reply =
+              "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+              "\r\nConnection: close\r\n\r\n" + body;
+          (void)::write(c, reply.data(), reply.size());
+        }) {}
+  [[nodiscard]] std::uint16_t port() const { return server_.port(); }
+
+ private:
+  testing::LoopbackServer server_;
+};
+
+// What the code tries: an allowed name through the proxy, a name not on the list, the host's
+// loopback port directly (the sandbox's loopback is its own), its own resolver (it has none
+// that works), and whether the relay is in its session.
+std::string network_probe(std::uint16_t port) {
+  const std::string p = std::to_string(port);
+  return "import os, socket, urllib.request, urllib.error\n"
+         "print('proxy', os.environ.get('HTTPS_PROXY'), os.environ.get('http_proxy'))\n"
+         "print(urllib.request.urlopen('http://api.test:" +
+         p +
+         "/ok', timeout=10).read().decode())\n"
+         "try:\n"
+         "    urllib.request.urlopen('http://other.test:" +
+         p +
+         "/', timeout=10)\n"
+         "    print('other: reached')\n"
+         "except urllib.error.HTTPError as e:\n"
+         "    print('other:', e.code)\n"
+         "try:\n"
+         "    socket.create_connection(('127.0.0.1', " +
+         p +
+         "), timeout=3)\n"
+         "    print('direct: connected')\n"
+         "except OSError:\n"
+         "    print('direct: refused')\n"
+         "try:\n"
+         "    socket.getaddrinfo('api.test', 80)\n"
+         "    print('dns: resolved')\n"
+         "except OSError:\n"
+         "    print('dns: none')\n"
+         "print('relay in my session:', any('cordon-relay' in open(f'/proc/{q}/comm').read()\n"
+         "      for q in os.listdir('/proc') if q.isdigit() and int(q) != 1\n"
+         "      and os.getsid(int(q)) == os.getsid(0)))\n";
+}
+
+ns::NamespaceOptions with_test_resolver(ns::NamespaceOptions options) {
+  options.resolver_for_test = std::make_shared<net::StaticResolver>(
+      std::map<std::string, std::vector<net::IpAddress>, std::less<>>{
+          {"api.test", {*net::IpAddress::parse("127.0.0.1")}},
+          {"other.test", {*net::IpAddress::parse("127.0.0.1")}}});
+  return options;
+}
+
+void expect_allow_list_held(const RunResult& r, std::uint16_t port) {
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  const std::string& out = r.stdout_data;
+  EXPECT_NE(out.find("proxy http://127.0.0.1:3128 http://127.0.0.1:3128"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("host saw: GET /ok HTTP/1.1"), std::string::npos) << out;
+  EXPECT_NE(out.find("other: 403"), std::string::npos) << out;
+  EXPECT_NE(out.find("direct: refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("dns: none"), std::string::npos) << out;
+  EXPECT_NE(out.find("relay in my session: False"), std::string::npos) << out;
+  ASSERT_TRUE(r.network.has_value());
+  ASSERT_EQ(r.network->connections.size(), 2U);
+  const NetConnection& allowed = r.network->connections[0];
+  EXPECT_TRUE(allowed.allowed) << allowed.why;
+  EXPECT_EQ(allowed.host, "api.test");
+  EXPECT_EQ(allowed.port, port);
+  EXPECT_EQ(allowed.address, "127.0.0.1");
+  EXPECT_GT(allowed.bytes_out, 0U);
+  EXPECT_GT(allowed.bytes_in, 0U);
+  const NetConnection& denied = r.network->connections[1];
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.host, "other.test");
+  EXPECT_FALSE(denied.why.empty());
+  const auto network = std::ranges::find(r.enforced, Aspect::kNetwork, &Enforced::aspect);
+  ASSERT_NE(network, r.enforced.end());
+  EXPECT_NE(network->mechanism.find("cordon's proxy"), std::string::npos) << network->mechanism;
+  EXPECT_NE(network->value.value_or("").find("api.test:" + std::to_string(port)),
+            std::string::npos);
+}
+
+RunRequest network_request(std::uint16_t port) {
+  RunRequest request;
+  request.language = Language::kPython;
+  request.code = network_probe(port);
+  request.timeout = std::chrono::seconds(30);
+  // The name by port; the loopback address it resolves to must be allowed as an address.
+  request.network.allow = {"api.test:" + std::to_string(port), "127.0.0.1"};
+  return request;
+}
+
+TEST(NamespaceNetwork, AnAllowedNameIsReachedThroughTheProxyAndNothingElse) {
+  HostHttpServer server;
+  ns::NamespaceBackend backend(with_test_resolver({}));
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  expect_allow_list_held(backend.run(network_request(server.port()), {}, nullptr), server.port());
+}
+
+// A pooled sandbox was built before the run's proxy existed: the socket's directory comes
+// with the order.
+TEST(NamespaceNetwork, APooledSandboxReachesItsRunsProxy) {
+  HostHttpServer server;
+  ns::NamespaceOptions options;
+  options.pool_size = 1;
+  ns::NamespaceBackend backend(with_test_resolver(options));
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  ASSERT_TRUE(backend.prepare());
+  ASSERT_NE(backend.pool(), nullptr);
+  ready_and_aged(*backend.pool());
+  RunRequest request = network_request(server.port());
+  request.code += kInitAge;
+  const RunResult r = backend.run(request, {}, nullptr);
+  expect_allow_list_held(r, server.port());
+  EXPECT_GE(init_age(r), aged_ticks()) << "not a pooled sandbox: " << r.stdout_data;
+}
+
+// Without a list there is no proxy and no way out, whatever the code tries.
+TEST(NamespaceNetwork, WithoutAListThereIsNoProxy) {
+  ns::NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  RunRequest request;
+  request.language = Language::kPython;
+  request.code =
+      "import os, socket\n"
+      "print('proxy', os.environ.get('HTTP_PROXY'))\n"
+      "try:\n"
+      "    socket.create_connection(('127.0.0.1', 3128), timeout=3)\n"
+      "    print('relay: connected')\n"
+      "except OSError:\n"
+      "    print('relay: refused')\n";
+  const RunResult r = backend.run(request, {}, nullptr);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "proxy None\nrelay: refused\n");
+  EXPECT_FALSE(r.network.has_value());
+}
+
+TEST(NamespaceNetwork, AMalformedEntryIsRefusedBeforeAnythingRuns) {
+  ns::NamespaceBackend backend;
+  RunRequest request;
+  request.code = "echo ran";
+  request.network.allow = {"*"};
+  const RunResult r = backend.run(request, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
+  EXPECT_EQ(r.stdout_data, "");
+  EXPECT_FALSE(r.error.value_or("").empty());
 }
 
 }  // namespace

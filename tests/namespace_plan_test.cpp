@@ -65,6 +65,27 @@ TEST(NamespacePlan, NetworkSwitchForControls) {
   EXPECT_EQ(std::count(p.namespaces.begin(), p.namespaces.end(), "network"), 0);
 }
 
+// With an allow-list (issue #16) the network namespace stays; the code is told where the
+// relay is, in both spellings, and nothing else changes.
+TEST(NamespacePlan, AnAllowListKeepsTheNamespaceAndSetsTheProxyVariables) {
+  Fixture f;
+  const SandboxPlan without = f.plan();
+  f.req.network.allow = {"pypi.org"};
+  const SandboxPlan p = f.plan();
+  EXPECT_NE(p.clone_flags & CLONE_NEWNET, 0u);
+  EXPECT_TRUE(p.loopback_up);
+  for (const char* var : {"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
+                          "HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+                          "NO_PROXY=localhost,127.0.0.1,::1"}) {
+    EXPECT_EQ(std::count(p.env.begin(), p.env.end(), var), 1) << var;
+  }
+  EXPECT_EQ(
+      std::count_if(without.env.begin(), without.env.end(),
+                    [](const std::string& e) { return e.find("PROXY") != std::string::npos; }),
+      0);
+  EXPECT_EQ(p.env.size(), without.env.size() + 8);
+}
+
 TEST(NamespacePlan, ProcSysIsReadOnlyUnlessSwitchedOffForAControl) {
   const auto proc_sys_read_only = [](const SandboxPlan& p) {
     return std::ranges::any_of(p.fs.steps, [](const policy::FsStep& s) {

@@ -35,6 +35,10 @@ TEST(PluginWire, EveryRequestFieldRoundTripsWithAnyBytes) {
   in.artifact_max_bytes = 77;
   in.setup_bound = milliseconds(3000);
   in.tool_description = ToolDescriptionRef{"run_code", 3};
+  in.network.allow = {"pypi.org", "10.0.0.0/8"};
+  in.network.deny = {"evil.pypi.org"};
+  in.network.max_bytes = 1u << 20;
+  in.network.max_connections = 7;
 
   const json wire = crossed(wire::to_json(in));
   // Valid UTF-8 stays readable text; anything else is base64.
@@ -60,6 +64,10 @@ TEST(PluginWire, EveryRequestFieldRoundTripsWithAnyBytes) {
   ASSERT_TRUE(out->tool_description);
   EXPECT_EQ(out->tool_description->id, "run_code");
   EXPECT_EQ(out->tool_description->version, 3);
+  EXPECT_EQ(out->network.allow, in.network.allow);
+  EXPECT_EQ(out->network.deny, in.network.deny);
+  EXPECT_EQ(out->network.max_bytes, in.network.max_bytes);
+  EXPECT_EQ(out->network.max_connections, in.network.max_connections);
 
   // Unset stays unset.
   const Result<RunRequest> plain = wire::request_from_json(crossed(wire::to_json(RunRequest{})));
@@ -68,6 +76,8 @@ TEST(PluginWire, EveryRequestFieldRoundTripsWithAnyBytes) {
   EXPECT_FALSE(plain->limits.memory_bytes);
   EXPECT_FALSE(plain->limits.cpu_time);
   EXPECT_FALSE(plain->tool_description);
+  EXPECT_FALSE(plain->network.any());
+  EXPECT_FALSE(plain->network.max_bytes);
 }
 
 TEST(PluginWire, MalformedRequestsAreRefusedNamingTheField) {
@@ -85,6 +95,8 @@ TEST(PluginWire, MalformedRequestsAreRefusedNamingTheField) {
       {{{"env", {{"A"}}}}, "'env' has an unexpected value"},
       {{{"input_files", {{"a", 1}}}}, "'input_files' has an unexpected value"},
       {{{"tool_description", {{"version", 1}}}}, "'tool_description' has an unexpected value"},
+      {{{"network", {{"allow", "pypi.org"}}}}, "'allow' has an unexpected value"},
+      {{{"network", {{"max_connections", -1}}}}, "'max_connections' has an unexpected value"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.request.dump());

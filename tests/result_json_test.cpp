@@ -62,7 +62,7 @@ TEST(ResultJson, SchemaFieldsAndTypes) {
       "timed_out",        "oom_killed",       "wall_ms",        "setup_ms",
       "cpu_ms",           "max_rss_kb",       "memory_peak_kb", "backend",
       "policy",           "enforced",         "artifacts",      "error",
-      "tool_description"};
+      "tool_description", "network"};
   std::set<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.insert(key);
   EXPECT_EQ(keys, expected);
@@ -86,6 +86,7 @@ TEST(ResultJson, SchemaFieldsAndTypes) {
   EXPECT_TRUE(j["policy"].is_null());
   EXPECT_TRUE(j["error"].is_null());
   EXPECT_TRUE(j["tool_description"].is_null());
+  EXPECT_TRUE(j["network"].is_null());  // no allow-list: no network report
   ASSERT_EQ(j["enforced"].size(), 2u);
   EXPECT_EQ(j["enforced"][0],
             (json{{"aspect", "timeout"}, {"mechanism", "deadline"}, {"value", "5 s"}}));
@@ -115,13 +116,57 @@ TEST(ResultJson, OptionalFieldsWhenSet) {
   EXPECT_EQ(j["tool_description"], (json{{"id", "run_code"}, {"version", 3}}));
 }
 
+// A run with an allow-list (issue #16, schema 3): the list and limits it ran with, each
+// connection asked for, and a limit that was reached.
+TEST(ResultJson, NetworkReportShape) {
+  RunResult r = sample();
+  NetworkReport report;
+  report.access.allow = {"pypi.org", "*.pythonhosted.org"};
+  report.access.deny = {"evil.pypi.org"};
+  report.access.max_bytes = 1000;
+  report.connections = {
+      {"CONNECT", "pypi.org", 443, "151.101.0.223", true, "allowed by pypi.org", 517, 4096},
+      {"GET", "evil.pypi.org", 80, "", false, "denied by --deny-net evil.pypi.org", 0, 0}};
+  report.dropped = 2;
+  report.limit_reached = "bytes";
+  r.network = report;
+  const json j = to_json(r);
+  EXPECT_EQ(j["schema_version"], 3);
+  const json& n = j["network"];
+  EXPECT_EQ(n["allow"], json::array({"pypi.org", "*.pythonhosted.org"}));
+  EXPECT_EQ(n["deny"], json::array({"evil.pypi.org"}));
+  EXPECT_EQ(n["max_bytes"], 1000);
+  EXPECT_TRUE(n["max_connections"].is_null());
+  ASSERT_EQ(n["connections"].size(), 2u);
+  EXPECT_EQ(n["connections"][0], (json{{"method", "CONNECT"},
+                                       {"host", "pypi.org"},
+                                       {"port", 443},
+                                       {"address", "151.101.0.223"},
+                                       {"allowed", true},
+                                       {"why", "allowed by pypi.org"},
+                                       {"bytes_out", 517},
+                                       {"bytes_in", 4096}}));
+  EXPECT_EQ(n["connections"][1]["allowed"], false);
+  EXPECT_EQ(n["dropped"], 2);
+  EXPECT_EQ(n["limit_reached"], "bytes");
+  const Result<RunResult> back = result_from_json(j);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(to_json(*back), j);
+  json bad = j;
+  bad["network"]["connections"][0]["port"] = "https";
+  EXPECT_FALSE(result_from_json(bad));
+  bad = j;
+  bad["network"]["allow"] = "pypi.org";
+  EXPECT_FALSE(result_from_json(bad));
+}
+
 // A figure that was not measured is null, never 0; the schema version says so.
 TEST(ResultJson, UnmeasuredFiguresAreNull) {
   RunResult r;
   apply_termination(killed_at_deadline(), r);
   r.wall_ms = 1000;
   const json j = to_json(r);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_GE(j["schema_version"], 2);  // 2 made them null
   EXPECT_EQ(j["outcome"], "timed_out");
   EXPECT_EQ(j["signal"], SIGKILL);
   EXPECT_TRUE(j["cpu_ms"].is_null());

@@ -13,6 +13,7 @@
 
 #include "cordon/claims.h"
 #include "cordon/limit_check.h"
+#include "cordon/net/run_network.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
@@ -165,7 +166,8 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
   caps.aspects.push_back(network_namespace_claim(
       options_.network_namespace,
       "no interface but lo and no route out; the host's loopback and abstract unix sockets are "
-      "unreachable"));
+      "unreachable",
+      /*egress_proxy=*/options_.network_namespace));
   caps.aspects.push_back(
       claim(Aspect::kFilesystem, Enforcement::kEnforced,
             {"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}}, std::nullopt,
@@ -280,6 +282,11 @@ Result<Plan> NamespaceBackend::describe_plan(const RunRequest& request) const {
   // `enforced` name them.
   out.limits = plan_limits(request, capabilities(request.limits));
   out.timeout_ms = effective_timeout(request).count();
+  if (request.network.any()) {
+    const Enforced allowed = net::allow_list_enforced(request.network);
+    out.network += "; egress only through cordon's proxy, relayed from 127.0.0.1:" +
+                   std::to_string(net::kProxyPort) + " (HTTP_PROXY): " + allowed.value.value_or("");
+  }
   return out;
 }
 
@@ -463,6 +470,14 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   if (!sandbox && pool_ && pool_fits(request)) {
     if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());
   }
+  // The run's network allow-list: its proxy, up before the code can ask it anything, and
+  // ended (with what went through) after the code is gone.
+  std::unique_ptr<net::RunNetwork> network;
+  if (request.network.any()) {
+    auto started = net::RunNetwork::start(request.network, options_.resolver_for_test);
+    if (!started) return setup.error("egress proxy: " + started.error().describe());
+    network = std::move(*started);
+  }
   std::optional<RunPipes> pipes;
   for (;;) {
     if (!sandbox) {
@@ -494,10 +509,10 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     order.stdin_fd = pipes->child_stdin();
     order.stdout_fd = pipes->child_stdout();
     order.stderr_fd = pipes->child_stderr();
-    if (options_.relay_for_test) {
-      order.relay_port = options_.relay_for_test->port;
-      order.relay_dir_fd = options_.relay_for_test->dir_fd;
-      order.relay_socket = options_.relay_for_test->socket;
+    if (network) {
+      order.relay_port = net::RunNetwork::port();
+      order.relay_dir_fd = network->dir_fd();
+      order.relay_socket = net::RunNetwork::socket_name();
     }
     auto launched = sandbox->process.launch(order);
     if (!launched && taken_from != nullptr && launched.error().code == ErrorCode::kUnavailable) {
@@ -546,7 +561,14 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
           retire_to->retire(std::move(retired));
         });
   }
-  return drive_run(request, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
+  if (network) {
+    std::erase_if(frame.enforced, [](const Enforced& e) { return e.aspect == Aspect::kNetwork; });
+    frame.enforced.insert(frame.enforced.begin(), net::allow_list_enforced(request.network));
+  }
+  RunResult result =
+      drive_run(request, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
+  if (network) result.network = network->finish();
+  return result;
 }
 
 }  // namespace cordon::ns

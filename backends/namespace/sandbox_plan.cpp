@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cordon/interpreter.h"
+#include "cordon/net/run_network.h"
 
 namespace cordon::ns {
 namespace {
@@ -130,6 +131,13 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
                                     [](const auto& kv) { return kv.first == "LANG"; });
   if (!has_lang) plan.env.emplace_back("LANG=C.UTF-8");
   for (const auto& [name, value] : req.env) plan.env.push_back(name + "=" + value);
+  // With an allow-list, the way out: the relay on the sandbox's loopback (validate() keeps
+  // the request from setting these itself).
+  if (req.network.any()) {
+    for (const auto& [name, value] : net::proxy_environment()) {
+      plan.env.push_back(name + "=" + value);
+    }
+  }
 
   // Always: no core dumps (the kernel's core handler runs outside the sandbox), a bounded
   // fd table, and a file-size bound just above /tmp's size, so a full /tmp reports ENOSPC

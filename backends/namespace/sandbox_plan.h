@@ -8,12 +8,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/net/resolver.h"
 #include "cordon/policy/fs_plan.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/request.h"
@@ -74,15 +76,9 @@ struct NamespaceOptions {
   // Tests only: called in cordon's process right before it releases the set-up process
   // (the "go" byte), with that process's pid, so a test can make it die there.
   void (*before_go_for_test)(pid_t setup_process) = nullptr;
-  // Tests only, until the egress proxy is wired in (issue #16): every run's init relays
-  // 127.0.0.1:port to the unix socket `socket` in the directory `dir_fd` (the order's kRelay,
-  // the directory passed with it), as a run with a network allow-list will.
-  struct RelayForTest {
-    std::uint16_t port = 0;
-    int dir_fd = -1;
-    std::string socket;
-  };
-  std::optional<RelayForTest> relay_for_test;
+  // Tests only: resolves the names of a run's network allow-list instead of the host's
+  // resolver, so a test's "domains" lead to servers on this machine (net/resolver.h).
+  std::shared_ptr<net::Resolver> resolver_for_test;
 };
 
 // One line of /proc/<pid>/uid_map or gid_map.

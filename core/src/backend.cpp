@@ -67,7 +67,22 @@ std::vector<PlanLimit> plan_limits(const RunRequest& request, const Capabilities
 
 Status check_request(const Backend& backend, const RunRequest& request) {
   if (Status valid = validate(request); !valid) return valid;
-  return check_limits(request.limits, backend.capabilities(request.limits), backend.name());
+  const Capabilities caps = backend.capabilities(request.limits);
+  if (request.network.any()) {
+    // Fail closed: a backend that cannot carry the list never runs the code with the host's
+    // network, nor quietly with none while the caller thinks the list holds.
+    const Capability* network = caps.find(Aspect::kNetwork);
+    if (network == nullptr || !carries_allow_list(*network)) {
+      return fail(ErrorCode::kUnavailable,
+                  "the " + std::string(backend.name()) +
+                      " backend cannot give a run a network allow-list (--allow-net): " +
+                      (network != nullptr && network->enforcement == Enforcement::kNone
+                           ? "it does not isolate the network at all"
+                           : "it has no egress proxy") +
+                      "; use the namespace backend");
+    }
+  }
+  return check_limits(request.limits, caps, backend.name());
 }
 
 Result<void> Backend::prepare() { return {}; }

@@ -165,14 +165,23 @@ std::vector<std::string> ceiling_conditions(bool requested) {
   return {std::string(kDefaultCeiling)};
 }
 
-Capability network_namespace_claim(bool on, std::string detail) {
+Capability network_namespace_claim(bool on, std::string detail, bool egress_proxy) {
   if (!on) {
     return no_claim(Aspect::kNetwork,
                     "network namespace switched off: the host's network is reachable");
   }
-  return claim(Aspect::kNetwork, Enforcement::kEnforced,
-               {"namespace", {{"type", "network"}, {"interfaces", "lo"}}}, std::nullopt,
+  Mechanism by{"namespace", {{"type", "network"}, {"interfaces", "lo"}}};
+  if (egress_proxy) {
+    by.params.emplace_back("egress", "proxy");
+    detail += "; with --allow-net, egress only through cordon's proxy to the hosts listed";
+  }
+  return claim(Aspect::kNetwork, Enforcement::kEnforced, std::move(by), std::nullopt,
                std::move(detail));
+}
+
+bool carries_allow_list(const Capability& network) {
+  return network.aspect == Aspect::kNetwork && network.enforcement == Enforcement::kEnforced &&
+         network.by.kind == "namespace" && param(network.by, "egress") == "proxy";
 }
 
 Capability seccomp_claim(bool on, std::string_view name, int version, std::string_view hash,

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cordon/error.h"
 #include "cordon/json_number.h"
@@ -91,6 +92,20 @@ template <typename Enum, std::size_t N>
     if (to_string(value) == text) return value;
   }
   return std::nullopt;
+}
+
+// An array of strings.
+inline Status read(const json& object, std::string_view key, std::vector<std::string>& out) {
+  const json* value = member(object, key);
+  if (value == nullptr) return {};
+  if (!value->is_array()) return std::unexpected(unexpected_value(key, *value));
+  std::vector<std::string> strings;
+  for (const json& item : *value) {
+    if (!item.is_string()) return std::unexpected(unexpected_value(key, *value));
+    strings.push_back(item.get<std::string>());
+  }
+  out = std::move(strings);
+  return {};
 }
 
 // The first of `reads` that failed, else success: several members read in one statement.

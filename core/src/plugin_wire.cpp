@@ -1,5 +1,6 @@
 #include "cordon/plugin_wire.h"
 
+#include "cordon/result_json.h"
 #include "cordon/text.h"
 #include "json_fields.h"
 
@@ -76,6 +77,7 @@ json to_json(const RunRequest& request) {
               {"artifact_globs", std::move(globs)},
               {"artifact_max_bytes", request.artifact_max_bytes},
               {"setup_bound_ms", request.setup_bound.count()},
+              {"network", to_json(request.network)},
               {"tool_description", request.tool_description
                                        ? json{{"id", bytes(request.tool_description->id)},
                                               {"version", request.tool_description->version}}
@@ -152,6 +154,11 @@ Result<RunRequest> request_from_json(const json& in) {
     ToolDescriptionRef ref{std::move(*value), 0};
     if (auto s = read(*tool, "version", ref.version); !s) return std::unexpected(s.error());
     out.tool_description = std::move(ref);
+  }
+  if (const json* network = member(in, "network")) {
+    if (Status s = read_network_access(*network, out.network); !s) {
+      return std::unexpected(s.error());
+    }
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "cordon/net/net_policy.h"
+#include "cordon/net/run_network.h"
 #include "cordon/units.h"
 
 namespace cordon {
@@ -100,6 +102,23 @@ Status validate(const RunRequest& request) {
   }
   for (const auto& [path, bytes] : request.input_files) {
     if (auto status = check_input_path(path); !status) return status;
+  }
+  if (!request.network.allow.empty() || !request.network.deny.empty()) {
+    auto policy = net::NetPolicy::make(request.network.allow, request.network.deny);
+    if (!policy) return std::unexpected(policy.error());
+  }
+  if (request.network.any()) {
+    // The proxy's address is the sandbox's to set: another would lead nowhere, or around it.
+    for (const auto& [name, value] : request.env) {
+      for (const auto& [proxy_name, proxy_value] : net::proxy_environment()) {
+        if (name == proxy_name) {
+          return fail(ErrorCode::kInvalidArgument,
+                      "environment variable " + name +
+                          " is set by the sandbox for its network allow-list and cannot be "
+                          "overridden");
+        }
+      }
+    }
   }
   for (const auto& glob : request.artifact_globs) {
     if (glob.empty()) return fail(ErrorCode::kInvalidArgument, "artifact glob is empty");

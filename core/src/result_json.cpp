@@ -38,7 +38,43 @@ json enforced_json(const Enforced& enforced) {
               {"value", optional_text(enforced.value)}};
 }
 
+json connection_json(const NetConnection& c) {
+  return json{{"method", text(c.method)},   {"host", text(c.host)},  {"port", c.port},
+              {"address", text(c.address)}, {"allowed", c.allowed},  {"why", text(c.why)},
+              {"bytes_out", c.bytes_out},   {"bytes_in", c.bytes_in}};
+}
+
+json network_json(const NetworkReport& report) {
+  json out = to_json(report.access);
+  json connections = json::array();
+  for (const NetConnection& c : report.connections) connections.push_back(connection_json(c));
+  out["connections"] = std::move(connections);
+  out["dropped"] = report.dropped;
+  out["limit_reached"] = optional_text(report.limit_reached);
+  return out;
+}
+
 }  // namespace
+
+json to_json(const NetworkAccess& access) {
+  json allow = json::array();
+  for (const auto& entry : access.allow) allow.push_back(text(entry));
+  json deny = json::array();
+  for (const auto& entry : access.deny) deny.push_back(text(entry));
+  return json{
+      {"allow", std::move(allow)},
+      {"deny", std::move(deny)},
+      {"max_bytes", access.max_bytes ? json(*access.max_bytes) : json(nullptr)},
+      {"max_connections", access.max_connections ? json(*access.max_connections) : json(nullptr)}};
+}
+
+Status read_network_access(const json& in, NetworkAccess& out) {
+  if (!in.is_object()) return std::unexpected(json_fields::unexpected_value("network", in));
+  return json_fields::first_failure(
+      {json_fields::read(in, "allow", out.allow), json_fields::read(in, "deny", out.deny),
+       json_fields::read(in, "max_bytes", out.max_bytes),
+       json_fields::read(in, "max_connections", out.max_connections)});
+}
 
 json to_json(const RunResult& result) {
   bool stdout_lossy = false;
@@ -79,6 +115,7 @@ json to_json(const RunResult& result) {
                                 ? json{{"id", text(result.tool_description->id)},
                                        {"version", result.tool_description->version}}
                                 : json(nullptr);
+  out["network"] = result.network ? network_json(*result.network) : json(nullptr);
   return out;
 }
 
@@ -151,9 +188,27 @@ json result_json_schema() {
       {"error", nullable("string")},
       {"tool_description",
        object_of({{"id", typed("string")}, {"version", typed("integer")}}, {"id", "version"})},
+      {"network", object_of({{"allow", {{"type", "array"}, {"items", typed("string")}}},
+                             {"deny", {{"type", "array"}, {"items", typed("string")}}},
+                             {"max_bytes", nullable("integer")},
+                             {"max_connections", nullable("integer")},
+                             {"connections",
+                              {{"type", "array"},
+                               {"items", object_of({{"method", typed("string")},
+                                                    {"host", typed("string")},
+                                                    {"port", typed("integer")},
+                                                    {"address", typed("string")},
+                                                    {"allowed", typed("boolean")},
+                                                    {"why", typed("string")},
+                                                    {"bytes_out", typed("integer")},
+                                                    {"bytes_in", typed("integer")}},
+                                                   {"host", "port", "allowed", "why"})}}},
+                             {"dropped", typed("integer")},
+                             {"limit_reached", nullable("string")}},
+                            {"allow", "connections"})},
   };
   // Nullable objects: null, or an object of that shape.
-  for (const char* name : {"policy", "tool_description"}) {
+  for (const char* name : {"policy", "tool_description", "network"}) {
     properties[name]["type"] = json::array({"object", "null"});
   }
   return json{{"type", "object"},
@@ -338,6 +393,32 @@ Result<RunResult> result_from_json(const json& in) {
       return std::unexpected(s.error());
     }
     r.tool_description = std::move(ref);
+  }
+  if (const json* network = member(in, "network")) {
+    NetworkReport report;
+    if (Status st = read_network_access(*network, report.access); !st) {
+      return std::unexpected(st.error());
+    }
+    const Result<std::vector<json>> connections = items(*network, "connections");
+    if (!connections) return std::unexpected(connections.error());
+    for (const json& item : *connections) {
+      NetConnection c;
+      if (Status st = first_failure({read(item, "method", c.method), read(item, "host", c.host),
+                                     read(item, "port", c.port), read(item, "address", c.address),
+                                     read(item, "allowed", c.allowed), read(item, "why", c.why),
+                                     read(item, "bytes_out", c.bytes_out),
+                                     read(item, "bytes_in", c.bytes_in)});
+          !st) {
+        return std::unexpected(st.error());
+      }
+      report.connections.push_back(std::move(c));
+    }
+    if (Status st = first_failure({read(*network, "dropped", report.dropped),
+                                   read(*network, "limit_reached", report.limit_reached)});
+        !st) {
+      return std::unexpected(st.error());
+    }
+    r.network = std::move(report);
   }
   return r;
 }

@@ -66,8 +66,12 @@ inline constexpr std::string_view kRoot = "root";           // holds because cor
 
 // The network aspect of a sandbox in a network namespace of its own with only lo up
 // (`detail`: the backend's words on how), or, when `on` is false, with that namespace
-// switched off.
-[[nodiscard]] Capability network_namespace_claim(bool on, std::string detail);
+// switched off. `egress_proxy`: a run may have a network allow-list, carried by cordon's
+// egress proxy (net/run_network.h) into that namespace; the parameter {"egress", "proxy"}.
+[[nodiscard]] Capability network_namespace_claim(bool on, std::string detail,
+                                                 bool egress_proxy = false);
+// Whether a network claim says the backend carries an allow-list (the parameter above).
+[[nodiscard]] bool carries_allow_list(const Capability& network);
 
 // The syscall filter: seccomp with the policy `name` v`version` (`hash`: its digest), or,
 // when `on` is false, switched off.

@@ -43,6 +43,19 @@ struct Limits {
   std::optional<std::uint64_t> scratch_bytes;        // size of the writable scratch
 };
 
+// The network a run may reach (issue #16). Empty `allow`: none at all, the default. Entries
+// are DOMAIN, *.DOMAIN, HOST:PORT, an address or a CIDR (net/net_policy.h); a `deny` entry
+// wins over an `allow` entry. A backend that cannot carry an allow-list refuses a request
+// with one (check_request()), never runs it with more network or without.
+struct NetworkAccess {
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+  std::optional<std::uint64_t> max_bytes;        // in + out over the run
+  std::optional<std::uint32_t> max_connections;  // requests through the proxy over the run
+
+  [[nodiscard]] bool any() const { return !allow.empty(); }
+};
+
 struct ToolDescriptionRef {
   std::string id;
   int version = 0;
@@ -70,6 +83,7 @@ struct RunRequest {
   // Bound on sandbox set-up and teardown, separate from the code's timeout.
   std::chrono::milliseconds setup_bound = kDefaultSetupBound;
   std::optional<ToolDescriptionRef> tool_description;
+  NetworkAccess network;
 };
 
 // The timeout a backend must apply: the request's, or the default when <= 0.
@@ -79,7 +93,7 @@ struct RunRequest {
 
 // Checks what every backend must refuse alike: code over kMaxCodeBytes, malformed env names (or
 // PATH/HOME), NUL bytes in env values, input file paths that are absolute, climb out with "..",
-// name no file or hold a NUL, and empty globs.
+// name no file or hold a NUL, empty globs, and network entries NetPolicy does not take.
 [[nodiscard]] Status validate(const RunRequest& request);
 
 }  // namespace cordon

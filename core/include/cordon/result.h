@@ -20,7 +20,8 @@ namespace cordon {
 // 2: cpu_ms and max_rss_kb are null when not measured (1 wrote 0); a run cordon stopped
 // reports the SIGKILL it was stopped with in `signal` (1 wrote 0 where the backend did not
 // see the end itself).
-inline constexpr int kResultSchemaVersion = 2;
+// 3: `network`, null unless the run had a network allow-list.
+inline constexpr int kResultSchemaVersion = 3;
 
 enum class Outcome {
   kOk,             // exit 0 before the deadline
@@ -50,6 +51,26 @@ struct Enforced {
   Aspect aspect = Aspect::kTimeout;
   std::string mechanism;
   std::optional<std::string> value;
+};
+
+// One connection the code asked the egress proxy for (issue #16), allowed or denied.
+struct NetConnection {
+  std::string method;  // CONNECT, GET, ...; empty when the request could not be read
+  std::string host;    // as the code named it (lower case); empty when unreadable
+  std::uint16_t port = 0;
+  std::string address;  // the address connected to, when one was
+  bool allowed = false;
+  std::string why;
+  std::uint64_t bytes_out = 0;  // from the sandbox
+  std::uint64_t bytes_in = 0;   // to the sandbox
+};
+
+// A run with a network allow-list: the list and limits it ran with and what went through.
+struct NetworkReport {
+  NetworkAccess access;
+  std::vector<NetConnection> connections;
+  std::uint64_t dropped = 0;                 // connections past the ones kept
+  std::optional<std::string> limit_reached;  // "bytes" or "connections"
 };
 
 struct BackendId {
@@ -111,6 +132,7 @@ struct RunResult {
   std::vector<Artifact> artifacts;
   std::optional<std::string> error;  // why the sandbox failed (kSandboxError), else unset
   std::optional<ToolDescriptionRef> tool_description;
+  std::optional<NetworkReport> network;  // set iff the request had an allow-list
 
   // The seed's field: exit 0 and not timed out.
   [[nodiscard]] bool ok() const { return outcome == Outcome::kOk; }

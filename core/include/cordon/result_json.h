@@ -35,6 +35,11 @@ void with_raw_output(const RunResult& result, nlohmann::json& out);
 [[nodiscard]] std::optional<std::int64_t> result_figure(const nlohmann::json& result,
                                                         std::string_view field);
 
+// A request's network access ({"allow", "deny", "max_bytes", "max_connections"}; null
+// limits where unset), as a result's "network" and a plugin's request carry it, and back.
+[[nodiscard]] nlohmann::json to_json(const NetworkAccess& access);
+[[nodiscard]] Status read_network_access(const nlohmann::json& in, NetworkAccess& out);
+
 [[nodiscard]] nlohmann::json to_json(const Capability& capability);
 // An array of to_json(Capability), in the order of capabilities.aspects.
 [[nodiscard]] nlohmann::json to_json(const Capabilities& capabilities);

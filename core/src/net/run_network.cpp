@@ -1,0 +1,80 @@
+#include "cordon/net/run_network.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <mutex>
+
+#include "cordon/owner.h"
+
+namespace cordon::net {
+
+std::vector<std::pair<std::string, std::string>> proxy_environment() {
+  const std::string url = "http://127.0.0.1:" + std::to_string(kProxyPort);
+  const std::string local = "localhost,127.0.0.1,::1";
+  return {{"HTTP_PROXY", url}, {"http_proxy", url}, {"HTTPS_PROXY", url}, {"https_proxy", url},
+          {"ALL_PROXY", url},  {"all_proxy", url},  {"NO_PROXY", local},  {"no_proxy", local}};
+}
+
+Result<std::unique_ptr<RunNetwork>> RunNetwork::start(const NetworkAccess& access,
+                                                      std::shared_ptr<Resolver> resolver) {
+  if (!access.any()) {
+    return fail(ErrorCode::kInternal, "a run network without an allow-list");
+  }
+  auto policy = NetPolicy::make(access.allow, access.deny);
+  if (!policy) return std::unexpected(policy.error());
+  // What a SIGKILLed cordon left (its proxy died with it), once per process.
+  static std::once_flag swept;
+  std::call_once(swept, [] { (void)sweep_stale_temp_dirs(kNetDirPrefix); });
+  auto dir = TempDir::create(owned_prefix(kNetDirPrefix));
+  if (!dir) return std::unexpected(dir.error());
+  // 0711: the sandbox's init (another uid) may reach the socket by its name, not list.
+  if (::chmod(dir->path().c_str(), 0711) != 0) {
+    return fail_errno("chmod " + dir->path().string());
+  }
+  UniqueFd dir_fd(::open(dir->path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) return fail_errno("open " + dir->path().string());
+  if (!resolver) resolver = std::make_shared<SystemResolver>();
+  EgressLimits limits;
+  limits.max_bytes = access.max_bytes.value_or(0);
+  limits.max_connections = access.max_connections.value_or(0);
+  auto proxy = EgressProxy::start((dir->path() / kProxySocketName).string(), std::move(*policy),
+                                  std::move(resolver), limits);
+  if (!proxy) return std::unexpected(proxy.error());
+  return std::unique_ptr<RunNetwork>(
+      new RunNetwork(access, std::move(*dir), std::move(dir_fd), std::move(*proxy)));
+}
+
+NetworkReport RunNetwork::finish() {
+  proxy_->stop();
+  NetworkReport report;
+  report.access = access_;
+  report.connections = proxy_->events();
+  report.dropped = proxy_->dropped_events();
+  report.limit_reached = proxy_->limit_reached();
+  return report;
+}
+
+Enforced allow_list_enforced(const NetworkAccess& access) {
+  std::string list = "allow ";
+  for (std::size_t i = 0; i < access.allow.size(); ++i) {
+    list += (i == 0 ? "" : ", ") + access.allow[i];
+  }
+  if (!access.deny.empty()) {
+    list += "; deny ";
+    for (std::size_t i = 0; i < access.deny.size(); ++i) {
+      list += (i == 0 ? "" : ", ") + access.deny[i];
+    }
+  }
+  if (access.max_bytes) list += "; at most " + std::to_string(*access.max_bytes) + " bytes";
+  if (access.max_connections) {
+    list += "; at most " + std::to_string(*access.max_connections) + " connections";
+  }
+  return Enforced{Aspect::kNetwork,
+                  "network namespace with loopback only; egress only through cordon's proxy "
+                  "(names resolved by cordon, no loopback/private/metadata addresses unless "
+                  "listed as addresses)",
+                  list};
+}
+
+}  // namespace cordon::net
