@@ -34,12 +34,13 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kOutput, "output"},
 }};
 
-constexpr std::array<std::pair<Control, std::string_view>, 5> kControls{{
+constexpr std::array<std::pair<Control, std::string_view>, 6> kControls{{
     {Control::kSubprocess, "subprocess"},
     {Control::kRequestEnv, "request_env"},
     {Control::kTest, "test"},
     {Control::kLocalTarget, "local_target"},
     {Control::kNone, "none"},
+    {Control::kAllowList, "allow_list"},
 }};
 
 template <typename E, std::size_t N>
@@ -124,6 +125,18 @@ Result<Attempt> parse_attempt(const json& j, const json& preludes) {
   const auto limits = parse_limits(j.value("limits", json()));
   if (!limits) return fail_in(limits.error());
   a.limits = *limits;
+  for (const auto& [key, into] : {std::pair{"allow_net", &a.allow_net},
+                                  std::pair{"control_allow_net", &a.control_allow_net}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_array()) {
+      return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": " + key + ": not a list");
+    }
+    *into = j[key].get<std::vector<std::string>>();
+  }
+  if (a.control == Control::kAllowList && (a.allow_net.empty() || a.control_allow_net.empty())) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + a.id + ": control allow_list needs allow_net and control_allow_net");
+  }
   return a;
 }
 

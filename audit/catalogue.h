@@ -46,6 +46,10 @@ enum class Control {
   // whose host target no weakened backend can reach (a host file, a kernel tunable, a
   // host process), and which must never run where nothing isolates.
   kLocalTarget,
+  // Run by the audit against the same backend with the attempt's target on the network
+  // allow-list (`control_allow_net`): the probe reaches the host listener when the list
+  // allows it (issue #16).
+  kAllowList,
 };
 
 struct Attempt {
@@ -64,6 +68,11 @@ struct Attempt {
   std::string require;  // output that proves the probe ran (else: any output)
   std::chrono::milliseconds timeout{5000};
   Limits limits;
+  // With entries, the run has this network allow-list ({{placeholders}} filled); such an
+  // attempt attacks a claim only backends that carry an allow-list make, and is left out
+  // of the audit of the others. `control_allow_net`: the list of the kAllowList control.
+  std::vector<std::string> allow_net;
+  std::vector<std::string> control_allow_net;
 };
 
 struct Catalogue {

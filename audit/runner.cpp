@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "audit/scene.h"
+#include "cordon/claims.h"
 
 namespace cordon::audit {
 namespace {
@@ -75,6 +76,17 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       }
       return;
     }
+    case Control::kAllowList: {
+      Attempt allowed = attempt;
+      allowed.allow_net = attempt.control_allow_net;
+      const Finding c = run_once(backend, allowed, fixture, limits);
+      v.control = "same backend, the target on the allow-list: " + describe(c);
+      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
+        v.status = AttemptStatus::kError;
+        v.evidence = "positive control did not escape; " + v.evidence;
+      }
+      return;
+    }
     case Control::kSubprocess:
       break;
   }
@@ -104,6 +116,11 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
   if (!code) return {AttemptStatus::kError, code.error().describe()};
   RunRequest request = request_for(attempt, std::move(*code), limits);
   request.env = std::move(extra_env);
+  for (const std::string& entry : attempt.allow_net) {
+    Result<std::string> filled = (*scene)->fill(entry);
+    if (!filled) return {AttemptStatus::kError, filled.error().describe()};
+    request.network.allow.push_back(std::move(*filled));
+  }
 
   std::string peer_output;
   std::thread peer;
@@ -182,6 +199,16 @@ AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture
     v.control = "-";
     return v;
   }
+  if (!attempt.allow_net.empty()) {
+    const Capabilities caps = backend.capabilities(attempt.limits);
+    const Capability* network = caps.find(Aspect::kNetwork);
+    if (network == nullptr || !carries_allow_list(*network)) {
+      v.status = AttemptStatus::kSkipped;
+      v.evidence = "skipped: the backend carries no network allow-list (it refuses --allow-net)";
+      v.control = "-";
+      return v;
+    }
+  }
   const Finding f = run_once(backend, attempt, fixture, limits);
   v.status = f.status;
   v.evidence = f.evidence;
@@ -208,6 +235,13 @@ Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalog
     if (!options.only.empty() &&
         std::ranges::find(options.only, attempt.id) == options.only.end()) {
       continue;
+    }
+    // An allow-list attempt attacks a claim this backend does not make: not part of its
+    // audit at all (a SKIPPED verdict would leave its network claims unproven).
+    if (!attempt.allow_net.empty()) {
+      const Capabilities caps = backend.capabilities(attempt.limits);
+      const Capability* network = caps.find(Aspect::kNetwork);
+      if (network == nullptr || !carries_allow_list(*network)) continue;
     }
     out.push_back(run_attempt(backend, attempt, **fixture, options));
     if (options.progress) options.progress(out.back());

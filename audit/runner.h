@@ -32,8 +32,10 @@ struct AuditOptions {
   std::function<void(const AttemptVerdict&)> progress;  // after each attempt
 };
 
-// Every selected attempt against `backend`, in catalogue order. Fails only when the host
-// fixture cannot be planted or `only` names an unknown attempt.
+// Every selected attempt against `backend`, in catalogue order, but for the network
+// allow-list attempts on a backend that carries no allow-list (it makes no claim they could
+// test). Fails only when the host fixture cannot be planted or `only` names an unknown
+// attempt.
 [[nodiscard]] Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend,
                                                                const Catalogue& catalogue,
                                                                const AuditOptions& options);

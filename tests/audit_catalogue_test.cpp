@@ -11,6 +11,7 @@
 #include "audit/catalogue.h"
 #include "audit/report.h"
 #include "audit/verdict.h"
+#include "cordon/net/net_policy.h"
 #include "proc_test_support.h"
 
 namespace cordon::audit {
@@ -114,6 +115,46 @@ TEST(AuditCatalogue, HostActingAttemptsNeverHaveTheirControlRunWhereNothingIsola
   // Through these placeholders (kill -1 has no target: its victim is started beside it).
   EXPECT_NE(c.find("fs-delete-host-file")->code.find("{{host_dir}}"), std::string::npos);
   EXPECT_NE(c.find("fs-kernel-tunable")->code.find("{{tunable}}"), std::string::npos);
+}
+
+// The egress proxy's bypasses (issue #16) run with an allow-list; the positive control puts
+// the target on the list, or the proxy's own answer proves the probe ran.
+TEST(AuditCatalogue, AllowListAttemptsCarryTheirListsAndControls) {
+  const Catalogue c = catalogue();
+  for (const char* id : {"net-allow-direct-ip", "net-allow-rebind-loopback",
+                         "net-allow-ipv6-mapped", "net-allow-denied-port"}) {
+    const Attempt* a = c.find(id);
+    ASSERT_NE(a, nullptr) << id;
+    EXPECT_FALSE(a->allow_net.empty()) << id;
+    EXPECT_EQ(a->control, Control::kAllowList) << id;
+    EXPECT_FALSE(a->control_allow_net.empty()) << id;
+    EXPECT_EQ(a->judge, Judge::kTcpListener) << id;
+  }
+  for (const char* id : {"net-allow-second-host", "net-allow-dns-via-proxy"}) {
+    const Attempt* a = c.find(id);
+    ASSERT_NE(a, nullptr) << id;
+    EXPECT_FALSE(a->allow_net.empty()) << id;
+    EXPECT_EQ(a->require, "answered") << id;  // the proxy's answer: the probe ran
+  }
+  // Each list parses as the proxy will read it, once its placeholders are filled.
+  for (const Attempt& a : c.attempts) {
+    for (const auto* list : {&a.allow_net, &a.control_allow_net}) {
+      std::vector<std::string> filled;
+      for (std::string entry : *list) {
+        for (std::size_t at; (at = entry.find("{{tcp_port}}")) != std::string::npos;) {
+          entry.replace(at, 12, "4242");
+        }
+        filled.push_back(entry);
+      }
+      EXPECT_TRUE(net::NetPolicy::make(filled, {}).has_value()) << a.id;
+    }
+  }
+  const auto refused =
+      parse_catalogue(R"({"version": 1, "attempts": [{"id": "x", "class": "network",
+      "aspect": "network", "title": "t", "language": "sh", "judge": "tcp_listener",
+      "control": "allow_list", "allow_net": ["a.test"], "code": "true"}]})");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("control_allow_net"), std::string::npos);
 }
 
 TEST(AuditCatalogue, EveryPlaceholderIsOneTheAuditFills) {

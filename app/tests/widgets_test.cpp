@@ -582,6 +582,38 @@ class WidgetsTest : public QObject {
 
   // Figures a run did not measure read "not measured", for a run of this build and for a
   // history row of result schema 1 (which wrote 0 for an unmeasured peak RSS).
+  // A run with a network allow-list (issue #16): its connections on a page of their own,
+  // the denied ones counted in its title; a run without one has no such page.
+  void networkConnectionsHaveTheirPage() {
+    ResultView* view = window_->result_view();
+    RunResult plain;
+    plain.outcome = Outcome::kOk;
+    plain.backend = {"namespace", "1"};
+    view->show_result(plain);
+    QVERIFY(!view->network_page_shown());
+    RunResult r = plain;
+    NetworkReport report;
+    report.access.allow = {"pypi.org"};
+    report.connections = {
+        {"CONNECT", "pypi.org", 443, "151.101.0.223", true, "allowed by pypi.org", 2048, 1 << 20},
+        {"GET", "evil.test", 80, "", false, "evil.test:80 is not on the allow-list", 0, 0}};
+    report.limit_reached = "bytes";
+    r.network = report;
+    view->show_result(r);
+    QVERIFY(view->network_page_shown());
+    QTreeWidget* table = view->network_table();
+    QCOMPARE(table->topLevelItemCount(), 2);
+    QCOMPARE(table->topLevelItem(0)->text(0), QString("allowed"));
+    QCOMPARE(table->topLevelItem(0)->text(1), QString("CONNECT pypi.org:443"));
+    QCOMPARE(table->topLevelItem(0)->text(2), QString("151.101.0.223"));
+    QCOMPARE(table->topLevelItem(0)->text(4), QString("1 MiB"));
+    QCOMPARE(table->topLevelItem(1)->text(0), QString("denied"));
+    QCOMPARE(table->topLevelItem(1)->text(5), QString("evil.test:80 is not on the allow-list"));
+    QCOMPARE(view->page_title(4), QString("Network (2, 1 denied) · bytes limit reached"));
+    view->show_result(plain);
+    QVERIFY(!view->network_page_shown());
+  }
+
   void unmeasuredFiguresReadNotMeasured() {
     RunResult stopped;
     stopped.outcome = Outcome::kTimedOut;

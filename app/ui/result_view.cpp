@@ -142,6 +142,7 @@ ResultView::ResultView(QWidget* parent)
       stderr_(monospace_view(this)),
       json_(monospace_view(this)),
       artifacts_(new QTreeWidget(this)),
+      network_(new QTreeWidget(this)),
       copy_json_(new QPushButton(tr("Copy JSON"), this)),
       save_artifact_(new QPushButton(tr("Save artifact…"), this)),
       open_artifact_(new QPushButton(tr("&Open artifact"), this)) {
@@ -205,6 +206,10 @@ ResultView::ResultView(QWidget* parent)
   pages_->addTab(stderr_, QStringLiteral("stderr"));
   pages_->addTab(artifact_page, tr("Artifacts"));
   pages_->addTab(json_, QStringLiteral("JSON"));
+  network_->setHeaderLabels(
+      {tr("Allowed"), tr("Request"), tr("Address"), tr("Out"), tr("In"), tr("Why")});
+  network_->setRootIsDecorated(false);
+  pages_->addTab(network_, tr("Network"));
 
   auto* top = new QHBoxLayout;
   top->addWidget(badge_);
@@ -233,8 +238,12 @@ void ResultView::clear() {
   json_->clear();
   artifacts_->clear();
   artifacts_json_ = nlohmann::json::array();
+  network_->clear();
+  pages_->setTabVisible(kNetworkPage, false);
   copy_json_->setEnabled(false);
 }
+
+bool ResultView::network_page_shown() const { return pages_->isTabVisible(kNetworkPage); }
 
 int ResultView::artifact_count() const { return static_cast<int>(artifacts_json_.size()); }
 
@@ -348,9 +357,42 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
   const bool failed = result.value("outcome", "") != "ok";
   pages_->setCurrentIndex(failed && !stderr_data.empty() ? 1 : 0);
   pages_->setTabText(2, tr("Artifacts (%1)").arg(artifacts_->topLevelItemCount()));
+  show_network(result.value("network", json()));
   json_->setPlainText(QString::fromStdString(
       result.dump(/*indent=*/2, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace)));
   copy_json_->setEnabled(true);
+}
+
+void ResultView::show_network(const json& network) {
+  if (!network.is_object()) return;
+  int denied = 0;
+  const auto bytes = [](const json& n) {
+    return QString::fromStdString(format_size(n.is_number_unsigned() ? n.get<std::uint64_t>() : 0));
+  };
+  for (const json& c : network.value("connections", json::array())) {
+    const bool allowed = c.value("allowed", false);
+    denied += allowed ? 0 : 1;
+    const QString request =
+        (text_of(c.value("method", json())) + QLatin1Char(' ') + text_of(c.value("host", json())) +
+         QLatin1Char(':') + text_of(c.value("port", json())))
+            .trimmed();
+    auto* item = new QTreeWidgetItem(
+        {allowed ? tr("allowed") : tr("denied"), request, text_of(c.value("address", json())),
+         bytes(c.value("bytes_out", json())), bytes(c.value("bytes_in", json())),
+         text_of(c.value("why", json()))});
+    item->setForeground(0, allowed ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28));
+    item->setToolTip(5, item->text(5));
+    network_->addTopLevelItem(item);
+  }
+  network_->header()->resizeSections(QHeaderView::ResizeToContents);
+  const int count = network_->topLevelItemCount();
+  QString title = tr("Network (%1)").arg(count);
+  if (denied != 0) title = tr("Network (%1, %2 denied)").arg(count).arg(denied);
+  if (const json limit = network.value("limit_reached", json()); limit.is_string()) {
+    title += tr(" · %1 limit reached").arg(text_of(limit));
+  }
+  pages_->setTabText(kNetworkPage, title);
+  pages_->setTabVisible(kNetworkPage, true);
 }
 
 void ResultView::fit_enforced() {

@@ -42,6 +42,10 @@ class ResultView : public QWidget {
   // The warning shown for a run that enforced no isolation; empty otherwise.
   [[nodiscard]] QString unisolated_banner() const;
   [[nodiscard]] QTreeWidget* enforced_table() const { return enforced_; }
+  // The connections of a run with a network allow-list (issue #16), one row each; its page
+  // shows only for such a run.
+  [[nodiscard]] QTreeWidget* network_table() const { return network_; }
+  [[nodiscard]] bool network_page_shown() const;
   // The title of the output page shown ("stderr · 2 lines"), and of page `index`.
   [[nodiscard]] QString current_page_title() const;
   [[nodiscard]] QString page_title(int index) const;
@@ -54,7 +58,9 @@ class ResultView : public QWidget {
   QString open_artifact(int index);
 
  private:
-  void fit_enforced();  // the Enforced table as tall as its rows
+  static constexpr int kNetworkPage = 4;  // after stdout, stderr, Artifacts, JSON
+  void fit_enforced();                    // the Enforced table as tall as its rows
+  void show_network(const nlohmann::json& network);
 
   QLabel* badge_;
   QLabel* summary_;
@@ -67,6 +73,7 @@ class ResultView : public QWidget {
   QPlainTextEdit* stderr_;
   QPlainTextEdit* json_;
   QTreeWidget* artifacts_;
+  QTreeWidget* network_;
   QPushButton* copy_json_;
   QPushButton* save_artifact_;
   QPushButton* open_artifact_;

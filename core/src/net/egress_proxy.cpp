@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -93,8 +94,13 @@ std::string refusal(int status, const std::string& why) {
 }
 
 // A non-blocking connection to address:port within the deadline; the fd or -errno.
-int connect_to(const IpAddress& address, std::uint16_t port, int stop_fd,
+int connect_to(const IpAddress& target, std::uint16_t port, int stop_fd,
                Clock::time_point deadline) {
+  // ::ffff:a.b.c.d is a.b.c.d to the kernel: connected as IPv4, so it works on a host
+  // without IPv6 too (NAT64's 64:ff9b::/96 is a real IPv6 route and stays one).
+  static const IpAddress kMapped = *IpAddress::parse("::ffff:0:0");
+  const IpAddress address =
+      target.within(kMapped, 96) ? target.embedded_v4().value_or(target) : target;
   sockaddr_storage storage{};
   socklen_t length = 0;
   if (address.v6) {
@@ -112,6 +118,10 @@ int connect_to(const IpAddress& address, std::uint16_t port, int stop_fd,
   }
   UniqueFd fd(::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return -errno;
+  // The proxy forwards what it is given as it comes: small writes (a TLS handshake, an
+  // interactive protocol) must not wait for Nagle's algorithm on the way out.
+  const int one = 1;
+  (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) == 0) {
     return fd.release();
   }
