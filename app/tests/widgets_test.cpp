@@ -582,6 +582,30 @@ class WidgetsTest : public QObject {
 
   // Figures a run did not measure read "not measured", for a run of this build and for a
   // history row of result schema 1 (which wrote 0 for an unmeasured peak RSS).
+  // The Run tab's Network field is the run's allow-list (issue #16); a run loaded from
+  // history gets the list it had; empty is no network.
+  void runTabCarriesTheAllowList() {
+    QVERIFY(run_tab()->request().network.allow.empty());  // a new session: no network
+    run_tab()->set_allow_net("pypi.org, *.pythonhosted.org  10.1.0.0/16");
+    QCOMPARE(run_tab()->request().network.allow,
+             (std::vector<std::string>{"pypi.org", "*.pythonhosted.org", "10.1.0.0/16"}));
+    RunRequest request;
+    request.code = "echo loaded";
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.backend = {"namespace", "1"};
+    result.network = NetworkReport{};
+    result.network->access.allow = {"api.example.org:8443"};
+    history::RunRecord record = history::make_record(
+        request, result, std::chrono::system_clock::now(), std::chrono::system_clock::now(), "cli");
+    run_tab()->load(record);
+    QCOMPARE(run_tab()->request().network.allow,
+             (std::vector<std::string>{"api.example.org:8443"}));
+    record.result["network"] = nullptr;
+    run_tab()->load(record);
+    QVERIFY(run_tab()->request().network.allow.empty());
+  }
+
   // A run with a network allow-list (issue #16): its connections on a page of their own,
   // the denied ones counted in its title; a run without one has no such page.
   void networkConnectionsHaveTheirPage() {

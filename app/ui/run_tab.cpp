@@ -14,6 +14,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QShortcut>
 #include <QSpinBox>
@@ -105,6 +106,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
           this)),
       inputs_(new QListWidget(this)),
       collect_(new QLineEdit(this)),
+      allow_net_(new QLineEdit(this)),
       split_(new QSplitter(Qt::Vertical, this)) {
   for (const Language language : kLanguages) {
     language_->addItem(name_of(language), static_cast<int>(language));
@@ -163,6 +165,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   collect_->setPlaceholderText(tr("*.png out/*.csv"));
   collect_->setToolTip(tr("Artifact patterns collected after the run, separated by spaces"));
   form->addRow(tr("Colle&ct"), collect_);  // Alt+L is Language
+  allow_net_->setObjectName(QStringLiteral("allowNet"));
+  allow_net_->setPlaceholderText(tr("none: no network"));
+  allow_net_->setToolTip(
+      tr("Hosts the code may reach through cordon's proxy (namespace backend), separated by "
+         "spaces: pypi.org, *.pythonhosted.org, api.example.org:8443, 10.1.0.0/16. A name "
+         "without a port means 80 and 443. Empty: no network at all."));
+  form->addRow(tr("Net&work"), allow_net_);
   connect(add_input, &QPushButton::clicked, this, [this] {
     for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Input files"))) {
       add_input_file(path, QFileInfo(path).fileName());
@@ -265,8 +274,14 @@ RunRequest RunTab::request() const {
   for (const QString& glob : collect_->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
     request.artifact_globs.push_back(glob.toStdString());
   }
+  static const QRegularExpression kSeparators(QStringLiteral("[\\s,]+"));
+  for (const QString& entry : allow_net_->text().split(kSeparators, Qt::SkipEmptyParts)) {
+    request.network.allow.push_back(entry.toStdString());
+  }
   return request;
 }
+
+void RunTab::set_allow_net(const QString& entries) { allow_net_->setText(entries); }
 
 void RunTab::add_input_file(const QString& local_path, const QString& name) {
   auto* item = new QListWidgetItem(name, inputs_);
@@ -307,6 +322,15 @@ void RunTab::load(const history::RunRecord& record) {
   QStringList globs;
   for (const std::string& glob : record.artifact_globs) globs << QString::fromStdString(glob);
   collect_->setText(globs.join(QLatin1Char(' ')));
+  // The allow-list the run had (its result's network report), else none.
+  QStringList allow;
+  if (const auto network = record.result.find("network");
+      network != record.result.end() && network->is_object()) {
+    for (const auto& entry : network->value("allow", nlohmann::json::array())) {
+      if (entry.is_string()) allow << QString::fromStdString(entry.get<std::string>());
+    }
+  }
+  allow_net_->setText(allow.join(QLatin1Char(' ')));
 }
 
 void RunTab::run() {

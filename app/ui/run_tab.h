@@ -75,6 +75,9 @@ class RunTab : public QWidget {
   // Input files: a local file placed in the run's working directory under `name`.
   void add_input_file(const QString& local_path, const QString& name);
   void set_collect_globs(const QString& globs);
+  // The network allow-list entries (--allow-net), separated by spaces or commas; empty: no
+  // network. Never remembered across sessions: a new session starts without network.
+  void set_allow_net(const QString& entries);
 
  public slots:
   void run();
@@ -109,6 +112,7 @@ class RunTab : public QWidget {
   SparkGraph* cpu_graph_;
   QListWidget* inputs_;
   QLineEdit* collect_;
+  QLineEdit* allow_net_;
   QSplitter* split_;
   qint64 last_cpu_ms_ = -1;  // for the CPU graph's rate (CPU ms per wall ms)
   qint64 last_cpu_usec_ = -1;
