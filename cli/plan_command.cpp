@@ -24,8 +24,8 @@ int plan_command(const RunOptions& options) {
   // and a named backend's plugin is the only one loaded (the container backend's
   // constructor alone prepares a root filesystem).
   const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
-  const Result<BackendChoice> choice =
-      choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
+  const Result<BackendChoice> choice = choose_from(
+      catalog, request->limits, options.backend, options.allow_unisolated, request->network.any());
   if (!choice) return report_failure(choice.error().message, options.json);
   const Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);

@@ -69,8 +69,8 @@ int run_command(const RunOptions& options) {
   if (!request) return report_failure(request.error().describe(), options.json);
 
   const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
-  const Result<BackendChoice> choice =
-      choose_from(catalog, request->limits, options.backend, options.allow_unisolated);
+  const Result<BackendChoice> choice = choose_from(
+      catalog, request->limits, options.backend, options.allow_unisolated, request->network.any());
   if (!choice) return report_failure(choice.error().message, options.json);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, options.json);

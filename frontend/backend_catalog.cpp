@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "cordon/claims.h"
+
 namespace cordon::frontend {
 
 BackendCatalog::BackendCatalog(const Limits& limits, std::string_view only, BackendOptions options)
@@ -39,13 +41,27 @@ Status BackendCatalog::options_status() const {
   return {};
 }
 
+std::vector<BackendCandidate> for_allow_list(std::vector<BackendCandidate> candidates) {
+  for (BackendCandidate& c : candidates) {
+    const Capability* network = c.capabilities.find(Aspect::kNetwork);
+    if (c.available && (network == nullptr || !carries_allow_list(*network))) {
+      c.available = false;
+      c.reason = "it cannot carry a network allow-list (--allow-net)";
+    }
+  }
+  return candidates;
+}
+
 Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
-                                  std::string_view wanted, bool allow_unisolated) {
+                                  std::string_view wanted, bool allow_unisolated, bool allow_list) {
   if (Status refused = catalog.options_status(); !refused) return std::unexpected(refused.error());
-  Result<BackendChoice> choice = choose_backend(catalog.candidates(), wanted, allow_unisolated);
+  const auto candidates = [&](const BackendCatalog& from) {
+    return allow_list ? for_allow_list(from.candidates()) : from.candidates();
+  };
+  Result<BackendChoice> choice = choose_backend(candidates(catalog), wanted, allow_unisolated);
   if (!choice && catalog.entries().size() == 1) {
     const BackendCatalog all(limits, {}, catalog.options());
-    Result<BackendChoice> again = choose_backend(all.candidates(), wanted, allow_unisolated);
+    Result<BackendChoice> again = choose_backend(candidates(all), wanted, allow_unisolated);
     if (!again) return again;
   }
   return choice;

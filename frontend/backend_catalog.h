@@ -58,11 +58,19 @@ class BackendCatalog {
   std::vector<CatalogEntry> entries_;
 };
 
+// `candidates` as a run with a network allow-list sees them: one whose network claim does not
+// carry a list (claims.h, carries_allow_list()) is unavailable, with that reason.
+[[nodiscard]] std::vector<BackendCandidate> for_allow_list(
+    std::vector<BackendCandidate> candidates);
+
 // choose_backend() over `catalog`, built with `wanted` as its `only`: when it holds just
 // the named plugin and that one is refused, the refusal is worded from every plugin (it
 // names where else the code could run). What `cordon run` and `cordon plan` both choose by.
-// Options a backend refused fail the choice first (options_status()).
+// Options a backend refused fail the choice first (options_status()). With `allow_list` (the
+// run has a network allow-list), a backend that cannot carry one counts as unavailable, with
+// that reason: `auto` passes it over, and naming it is refused before anything runs.
 [[nodiscard]] Result<BackendChoice> choose_from(const BackendCatalog& catalog, const Limits& limits,
-                                                std::string_view wanted, bool allow_unisolated);
+                                                std::string_view wanted, bool allow_unisolated,
+                                                bool allow_list = false);
 
 }  // namespace cordon::frontend

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "cordon/claims.h"
+#include "frontend/backend_catalog.h"
+
 namespace cordon::frontend {
 namespace {
 
@@ -49,6 +52,36 @@ TEST(BackendChoiceTest, AutoPicksTheMostIsolatingAvailable) {
   ASSERT_TRUE(choice) << choice.error().message;
   EXPECT_EQ(choice->name, "namespace");
   EXPECT_TRUE(choice->isolates);
+}
+
+// A run with a network allow-list (issue #16): only a backend whose network claim carries a
+// list is a candidate, whatever else it enforces; the others say why.
+TEST(BackendChoiceTest, AnAllowListTakesOnlyABackendThatCarriesOne) {
+  Capabilities proxy = with_isolation(4);
+  for (Capability& c : proxy.aspects) {
+    if (c.aspect == Aspect::kNetwork) c = network_namespace_claim(true, "lo only", true);
+  }
+  Capabilities no_proxy = with_isolation(4, Enforcement::kEnforced);
+  for (Capability& c : no_proxy.aspects) {
+    if (c.aspect == Aspect::kNetwork) c = network_namespace_claim(true, "lo only", false);
+  }
+  const std::vector<BackendCandidate> candidates = for_allow_list({
+      candidate("container", true, no_proxy),
+      candidate("namespace", true, proxy),
+      candidate("subprocess", true, with_isolation(0)),
+  });
+  EXPECT_FALSE(candidates[0].available);
+  EXPECT_EQ(candidates[0].reason, "it cannot carry a network allow-list (--allow-net)");
+  EXPECT_TRUE(candidates[1].available);
+  EXPECT_FALSE(candidates[2].available);
+  const auto choice = choose_backend(candidates, "auto", /*allow_unisolated=*/true);
+  ASSERT_TRUE(choice) << choice.error().message;
+  EXPECT_EQ(choice->name, "namespace");
+  const auto named = choose_backend(candidates, "container", false);
+  ASSERT_FALSE(named);
+  EXPECT_NE(named.error().message.find("cannot carry a network allow-list"), std::string::npos);
+  // Without namespace, auto finds none rather than one that would drop the list.
+  EXPECT_FALSE(choose_backend({candidates[0], candidates[2]}, "auto", true));
 }
 
 TEST(BackendChoiceTest, TiesBrokenByTheOtherAspects) {

@@ -292,13 +292,22 @@ TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
 
 // --- the network allow-list (issue #16) ---
 
-// A backend that cannot carry the list refuses it: the code never runs with the host's
-// network, nor with none while the caller thinks the list holds.
+// A backend that cannot carry the list is refused with the reason before anything runs: the
+// code never runs with the host's network, nor with none while the caller thinks the list
+// holds. `auto` passes such backends over.
 TEST(CliTest, AnAllowListOnABackendWithoutAProxyIsRefused) {
-  const Ran ran = cordon({"run", "-b", "subprocess", "--allow-net", "pypi.org", "-c", "echo ran"});
-  EXPECT_EQ(ran.status, 125) << ran.err;
-  EXPECT_EQ(ran.out, "");
-  EXPECT_NE(ran.err.find("cannot give a run a network allow-list"), std::string::npos) << ran.err;
+  for (const char* backend : {"subprocess", "container"}) {
+    const Ran ran = cordon({"run", "-b", backend, "--allow-net", "pypi.org", "-c", "echo ran"});
+    EXPECT_EQ(ran.status, 125) << ran.err;
+    EXPECT_EQ(ran.out, "");
+    EXPECT_NE(ran.err.find(std::string("backend '") + backend +
+                           "' is not available here: it cannot carry a network allow-list"),
+              std::string::npos)
+        << ran.err;
+  }
+  const Ran plan = cordon({"plan", "--allow-net", "pypi.org", "-c", "true"});
+  EXPECT_EQ(plan.status, 0) << plan.err;
+  EXPECT_NE(plan.out.find("plan of backend namespace"), std::string::npos) << plan.out;
 }
 
 TEST(CliTest, PlanShowsTheProxyAndTheList) {

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "cordon/net/proxy_request.h"
 
@@ -270,12 +271,22 @@ void EgressProxy::accept_loop() {
     }
     ++active_;
     auto done = std::make_shared<std::atomic<bool>>(false);
-    workers_.push_back(Worker{std::thread([this, done, fd = client.release()] {
-                                serve(UniqueFd(fd));
-                                --active_;
-                                done->store(true);
-                              }),
-                              done});
+    const int fd = client.release();
+    try {
+      workers_.push_back(Worker{std::thread([this, done, fd] {
+                                  serve(UniqueFd(fd));
+                                  --active_;
+                                  done->store(true);
+                                }),
+                                done});
+    } catch (const std::system_error&) {
+      // No thread to be had (the host's thread limit): this connection is answered, cordon
+      // goes on.
+      --active_;
+      const std::string answer = refusal(503, "the proxy could not take the connection");
+      (void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(fd);
+    }
   }
 }
 
