@@ -49,6 +49,11 @@ class Sampler {
   std::thread thread_;
 };
 
+// An allow-list attempt tests a claim only a backend that carries a list makes.
+bool applies_to(const Attempt& attempt, const Backend& backend) {
+  return attempt.allow_net.empty() || carries_allow_list(backend.capabilities(attempt.limits));
+}
+
 std::string describe(const Finding& f) {
   return std::string(to_string(f.status)) + " (" + f.evidence + ")";
 }
@@ -199,15 +204,11 @@ AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture
     v.control = "-";
     return v;
   }
-  if (!attempt.allow_net.empty()) {
-    const Capabilities caps = backend.capabilities(attempt.limits);
-    const Capability* network = caps.find(Aspect::kNetwork);
-    if (network == nullptr || !carries_allow_list(*network)) {
-      v.status = AttemptStatus::kSkipped;
-      v.evidence = "skipped: the backend carries no network allow-list (it refuses --allow-net)";
-      v.control = "-";
-      return v;
-    }
+  if (!applies_to(attempt, backend)) {
+    v.status = AttemptStatus::kSkipped;
+    v.evidence = "skipped: the backend carries no network allow-list (it refuses --allow-net)";
+    v.control = "-";
+    return v;
   }
   const Finding f = run_once(backend, attempt, fixture, limits);
   v.status = f.status;
@@ -238,11 +239,7 @@ Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalog
     }
     // An allow-list attempt attacks a claim this backend does not make: not part of its
     // audit at all (a SKIPPED verdict would leave its network claims unproven).
-    if (!attempt.allow_net.empty()) {
-      const Capabilities caps = backend.capabilities(attempt.limits);
-      const Capability* network = caps.find(Aspect::kNetwork);
-      if (network == nullptr || !carries_allow_list(*network)) continue;
-    }
+    if (!applies_to(attempt, backend)) continue;
     out.push_back(run_attempt(backend, attempt, **fixture, options));
     if (options.progress) options.progress(out.back());
   }

@@ -123,8 +123,7 @@ std::string mime_type(std::string_view name, bool is_text) {
   }};
   const std::size_t dot = name.rfind('.');
   if (dot != std::string_view::npos && name.find('/', dot) == std::string_view::npos) {
-    std::string ext(name.substr(dot));
-    std::ranges::transform(ext, ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string ext = ascii_lower(name.substr(dot));
     for (const auto& [e, type] : kTypes) {
       if (e == ext) return std::string(type);
     }

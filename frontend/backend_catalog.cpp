@@ -43,8 +43,7 @@ Status BackendCatalog::options_status() const {
 
 std::vector<BackendCandidate> for_allow_list(std::vector<BackendCandidate> candidates) {
   for (BackendCandidate& c : candidates) {
-    const Capability* network = c.capabilities.find(Aspect::kNetwork);
-    if (c.available && (network == nullptr || !carries_allow_list(*network))) {
+    if (c.available && !carries_allow_list(c.capabilities)) {
       c.available = false;
       c.reason = "it cannot carry a network allow-list (--allow-net)";
     }

@@ -1,18 +1,10 @@
 #include "frontend/network_text.h"
 
+#include "cordon/net/address.h"
 #include "cordon/text.h"
 #include "cordon/units.h"
 
 namespace cordon::frontend {
-
-namespace {
-
-std::string endpoint(const NetConnection& c) {
-  const bool v6 = c.host.find(':') != std::string::npos;
-  return (v6 ? "[" + c.host + "]" : c.host) + ":" + std::to_string(c.port);
-}
-
-}  // namespace
 
 std::vector<std::string> network_lines(const NetworkReport& report) {
   std::vector<std::string> lines;
@@ -22,7 +14,8 @@ std::vector<std::string> network_lines(const NetworkReport& report) {
   for (const NetConnection& c : report.connections) {
     std::string line = c.allowed ? "allowed " : "denied ";
     if (!c.method.empty()) line += c.method + " ";
-    line += c.host.empty() ? std::string("(unreadable request)") : endpoint(c);
+    line +=
+        c.host.empty() ? std::string("(unreadable request)") : net::format_endpoint(c.host, c.port);
     if (c.allowed) {
       if (!c.address.empty() && c.address != c.host) line += " (" + c.address + ")";
       line += ": " + format_size(c.bytes_out) + " out, " + format_size(c.bytes_in) + " in";

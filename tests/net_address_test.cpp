@@ -91,6 +91,12 @@ TEST(NetAddress, MappedAndNat64AddressesAreTheirIpv4) {
   EXPECT_FALSE(IpAddress::parse("10.1.2.3")->embedded_v4().has_value());
 }
 
+TEST(NetAddress, EndpointsBracketIpv6Hosts) {
+  EXPECT_EQ(format_endpoint("pypi.org", 443), "pypi.org:443");
+  EXPECT_EQ(format_endpoint("10.0.0.1", 80), "10.0.0.1:80");
+  EXPECT_EQ(format_endpoint("2001:db8::1", 8443), "[2001:db8::1]:8443");
+}
+
 TEST(NetAddress, WithinComparesPrefixBits) {
   const IpAddress a = *IpAddress::parse("10.1.2.3");
   EXPECT_TRUE(a.within(*IpAddress::parse("10.0.0.0"), 8));

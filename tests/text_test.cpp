@@ -100,5 +100,13 @@ TEST(Hex, LowerCase) {
   EXPECT_EQ(hex_encode(std::string("\x00\x01\xAB\xFF", 4)), "0001abff");
 }
 
+// Host names, header names and extensions are compared in ASCII, whatever the locale (the
+// inspector sets one): bytes outside A-Z stay as they are.
+TEST(AsciiLower, LowersOnlyAToZ) {
+  EXPECT_EQ(ascii_lower("PyPI.Org:443"), "pypi.org:443");
+  EXPECT_EQ(ascii_lower("\xC4\xD6-_@[]"), "\xC4\xD6-_@[]");
+  EXPECT_EQ(ascii_lower(""), "");
+}
+
 }  // namespace
 }  // namespace cordon

@@ -4,17 +4,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "cordon/text.h"
 #include "mcp/transports.h"
 
 namespace cordon::cli::mcp {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::ranges::transform(out, out.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -34,7 +28,7 @@ bool bearer_token_matches(std::string_view authorization, std::string_view token
   authorization = trim(authorization);
   constexpr std::string_view kScheme = "bearer";
   if (token.empty() || authorization.size() <= kScheme.size() ||
-      lower(authorization.substr(0, kScheme.size())) != kScheme ||
+      ascii_lower(authorization.substr(0, kScheme.size())) != kScheme ||
       (authorization[kScheme.size()] != ' ' && authorization[kScheme.size()] != '\t')) {
     return false;
   }
@@ -53,8 +47,8 @@ OriginPolicy::OriginPolicy(std::string_view host, int port,
                            const std::vector<std::string>& extra_origins) {
   std::vector<std::string> names = {"127.0.0.1", "localhost", "::1"};
   const bool wildcard = host == "0.0.0.0" || host == "::";
-  if (!wildcard && std::ranges::find(names, lower(host)) == names.end()) {
-    names.push_back(lower(host));
+  if (!wildcard && std::ranges::find(names, ascii_lower(host)) == names.end()) {
+    names.push_back(ascii_lower(host));
   }
   for (const auto& name : names) {
     hosts_.push_back(authority(name, port));
@@ -63,18 +57,18 @@ OriginPolicy::OriginPolicy(std::string_view host, int port,
   for (const auto& origin : extra_origins) {
     std::string_view value = trim(origin);
     while (value.ends_with('/')) value.remove_suffix(1);
-    origins_.push_back(lower(value));
+    origins_.push_back(ascii_lower(value));
   }
   check_host_ = is_loopback_host(host);
 }
 
 bool OriginPolicy::origin_allowed(std::string_view origin) const {
-  return std::ranges::find(origins_, lower(trim(origin))) != origins_.end();
+  return std::ranges::find(origins_, ascii_lower(trim(origin))) != origins_.end();
 }
 
 bool OriginPolicy::host_allowed(std::string_view host_header) const {
   if (!check_host_) return true;
-  return std::ranges::find(hosts_, lower(trim(host_header))) != hosts_.end();
+  return std::ranges::find(hosts_, ascii_lower(trim(host_header))) != hosts_.end();
 }
 
 }  // namespace cordon::cli::mcp

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "cordon/text.h"
+
 namespace cordon::cli::mcp {
 namespace {
 
@@ -15,10 +17,7 @@ std::string lower_trimmed(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
     text.remove_suffix(1);
   }
-  std::string out(text);
-  std::ranges::transform(out, out.begin(),
-                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+  return ascii_lower(text);
 }
 
 // Whether the parameters of one media range say q=0 ("not acceptable").

@@ -184,6 +184,11 @@ bool carries_allow_list(const Capability& network) {
          network.by.kind == "namespace" && param(network.by, "egress") == "proxy";
 }
 
+bool carries_allow_list(const Capabilities& declaration) {
+  const Capability* network = declaration.find(Aspect::kNetwork);
+  return network != nullptr && carries_allow_list(*network);
+}
+
 Capability seccomp_claim(bool on, std::string_view name, int version, std::string_view hash,
                          std::string detail) {
   if (!on) return no_claim(Aspect::kSyscallFilter, "seccomp switched off");

@@ -70,8 +70,10 @@ inline constexpr std::string_view kRoot = "root";           // holds because cor
 // egress proxy (net/run_network.h) into that namespace; the parameter {"egress", "proxy"}.
 [[nodiscard]] Capability network_namespace_claim(bool on, std::string detail,
                                                  bool egress_proxy = false);
-// Whether a network claim says the backend carries an allow-list (the parameter above).
+// Whether a network claim says the backend carries an allow-list (the parameter above);
+// for a declaration, whether its network claim does.
 [[nodiscard]] bool carries_allow_list(const Capability& network);
+[[nodiscard]] bool carries_allow_list(const Capabilities& declaration);
 
 // The syscall filter: seccomp with the policy `name` v`version` (`hash`: its digest), or,
 // when `on` is false, switched off.

@@ -17,5 +17,7 @@ namespace cordon {
 // a dangling final character.
 [[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
 [[nodiscard]] std::string hex_encode(std::string_view bytes);
+// A-Z to a-z, every other byte as it is (no locale: host names, header names, extensions).
+[[nodiscard]] std::string ascii_lower(std::string_view text);
 
 }  // namespace cordon

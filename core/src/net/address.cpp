@@ -157,6 +157,11 @@ AddressClass classify(const IpAddress& address) {
   return address.v6 ? classify_v6(address) : classify_v4(address);
 }
 
+std::string format_endpoint(std::string_view host, std::uint16_t port) {
+  const bool v6 = host.find(':') != std::string_view::npos;
+  return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
+}
+
 std::string_view to_string(AddressClass address_class) {
   switch (address_class) {
     case AddressClass::kPublic:

@@ -135,11 +135,6 @@ int connect_to(const IpAddress& target, std::uint16_t port, int stop_fd,
   return fd.release();
 }
 
-std::string endpoint(const std::string& host, std::uint16_t port) {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<EgressProxy>> EgressProxy::start(std::string socket_path, NetPolicy policy,
@@ -323,7 +318,7 @@ void EgressProxy::serve(UniqueFd client) {
   event.method = request.method;
   event.host = request.host;
   event.port = request.port;
-  const std::string target = endpoint(request.host, request.port);
+  const std::string target = format_endpoint(request.host, request.port);
 
   if (limits_.max_connections != 0 && ++requests_ > limits_.max_connections) {
     note_limit("connections");

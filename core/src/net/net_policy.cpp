@@ -4,19 +4,14 @@
 #include <cctype>
 #include <charconv>
 
+#include "cordon/text.h"
+
 namespace cordon::net {
 
 namespace {
 
 using Rule = NetPolicy::Rule;
 using Kind = Rule::Kind;
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // A DNS name in LDH form: labels of 1-63 letters, digits and hyphens, not starting or ending
 // with a hyphen, 253 characters in all; the last label not all digits (127.1 is no name).
@@ -45,7 +40,7 @@ bool valid_name(std::string_view name) {
 
 // The host as compared: lower case, no trailing dot, no brackets.
 std::string normal_host(std::string_view host) {
-  std::string out = lower(host);
+  std::string out = ascii_lower(host);
   if (out.size() > 2 && out.front() == '[' && out.back() == ']')
     out = out.substr(1, out.size() - 2);
   if (!out.empty() && out.back() == '.') out.pop_back();
@@ -62,9 +57,9 @@ std::optional<std::uint16_t> parse_port(std::string_view text) {
   return static_cast<std::uint16_t>(value);
 }
 
-std::string with_port(std::string text, const std::optional<std::uint16_t>& port, bool v6) {
-  if (!port) return text;
-  return (v6 ? "[" + text + "]" : text) + ":" + std::to_string(*port);
+// An entry's text with its port, when it has one (format_endpoint() brackets an IPv6 one).
+std::string with_port(const std::string& text, const std::optional<std::uint16_t>& port) {
+  return port ? format_endpoint(text, *port) : text;
 }
 
 Error bad_entry(std::string_view entry, std::string_view why) {
@@ -106,7 +101,7 @@ Result<Rule> parse_rule(std::string_view entry) {
     rule.kind = Kind::kAddress;
     rule.address = *address;
     rule.prefix = 128;
-    rule.text = with_port(address->to_string(), rule.port, true);
+    rule.text = with_port(address->to_string(), rule.port);
     return rule;
   }
   // CIDR
@@ -161,11 +156,11 @@ Result<Rule> parse_rule(std::string_view entry) {
       rule.kind = Kind::kAddress;
       rule.address = *address;
       rule.prefix = 32;
-      rule.text = with_port(address->to_string(), rule.port, false);
+      rule.text = with_port(address->to_string(), rule.port);
       return rule;
     }
   }
-  std::string name = lower(host);
+  std::string name = ascii_lower(host);
   if (!name.empty() && name.back() == '.') name.pop_back();
   if (name.starts_with("*.")) {
     name = name.substr(2);
@@ -178,7 +173,7 @@ Result<Rule> parse_rule(std::string_view entry) {
     }
     rule.kind = Kind::kWildcard;
     rule.name = name;
-    rule.text = with_port("*." + name, rule.port, false);
+    rule.text = with_port("*." + name, rule.port);
     return rule;
   }
   if (!valid_name(name)) {
@@ -189,7 +184,7 @@ Result<Rule> parse_rule(std::string_view entry) {
   }
   rule.kind = Kind::kName;
   rule.name = name;
-  rule.text = with_port(name, rule.port, false);
+  rule.text = with_port(name, rule.port);
   return rule;
 }
 
@@ -237,11 +232,6 @@ const Rule* find_address(const std::vector<Rule>& rules, const IpAddress& addres
   return nullptr;
 }
 
-std::string endpoint(std::string_view host, std::uint16_t port) {
-  const bool v6 = host.find(':') != std::string_view::npos;
-  return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
-}
-
 constexpr std::string_view kEmpty = "no network: the allow-list is empty";
 
 }  // namespace
@@ -266,7 +256,7 @@ Result<NetPolicy> NetPolicy::make(const std::vector<std::string>& allow,
 Decision NetPolicy::check_target(std::string_view raw_host, std::uint16_t port) const {
   if (allow_.empty()) return {false, std::string(kEmpty)};
   const std::string host = normal_host(raw_host);
-  const std::string target = endpoint(host, port);
+  const std::string target = format_endpoint(host, port);
   if (port == 0) return {false, target + ": port 0 is no port"};
   if (const auto address = IpAddress::parse(host)) {
     if (const Rule* denied = find_address(deny_, *address, port, false)) {
@@ -301,8 +291,8 @@ Decision NetPolicy::check_address(std::string_view raw_host, std::uint16_t port,
   Decision named = check_target(raw_host, port);
   if (!named.allowed) return named;
   const std::string host = normal_host(raw_host);
-  const std::string where =
-      IpAddress::parse(host) ? endpoint(host, port) : host + " (" + address.to_string() + ")";
+  const std::string where = IpAddress::parse(host) ? format_endpoint(host, port)
+                                                   : host + " (" + address.to_string() + ")";
   if (const Rule* denied = find_address(deny_, address, port, false)) {
     return {false, where + " is denied by --deny-net " + denied->text};
   }
@@ -312,7 +302,7 @@ Decision NetPolicy::check_address(std::string_view raw_host, std::uint16_t port,
     return {true, named.why + "; its address " + address.to_string() + " by " + by_address->text};
   }
   if (literal) {  // a literal is allowed by an address entry or not at all
-    return {false, endpoint(host, port) + " is an address not on the allow-list"};
+    return {false, format_endpoint(host, port) + " is an address not on the allow-list"};
   }
   const AddressClass kind = classify(address);
   if (kind != AddressClass::kPublic) {

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "cordon/text.h"
+
 namespace cordon::net {
 
 namespace http = boost::beast::http;
@@ -23,13 +25,6 @@ ProxyHead refuse(int status, std::string why) {
   head.status = status;
   head.why = std::move(why);
   return head;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 bool parse_port(std::string_view text, std::uint16_t* port) {
@@ -86,7 +81,7 @@ bool split_authority(std::string_view authority, std::uint16_t default_port, std
   std::uint16_t value = default_port;
   if (!port_text.empty() && !parse_port(port_text, &value)) return false;
   if (value == 0) return false;
-  *host = lower(name);
+  *host = ascii_lower(name);
   *port = value;
   return true;
 }
@@ -134,7 +129,7 @@ ProxyHead parse_proxy_head(std::string_view bytes) {
 
   // Plain HTTP: the absolute form a proxy-aware client sends.
   constexpr std::string_view kHttp = "http://";
-  if (target.size() < kHttp.size() || lower(target.substr(0, kHttp.size())) != kHttp) {
+  if (target.size() < kHttp.size() || ascii_lower(target.substr(0, kHttp.size())) != kHttp) {
     if (target.find("://") != std::string_view::npos) {
       return refuse(400,
                     "only http:// URLs are proxied as plain requests; other schemes (https) go "
@@ -172,7 +167,7 @@ ProxyHead parse_proxy_head(std::string_view bytes) {
   // Proxy-* fields are for this proxy (credentials, keep-alive): none goes on to the target.
   for (auto it = message.begin(); it != message.end();) {
     const std::string name =
-        lower(std::string_view(it->name_string().data(), it->name_string().size()));
+        ascii_lower(std::string_view(it->name_string().data(), it->name_string().size()));
     it = name.starts_with("proxy-") ? message.erase(it) : std::next(it);
   }
   message.set(http::field::connection, "close");

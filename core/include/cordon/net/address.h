@@ -40,6 +40,10 @@ enum class AddressClass {
 };
 
 [[nodiscard]] AddressClass classify(const IpAddress& address);
+
+// "host:port", or "[host]:port" for an IPv6 literal (a host with a ':'): how the proxy, the
+// policy's words and the reports name an endpoint.
+[[nodiscard]] std::string format_endpoint(std::string_view host, std::uint16_t port);
 // "loopback", "private", "link-local", "cloud metadata", ...
 [[nodiscard]] std::string_view to_string(AddressClass address_class);
 
