@@ -14,8 +14,10 @@
 
 #include "cordon/claims.h"
 #include "cordon/json_number.h"
+#include "cordon/net/net_policy.h"
 #include "cordon/result_json.h"
 #include "cordon/sha256.h"
+#include "cordon/text.h"
 
 namespace cordon::audit {
 namespace {
@@ -82,7 +84,32 @@ std::string host_summary() {
          std::to_string(::geteuid());
 }
 
-std::string policy_hash(const Backend& backend, const Catalogue& catalogue) {
+std::string network_binding(const NetworkAccess& network) {
+  if (!network.any()) return "";
+  const auto canonical = [](std::vector<std::string> entries) {
+    std::ranges::sort(entries);
+    entries.erase(std::ranges::unique(entries).begin(), entries.end());
+    return entries;
+  };
+  // Each entry as the policy reads it (lower case, no trailing dot, CIDRs masked); a list
+  // it refuses is bound as written, lower-cased (no run takes it anyway).
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+  if (auto policy = net::NetPolicy::make(network.allow, network.deny)) {
+    allow = policy->allow_entries();
+    deny = policy->deny_entries();
+  } else {
+    for (const std::string& e : network.allow) allow.push_back(ascii_lower(e));
+    for (const std::string& e : network.deny) deny.push_back(ascii_lower(e));
+  }
+  json out{{"allow", canonical(std::move(allow))}, {"deny", canonical(std::move(deny))}};
+  out["max_bytes"] = network.max_bytes ? json(*network.max_bytes) : json(nullptr);
+  out["max_connections"] = network.max_connections ? json(*network.max_connections) : json(nullptr);
+  return out.dump();
+}
+
+std::string policy_hash(const Backend& backend, const Catalogue& catalogue,
+                        std::string_view network) {
   // The claims as data (claims.h), never their words: a reworded sentence keeps every
   // stored report; a changed mechanism, value, condition or range retires them.
   std::string text = claim_data(backend.capabilities(Limits{})).dump();
@@ -91,19 +118,24 @@ std::string policy_hash(const Backend& backend, const Catalogue& catalogue) {
     const std::string claims = claim_data(backend.capabilities(a.limits)).dump();
     if (seen.insert(claims).second) text += "\n" + claims;
   }
+  if (!network.empty()) text += "\nnetwork " + std::string(network);
   return "sha256:" + sha256_hex(text);
 }
 
-ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue) {
+ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue,
+                          const NetworkAccess& network) {
+  std::string list = network_binding(network);
   return ReportBinding{.host_fingerprint = host_fingerprint(),
                        .backend_name = std::string(backend.name()),
                        .backend_version = std::string(backend.version()),
-                       .policy_hash = policy_hash(backend, catalogue),
-                       .catalogue_hash = catalogue.hash};
+                       .policy_hash = policy_hash(backend, catalogue, list),
+                       .catalogue_hash = catalogue.hash,
+                       .network = std::move(list)};
 }
 
-AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete) {
-  AuditReport report{.binding = binding_for(backend, catalogue),
+AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete,
+                         const NetworkAccess& network) {
+  AuditReport report{.binding = binding_for(backend, catalogue, network),
                      .host_summary = host_summary(),
                      .created_at = utc_now(),
                      .complete = complete,
@@ -135,6 +167,7 @@ json to_json(const AuditReport& r) {
       {"host", r.host_summary},
       {"policy_hash", r.binding.policy_hash},
       {"catalogue_hash", r.binding.catalogue_hash},
+      {"network", r.binding.network.empty() ? json(nullptr) : json::parse(r.binding.network)},
       {"created_at", r.created_at},
       {"complete", r.complete},
       {"escaped_claims", escaped_claims},
@@ -154,6 +187,10 @@ Result<AuditReport> report_from_json(const json& j) {
     r.binding.host_fingerprint = j.at("host_fingerprint").get<std::string>();
     r.binding.policy_hash = j.at("policy_hash").get<std::string>();
     r.binding.catalogue_hash = j.at("catalogue_hash").get<std::string>();
+    // Written by network_binding(); absent or null in a report made without a list.
+    if (const auto it = j.find("network"); it != j.end() && !it->is_null()) {
+      r.binding.network = it->dump();
+    }
     r.host_summary = j.value("host", "");
     r.created_at = j.value("created_at", "");
     r.complete = j.value("complete", false);
@@ -204,9 +241,9 @@ fs::path report_dir() {
 
 fs::path report_path(const ReportBinding& b) {
   // One file per binding: the name carries a digest of all of it.
-  const std::string key =
-      sha256_hex(b.host_fingerprint + "\n" + b.backend_name + "\n" + b.backend_version + "\n" +
-                 b.policy_hash + "\n" + b.catalogue_hash);
+  const std::string key = sha256_hex(
+      b.host_fingerprint + "\n" + b.backend_name + "\n" + b.backend_version + "\n" + b.policy_hash +
+      "\n" + b.catalogue_hash + (b.network.empty() ? "" : "\n" + b.network));
   return report_dir() / (b.backend_name + "-" + key.substr(0, 16) + ".json");
 }
 

@@ -27,6 +27,10 @@ struct ReportBinding {
   std::string backend_version;
   std::string policy_hash;  // "sha256:..."
   std::string catalogue_hash;
+  // The network allow-list every attempt without a list of its own ran under
+  // (network_binding()); "" for none. A report made without a list never backs a
+  // description that states one, nor one made with another list.
+  std::string network{};  // NOLINT(readability-redundant-member-init): as below
   bool operator==(const ReportBinding&) const = default;
 };
 
@@ -52,12 +56,21 @@ struct AuditReport {
 // catalogue uses, over the claims' data (claims.h claim_data()): a change in any claim
 // (mechanism, value, seccomp policy hash, condition, range) changes it; rewording the
 // sentences rendered from them does not.
-[[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue);
-[[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue);
+// With an allow-list (`network`, as network_binding() writes it) the hash covers it too;
+// without one it is what it was before lists existed, so those reports stay valid.
+[[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue,
+                                      std::string_view network = "");
+[[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue,
+                                        const NetworkAccess& network = {});
+// The allow-list as a report binds it: its entries lower-cased, sorted and without
+// repeats, and its limits, as compact JSON ("" without a list): the same list written in
+// another order binds the same report.
+[[nodiscard]] std::string network_binding(const NetworkAccess& network);
 // A report for an audit of `backend` about to run (its verdicts still to come): binding,
 // host, time, and, for a complete audit, the interpreters measured in the sandbox. What
 // `cordon audit`, `cordon prompt` and the inspector each start from.
-[[nodiscard]] AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete);
+[[nodiscard]] AuditReport start_report(Backend& backend, const Catalogue& catalogue, bool complete,
+                                       const NetworkAccess& network = {});
 
 [[nodiscard]] nlohmann::json to_json(const AttemptVerdict& verdict);
 [[nodiscard]] nlohmann::json to_json(const AuditReport& report);

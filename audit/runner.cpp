@@ -72,8 +72,8 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       v.control = "in tests, the same probe against a target inside the sandbox";
       return;
     case Control::kRequestEnv: {
-      const Finding c =
-          run_once(backend, attempt, fixture, limits, {{kEnvCanaryName, fixture.env_secret()}});
+      const Finding c = run_once(backend, attempt, fixture, limits,
+                                 {{kEnvCanaryName, fixture.env_secret()}}, options.network);
       v.control = "same backend, canary passed in the request: " + describe(c);
       if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
         v.status = AttemptStatus::kError;
@@ -114,13 +114,15 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
 }  // namespace
 
 Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
-                 const Limits& limits, std::vector<std::pair<std::string, std::string>> extra_env) {
+                 const Limits& limits, std::vector<std::pair<std::string, std::string>> extra_env,
+                 const NetworkAccess& network) {
   Result<std::unique_ptr<Scene>> scene = Scene::prepare(attempt, fixture);
   if (!scene) return {AttemptStatus::kError, "cannot set up: " + scene.error().describe()};
   Result<std::string> code = (*scene)->fill(attempt.code);
   if (!code) return {AttemptStatus::kError, code.error().describe()};
   RunRequest request = request_for(attempt, std::move(*code), limits);
   request.env = std::move(extra_env);
+  if (attempt.allow_net.empty()) request.network = network;
   for (const std::string& entry : attempt.allow_net) {
     Result<std::string> filled = (*scene)->fill(entry);
     if (!filled) return {AttemptStatus::kError, filled.error().describe()};
@@ -133,6 +135,7 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
     Result<std::string> peer_code = (*scene)->fill(attempt.peer_code);
     if (!peer_code) return {AttemptStatus::kError, peer_code.error().describe()};
     RunRequest peer_request = request_for(attempt, std::move(*peer_code), limits);
+    peer_request.network = request.network;
     peer = std::thread([&backend, &peer_output, peer_request] {
       const RunResult r = backend.run(peer_request, CancelToken{}, nullptr);
       peer_output = r.stdout_data + r.stderr_data + r.error.value_or("");
@@ -151,6 +154,7 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
         attempt.language == Language::kPython ? "import time\ntime.sleep(3600)\n" : "sleep 3600",
         limits);
     idle.env = request.env;
+    idle.network = request.network;
     const auto idle_start = Clock::now();
     (void)backend.run(idle, CancelToken{}, nullptr);
     baseline_ms = std::max<std::int64_t>(
@@ -210,7 +214,7 @@ AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture
     v.control = "-";
     return v;
   }
-  const Finding f = run_once(backend, attempt, fixture, limits);
+  const Finding f = run_once(backend, attempt, fixture, limits, {}, options.network);
   v.status = f.status;
   v.evidence = f.evidence;
   if (v.status == AttemptStatus::kBlocked) {
@@ -228,6 +232,10 @@ Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalog
     if (catalogue.find(id) == nullptr) {
       return fail(ErrorCode::kNotFound, "no attempt '" + id + "' in the catalogue");
     }
+  }
+  if (options.network.any() && !carries_allow_list(backend.capabilities(Limits{}))) {
+    return fail(ErrorCode::kUnavailable, "the " + std::string(backend.name()) +
+                                             " backend cannot carry a network allow-list");
   }
   Result<std::unique_ptr<HostFixture>> fixture = HostFixture::create();
   if (!fixture) return std::unexpected(fixture.error());

@@ -29,6 +29,11 @@ struct AuditOptions {
   // these limits instead of the attempt's (the judges keep the attempt's as the nominal).
   bool allow_host_acting = false;
   std::optional<Limits> limits_override;
+  // The allow-list the audited backend runs every attempt without a list of its own under
+  // (`cordon audit --allow-net`, the audit behind `cordon prompt --allow-net`): the sandbox
+  // as a description with that list has it, relay and proxy included. Controls on the
+  // subprocess backend never get it. A backend that cannot carry a list is refused.
+  NetworkAccess network;
   std::function<void(const AttemptVerdict&)> progress;  // after each attempt
 };
 
@@ -45,10 +50,12 @@ struct AuditOptions {
                                          HostFixture& fixture, const AuditOptions& options);
 
 // One run of `attempt` through `backend` and its judgement, without control or claims.
-// `extra_env` is added to the request (the kRequestEnv control).
+// `extra_env` is added to the request (the kRequestEnv control); `network` is the run's
+// allow-list unless the attempt has one of its own.
 [[nodiscard]] Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
                                const Limits& limits,
-                               std::vector<std::pair<std::string, std::string>> extra_env = {});
+                               std::vector<std::pair<std::string, std::string>> extra_env = {},
+                               const NetworkAccess& network = {});
 
 // The kLocalTarget controls (tests): one run of `attempt`'s own probe with `targets`
 // replacing the scene's placeholder values, so that it acts on something inside the

@@ -8,6 +8,7 @@
 #include "cli_error.h"
 #include "frontend/backend_catalog.h"
 #include "frontend_names.h"
+#include "request_builder.h"
 
 namespace cordon::cli {
 namespace {
@@ -27,8 +28,12 @@ std::vector<std::string> split_ids(const std::string& text) {
 
 // The backends to audit, in the catalog's order; fails with a message for the user.
 Result<std::vector<std::string>> backends_to_audit(const BackendCatalog& catalog,
-                                                   const AuditCommandOptions& options) {
-  const std::vector<BackendCandidate> candidates = catalog.candidates();
+                                                   const AuditCommandOptions& options,
+                                                   bool allow_list) {
+  // With --allow-net, only the backends that carry a list: the others are not audited with
+  // it (`--all`) or are refused by name, as `cordon run` refuses them.
+  const std::vector<BackendCandidate> candidates =
+      allow_list ? for_allow_list(catalog.candidates()) : catalog.candidates();
   if (options.all) {
     std::vector<std::string> out;
     for (const BackendCandidate& c : candidates) {
@@ -114,11 +119,14 @@ int audit_command(const AuditCommandOptions& options) {
   if (Status refused = catalog.options_status(); !refused) {
     return report_failure(refused.error().message, options.json);
   }
-  Result<std::vector<std::string>> names = backends_to_audit(catalog, options);
+  Result<NetworkAccess> network = network_from(options.network);
+  if (!network) return report_failure(network.error().message, options.json);
+  Result<std::vector<std::string>> names = backends_to_audit(catalog, options, network->any());
   if (!names) return report_failure(names.error().message, options.json);
 
   audit::AuditOptions run_options;
   run_options.only = split_ids(options.only);
+  run_options.network = *network;
   if (Backend* sub = catalog.backend("subprocess"); sub != nullptr && sub->probe().available) {
     (void)sub->prepare();  // a failure shows in the control runs' results
     run_options.control_backend = sub;
@@ -133,7 +141,7 @@ int audit_command(const AuditCommandOptions& options) {
     if (!options.json) std::fprintf(stderr, "cordon: auditing %s\n", name.c_str());
     (void)backend->prepare();  // a failure shows as each attempt's sandbox error
     AuditReport report =
-        audit::start_report(*backend, *catalogue, /*complete=*/run_options.only.empty());
+        audit::start_report(*backend, *catalogue, /*complete=*/run_options.only.empty(), *network);
     Result<std::vector<AttemptVerdict>> verdicts =
         audit::run_attempts(*backend, *catalogue, run_options);
     if (!verdicts) return report_failure(verdicts.error().describe(), options.json);

@@ -8,6 +8,7 @@
 
 #include "audit/report.h"
 #include "cordon/backend_options.h"
+#include "run_options.h"
 
 namespace cordon::cli {
 
@@ -18,6 +19,9 @@ struct AuditCommandOptions {
   std::string only;  // "ID,ID": these attempts only (the report is then not stored)
   bool no_store = false;
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
+  // --allow-net ...: every attempt without a list of its own runs under it, and the stored
+  // report is bound to it (what `cordon prompt --allow-net` with the same list uses).
+  NetworkFlags network;
 };
 
 [[nodiscard]] int audit_command(const AuditCommandOptions& options);

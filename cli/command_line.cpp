@@ -71,6 +71,28 @@ void add_backend_option_flags(CLI::App* cmd, BackendOptions& options) {
       ->type_name("LANG");
 }
 
+// The network allow-list of a run (run, plan), of the runs a description states (prompt, mcp,
+// run --tool-call) and of the runs an audit attacks (audit): the same four flags everywhere.
+// Repeatable options take one value per occurrence (allow_extra_args(false)).
+void add_network_flags(CLI::App* cmd, NetworkFlags& flags) {
+  cmd->add_option("--allow-net", flags.allow,
+                  "Let the code reach DOMAIN, *.DOMAIN (subdomains), HOST:PORT, an address or a "
+                  "CIDR through cordon's proxy; names without a port: 80 and 443 (repeatable; "
+                  "default: no network)")
+      ->type_name("ENTRY")
+      ->allow_extra_args(false);
+  cmd->add_option("--deny-net", flags.deny,
+                  "Never let the code reach ENTRY, even when --allow-net covers it (repeatable)")
+      ->type_name("ENTRY")
+      ->allow_extra_args(false);
+  cmd->add_option("--net-max-bytes", flags.max_bytes,
+                  "Most bytes in and out through the proxy over a run SIZE")
+      ->type_name("SIZE");
+  cmd->add_option("--net-max-connections", flags.max_connections,
+                  "Most connections through the proxy over a run N")
+      ->type_name("N");
+}
+
 // The options `cordon run` and `cordon plan` share: a plan is of the run they describe.
 // Repeatable options take one value per occurrence (allow_extra_args(false)): CLI11's
 // default for vectors would swallow the FILE positional that follows `--file x`.
@@ -113,22 +135,7 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_option("--env", options.env, "Set NAME=VALUE for the code (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
-  run->add_option("--allow-net", options.allow_net,
-                  "Let the code reach DOMAIN, *.DOMAIN (subdomains), HOST:PORT, an address or a "
-                  "CIDR through cordon's proxy; names without a port: 80 and 443 (repeatable; "
-                  "default: no network)")
-      ->type_name("ENTRY")
-      ->allow_extra_args(false);
-  run->add_option("--deny-net", options.deny_net,
-                  "Never let the code reach ENTRY, even when --allow-net covers it (repeatable)")
-      ->type_name("ENTRY")
-      ->allow_extra_args(false);
-  run->add_option("--net-max-bytes", options.net_max_bytes,
-                  "Most bytes in and out through the proxy over the run SIZE")
-      ->type_name("SIZE");
-  run->add_option("--net-max-connections", options.net_max_connections,
-                  "Most connections through the proxy over the run N")
-      ->type_name("N");
+  add_network_flags(run, options.network);
   run->add_option("--tool-description", options.tool_description,
                   "Record the tool description the code came from (see cordon prompt)")
       ->type_name("ID@VERSION");
@@ -204,6 +211,7 @@ CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   cmd->add_flag("--json", options.json, "Print the reports as one JSON object");
   cmd->add_option("--only", options.only, "Only these attempts (not stored)")->type_name("ID,...");
   cmd->add_flag("--no-store", options.no_store, "Do not store the report");
+  add_network_flags(cmd, options.network);
   add_backend_option_flags(cmd, options.backend_options);
   return cmd;
 }
@@ -223,7 +231,7 @@ void add_tool_limit_flags(CLI::App* cmd, std::string& backend, std::optional<std
   cmd->add_option("--processes", processes, "Most processes at once N")->type_name("N");
 }
 
-CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
+CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options, NetworkFlags& network) {
   CLI::App* cmd = app.add_subcommand("prompt", "Print the run_code tool description for a backend");
   cmd->footer(kPromptFooter);
   add_tool_limit_flags(cmd, options.backend, options.timeout, "Wall-clock limit DUR (default 5s)",
@@ -237,6 +245,7 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options) {
       ->transform(drop_glued_equals);
   cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
+  add_network_flags(cmd, network);
   add_backend_option_flags(cmd, options.backend_options);
   return cmd;
 }
@@ -281,6 +290,7 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
   cmd->add_option("--max-input-size", run.max_input_size,
                   "Largest inline input file of a call SIZE (default 16M)")
       ->type_name("SIZE");
+  add_network_flags(cmd, run.network);
   add_backend_option_flags(cmd, run.backend_options);
   cmd->add_option("--max-concurrent", options.max_concurrent,
                   "Calls running at once N (default: the number of CPUs)")
@@ -331,7 +341,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   CLI::App* plan = add_plan_command(app, line.run);
   CLI::App* backends = add_backends_command(app, line.backends);
   CLI::App* audit = add_audit_command(app, line.audit);
-  CLI::App* prompt = add_prompt_command(app, line.prompt);
+  CLI::App* prompt = add_prompt_command(app, line.prompt, line.prompt_network);
   CLI::App* mcp = add_mcp_command(app, line.mcp);
 
   const bool json = wants_json(argc, argv);

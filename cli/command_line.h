@@ -27,6 +27,7 @@ struct CommandLine {
   BackendsOptions backends;
   AuditCommandOptions audit;
   PromptOptions prompt;
+  NetworkFlags prompt_network;  // `cordon prompt --allow-net ...`
   McpOptions mcp;
 };
 

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       case cordon::cli::Command::kAudit:
         return cordon::cli::audit_command(line.audit);
       case cordon::cli::Command::kPrompt:
-        return cordon::cli::prompt_command(line.prompt);
+        return cordon::cli::prompt_command(line.prompt, line.prompt_network);
       case cordon::cli::Command::kMcp:
         return cordon::cli::mcp_command(line.mcp);
       case cordon::cli::Command::kExit:

@@ -8,6 +8,7 @@
 #include "frontend/backend_catalog.h"
 #include "frontend_names.h"
 #include "prompts/tool_render.h"
+#include "request_builder.h"
 
 namespace cordon::cli {
 namespace {
@@ -31,7 +32,7 @@ Result<Limits> limits_from(const PromptOptions& options) {
 
 }  // namespace
 
-int prompt_command(const PromptOptions& options) {
+int prompt_command(const PromptOptions& options, const NetworkFlags& network_flags) {
   constexpr bool kJson = false;  // errors as text: stdout is the tool definition
   if (Result<prompts::ToolTemplate> tool = prompts::find_template(options.id, options.version);
       !tool) {
@@ -46,19 +47,24 @@ int prompt_command(const PromptOptions& options) {
     if (t->count() > 0) timeout = *t;
   }
 
+  Result<NetworkAccess> network = network_from(network_flags);
+  if (!network) return report_failure(network.error().message, kJson);
+
   const BackendCatalog catalog(*limits, {}, options.backend_options);
   if (Status refused = catalog.options_status(); !refused) {
     return report_failure(refused.error().message, kJson);
   }
+  // With a list, only a backend that carries one is a candidate (as for `cordon run`).
   Result<BackendChoice> choice =
-      choose_backend(catalog.candidates(), options.backend, /*allow_unisolated=*/false);
+      choose_backend(network->any() ? for_allow_list(catalog.candidates()) : catalog.candidates(),
+                     options.backend, /*allow_unisolated=*/false);
   if (!choice) return report_failure(choice.error().message, kJson);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kJson);
   Backend* control = catalog.backend("subprocess");
 
   Result<std::string> text =
-      render_for_backend(*backend, choice->name, control, *limits, timeout, options);
+      render_for_backend(*backend, choice->name, control, *limits, timeout, options, *network);
   if (!text) return report_failure(text.error().message, kJson);
   std::fputs(text->c_str(), stdout);
   std::fflush(stdout);

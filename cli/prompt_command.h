@@ -5,11 +5,13 @@
 
 #include "frontend/prompt_render.h"
 #include "frontend_names.h"
+#include "run_options.h"
 
 namespace cordon::cli {
 
 using frontend::PromptOptions;
 
-[[nodiscard]] int prompt_command(const PromptOptions& options);
+// `network`: the allow-list the description states (--allow-net ...); none by default.
+[[nodiscard]] int prompt_command(const PromptOptions& options, const NetworkFlags& network = {});
 
 }  // namespace cordon::cli

@@ -88,6 +88,47 @@ Result<std::uint64_t> parse_count(std::string_view text) {
   return value;
 }
 
+}  // namespace
+
+Result<NetworkAccess> network_from(const NetworkFlags& flags) {
+  NetworkAccess out;
+  if (!flags.allow.empty() || !flags.deny.empty()) {
+    // Checked here too (validate() does it for every caller) so the error names the flag.
+    auto policy = for_option(net::NetPolicy::make(flags.allow, flags.deny), "--allow-net");
+    if (!policy) return std::unexpected(policy.error());
+    out.allow = flags.allow;
+    out.deny = flags.deny;
+  }
+  if (!flags.deny.empty() && flags.allow.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--deny-net: without --allow-net there is no network to carve out of");
+  }
+  if (flags.max_bytes || flags.max_connections) {
+    if (flags.allow.empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  std::string(flags.max_bytes ? "--net-max-bytes" : "--net-max-connections") +
+                      ": without --allow-net the run has no network to limit");
+    }
+    if (flags.max_bytes) {
+      auto most = for_option(parse_size(*flags.max_bytes), "--net-max-bytes");
+      if (!most) return std::unexpected(most.error());
+      if (*most == 0) return fail(ErrorCode::kInvalidArgument, "--net-max-bytes: must be above 0");
+      out.max_bytes = *most;
+    }
+    if (flags.max_connections) {
+      auto most = for_option(parse_count(*flags.max_connections), "--net-max-connections");
+      if (!most) return std::unexpected(most.error());
+      if (*most > UINT32_MAX) {
+        return fail(ErrorCode::kInvalidArgument, "--net-max-connections: at most 4294967295");
+      }
+      out.max_connections = static_cast<std::uint32_t>(*most);
+    }
+  }
+  return out;
+}
+
+namespace {
+
 Status apply_limits(const RunOptions& options, RunRequest& request,
                     std::uint64_t* max_input_bytes) {
   if (options.timeout) {
@@ -118,35 +159,9 @@ Status apply_limits(const RunOptions& options, RunRequest& request,
     if (!cap) return std::unexpected(cap.error());
     request.limits.output_bytes = *cap;
   }
-  if (!options.allow_net.empty() || !options.deny_net.empty()) {
-    // Checked here too (validate() does it for every caller) so the error names the flag.
-    auto policy =
-        for_option(net::NetPolicy::make(options.allow_net, options.deny_net), "--allow-net");
-    if (!policy) return std::unexpected(policy.error());
-    request.network.allow = options.allow_net;
-    request.network.deny = options.deny_net;
-  }
-  if (options.net_max_bytes || options.net_max_connections) {
-    if (options.allow_net.empty()) {
-      return fail(ErrorCode::kInvalidArgument,
-                  std::string(options.net_max_bytes ? "--net-max-bytes" : "--net-max-connections") +
-                      ": without --allow-net the run has no network to limit");
-    }
-    if (options.net_max_bytes) {
-      auto most = for_option(parse_size(*options.net_max_bytes), "--net-max-bytes");
-      if (!most) return std::unexpected(most.error());
-      if (*most == 0) return fail(ErrorCode::kInvalidArgument, "--net-max-bytes: must be above 0");
-      request.network.max_bytes = *most;
-    }
-    if (options.net_max_connections) {
-      auto most = for_option(parse_count(*options.net_max_connections), "--net-max-connections");
-      if (!most) return std::unexpected(most.error());
-      if (*most > UINT32_MAX) {
-        return fail(ErrorCode::kInvalidArgument, "--net-max-connections: at most 4294967295");
-      }
-      request.network.max_connections = static_cast<std::uint32_t>(*most);
-    }
-  }
+  auto network = network_from(options.network);
+  if (!network) return std::unexpected(network.error());
+  request.network = std::move(*network);
   if (options.max_input_size) {
     auto most = for_option(parse_size(*options.max_input_size), "--max-input-size");
     if (!most) return std::unexpected(most.error());

@@ -20,6 +20,11 @@ namespace cordon::cli {
 // --stdin-file must be a regular file, stdin may be a pipe.
 [[nodiscard]] Result<RunRequest> build_request(const RunOptions& options, int stdin_fd = 0);
 
+// The allow-list flags read into the request's network: entries checked (the error names
+// the flag), limits parsed; --deny-net, --net-max-bytes or --net-max-connections without
+// --allow-net is an error (there is no network for them to act on).
+[[nodiscard]] Result<NetworkAccess> network_from(const NetworkFlags& flags);
+
 // The bytes of FILE, or of stdin (fd `stdin_fd`) for "-", up to `limit` (more is
 // kInvalidArgument `too_big`); a FILE must be a regular file, stdin may be a pipe.
 [[nodiscard]] Result<std::string> read_source(const std::string& source, int stdin_fd,

@@ -17,6 +17,15 @@ namespace cordon::cli {
 // The code itself has its own fixed limit (kMaxCodeBytes, cordon/request.h).
 inline constexpr std::uint64_t kDefaultMaxInputBytes = 16ULL << 20;
 
+// The network allow-list flags of run, plan, prompt, audit and mcp, as typed
+// (request_builder.h network_from() reads them).
+struct NetworkFlags {
+  std::vector<std::string> allow;              // --allow-net DOMAIN|*.DOMAIN|HOST:PORT|ADDR
+  std::vector<std::string> deny;               // --deny-net (wins over --allow-net)
+  std::optional<std::string> max_bytes;        // --net-max-bytes SIZE
+  std::optional<std::string> max_connections;  // --net-max-connections N
+};
+
 struct RunOptions {
   std::string backend{kAutoBackend};
   std::optional<std::string> timeout;
@@ -30,14 +39,11 @@ struct RunOptions {
   std::optional<std::string> source;          // FILE, or "-" for stdin
   std::optional<std::string> stdin_file;      // --stdin-file
   std::optional<std::string> artifacts_dir;
-  std::vector<std::string> files;                  // --file LOCAL[:NAME]
-  std::vector<std::string> collect;                // --collect GLOB
-  std::vector<std::string> env;                    // --env NAME=VALUE
-  std::optional<std::string> tool_description;     // --tool-description ID@VERSION
-  std::vector<std::string> allow_net;              // --allow-net DOMAIN|*.DOMAIN|HOST:PORT|ADDR
-  std::vector<std::string> deny_net;               // --deny-net (wins over --allow-net)
-  std::optional<std::string> net_max_bytes;        // --net-max-bytes SIZE
-  std::optional<std::string> net_max_connections;  // --net-max-connections N
+  std::vector<std::string> files;               // --file LOCAL[:NAME]
+  std::vector<std::string> collect;             // --collect GLOB
+  std::vector<std::string> env;                 // --env NAME=VALUE
+  std::optional<std::string> tool_description;  // --tool-description ID@VERSION
+  NetworkFlags network;
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime (unset: none)
   bool json = false;
   bool allow_unisolated = false;

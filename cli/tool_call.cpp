@@ -136,6 +136,7 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
   RunRequest request;
   request.limits = defaults.limits;
   request.env = defaults.env;
+  request.network = defaults.network;
   request.tool_description = defaults.tool_description;
   request.artifact_max_bytes = defaults.max_artifact_bytes;
 

@@ -27,6 +27,7 @@ struct ToolCallDefaults {
   std::chrono::milliseconds max_timeout{kDefaultTimeout};  // also the timeout for null
   Limits limits;
   std::vector<std::pair<std::string, std::string>> env;
+  NetworkAccess network;  // the allow-list of every call (the description states it)
   std::optional<ToolDescriptionRef> tool_description;
   std::uint64_t max_artifact_bytes = kDefaultArtifactBytes;
   // Each inline input file, decoded, and all of them together: at most this (the default

@@ -62,6 +62,7 @@ Result<ToolCallDefaults> defaults_from(const RunOptions& options) {
   d.max_timeout = effective_timeout(*base);
   d.limits = base->limits;
   d.env = base->env;
+  d.network = base->network;
   if (options.max_input_size) {
     Result<std::uint64_t> most = parse_size(*options.max_input_size);
     if (!most)
@@ -113,7 +114,8 @@ int tool_call_command(const RunOptions& options) {
 
   const BackendCatalog catalog(defaults->limits, options.backend);
   const Result<BackendChoice> choice =
-      choose_from(catalog, defaults->limits, options.backend, options.allow_unisolated);
+      choose_from(catalog, defaults->limits, options.backend, options.allow_unisolated,
+                  /*allow_list=*/defaults->network.any());
   if (!choice) return report_failure(choice.error().message, kText);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kText);
@@ -123,8 +125,8 @@ int tool_call_command(const RunOptions& options) {
   if (Status s = check_limits_for(*backend, limits_only); !s) {
     return report_failure(s.error().describe(), kText);
   }
-  Result<std::optional<audit::AuditReport>> report =
-      matching_report(*backend, catalog.backend("subprocess"), !options.no_audit);
+  Result<std::optional<audit::AuditReport>> report = matching_report(
+      *backend, catalog.backend("subprocess"), !options.no_audit, defaults->network);
   if (!report) return report_failure("audit: " + report.error().describe(), kText);
   const PromptRender input{.tool = &*tool,
                            .backend = backend,
@@ -132,7 +134,8 @@ int tool_call_command(const RunOptions& options) {
                            .limits = defaults->limits,
                            .timeout = defaults->max_timeout,
                            .report = *report ? &**report : nullptr,
-                           .unverified = options.unverified};
+                           .unverified = options.unverified,
+                           .network = defaults->network};
   Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, render_context(input));
   if (!rendered) return report_failure(rendered.error().message, kText);
   defaults->tool_description = ToolDescriptionRef{.id = rendered->id, .version = rendered->version};

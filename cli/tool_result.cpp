@@ -14,6 +14,7 @@
 #include "cordon/text.h"
 #include "cordon/units.h"
 #include "frontend/exit_status.h"
+#include "frontend/network_text.h"
 #include "frontend_names.h"
 #include "tool_call.h"
 
@@ -47,6 +48,18 @@ std::string with_limit(const RunResult& result, Aspect aspect) {
   return v ? " (limit " + *v + ")" : "";
 }
 
+// "at most 3 connections" / "at most 1 MiB in and out", from the network report.
+std::string network_limit_words(const RunResult& result) {
+  if (!result.network) return "its network limit";
+  const NetworkAccess& access = result.network->access;
+  if (result.network->limit_reached == "connections" && access.max_connections) {
+    return "at most " + std::to_string(*access.max_connections) +
+           (*access.max_connections == 1 ? " connection" : " connections");
+  }
+  if (access.max_bytes) return "at most " + format_size(*access.max_bytes) + " in and out";
+  return "its network limit";
+}
+
 std::string limit_sentence(const RunResult& result) {
   const std::string after = " after " + elapsed(result);
   switch (result.limit.value_or(LimitKind::kMemory)) {
@@ -66,6 +79,15 @@ std::string limit_sentence(const RunResult& result) {
     case LimitKind::kCpu:
       return "stopped: it used up its CPU time" + with_limit(result, Aspect::kCpu) + after +
              "; do less work";
+    case LimitKind::kNetwork: {
+      // Nothing was stopped by cordon: the code failed on its own once the proxy refused it.
+      const std::string how = result.exit_code >= 0
+                                  ? "exited with status " + std::to_string(result.exit_code)
+                                  : "was killed by signal " + std::to_string(result.signal);
+      return "failed at the run's network limit (" + network_limit_words(result) +
+             "): the proxy refused or cut what came past it, and the code " + how + after +
+             "; fetch less, or fewer things";
+    }
   }
   return "stopped by a resource limit" + after;
 }
@@ -95,6 +117,12 @@ std::string text_of(const RunResult& result, const std::string& artifacts_note) 
     text += "(no output on stdout or stderr)\n";
   }
   if (const std::string note = truncation_note(result); !note.empty()) text += note + "\n";
+  // With an allow-list, what the proxy let through and refused, and why: a model that was
+  // refused a host learns it here (the same lines as `cordon run`'s "cordon: network:").
+  if (result.network) {
+    text += "--- network ---\n";
+    for (const std::string& line : frontend::network_lines(*result.network)) text += line + "\n";
+  }
   text += artifacts_note;
   // Limit values and file names come from the sandbox side: the text must be valid UTF-8.
   return to_valid_utf8(text);
@@ -233,6 +261,7 @@ std::string sentence_of(const RunResult& result) {
              enforced_value(result, Aspect::kTimeout).value_or(elapsed(result)) +
              ": every process was stopped; try less work or a larger timeout if allowed";
     case Outcome::kLimitExceeded:
+      if (result.limit == LimitKind::kNetwork) return limit_sentence(result);
       return limit_sentence(result) + "; every process was stopped";
     case Outcome::kCancelled:
       return "cancelled after " + elapsed(result) +

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "audit/runner.h"
+#include "cordon/claims.h"
 #include "cordon/interpreter.h"
 #include "cordon/units.h"
 #include "prompts/tool_formats.h"
@@ -21,19 +22,22 @@ std::vector<Language> available_languages() {
 }
 
 Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
-                                                          bool may_audit) {
+                                                          bool may_audit,
+                                                          const NetworkAccess& network) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return std::unexpected(catalogue.error());
-  const audit::ReportBinding binding = audit::binding_for(backend, *catalogue);
+  const audit::ReportBinding binding = audit::binding_for(backend, *catalogue, network);
   if (auto report = audit::load_report(binding)) return report;
   if (!may_audit) return std::optional<audit::AuditReport>();
   std::fprintf(stderr,
-               "cordon: no audit report for %s on this host and policy; running the audit "
-               "(cordon audit --backend %s)\n",
-               binding.backend_name.c_str(), binding.backend_name.c_str());
+               "cordon: no audit report for %s on this host and policy%s; running the audit "
+               "(cordon audit --backend %s%s)\n",
+               binding.backend_name.c_str(), network.any() ? " with this allow-list" : "",
+               binding.backend_name.c_str(), network.any() ? " with the same --allow-net" : "");
   audit::AuditOptions options;
   options.control_backend = control;
-  audit::AuditReport report = audit::start_report(backend, *catalogue, /*complete=*/true);
+  options.network = network;
+  audit::AuditReport report = audit::start_report(backend, *catalogue, /*complete=*/true, network);
   Result<std::vector<audit::AttemptVerdict>> verdicts =
       audit::run_attempts(backend, *catalogue, options);
   if (!verdicts) return std::unexpected(verdicts.error());
@@ -44,10 +48,11 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
   return std::optional<audit::AuditReport>(std::move(report));
 }
 
-std::optional<audit::AuditReport> stored_report(const Backend& backend) {
+std::optional<audit::AuditReport> stored_report(const Backend& backend,
+                                                const NetworkAccess& network) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return std::nullopt;
-  return audit::load_report(audit::binding_for(backend, *catalogue));
+  return audit::load_report(audit::binding_for(backend, *catalogue, network));
 }
 
 prompts::RenderContext render_context(const PromptRender& input) {
@@ -56,10 +61,28 @@ prompts::RenderContext render_context(const PromptRender& input) {
                                 .timeout = input.timeout,
                                 .languages = available_languages(),
                                 .report = input.report,
-                                .unverified = input.unverified};
+                                .unverified = input.unverified,
+                                .network = input.network};
 }
 
+namespace {
+
+// A list the backend cannot carry is never described (nor audited for).
+Status refuse_list_it_cannot_carry(const Backend& backend, const std::string& backend_name,
+                                   const Limits& limits, const NetworkAccess& network) {
+  if (!network.any() || carries_allow_list(backend.capabilities(limits))) return {};
+  return fail(ErrorCode::kUnavailable,
+              "the " + backend_name + " backend cannot carry a network allow-list (--allow-net)");
+}
+
+}  // namespace
+
 Result<std::string> render_prompt(const PromptRender& input, std::string_view format) {
+  if (Status s = refuse_list_it_cannot_carry(*input.backend, input.backend_name, input.limits,
+                                             input.network);
+      !s) {
+    return std::unexpected(s.error());
+  }
   Result<prompts::RenderedTool> rendered = prompts::render_tool(*input.tool, render_context(input));
   if (!rendered) return std::unexpected(rendered.error());
   return prompts::format_tool(*rendered, format);
@@ -85,11 +108,15 @@ Result<ToolDescriptionRef> parse_tool_description_ref(std::string_view text) {
 Result<std::string> render_for_backend(Backend& backend, const std::string& backend_name,
                                        Backend* control, const Limits& limits,
                                        std::chrono::milliseconds timeout,
-                                       const PromptOptions& options) {
+                                       const PromptOptions& options, const NetworkAccess& network) {
   Result<prompts::ToolTemplate> tool = prompts::find_template(options.id, options.version);
   if (!tool) return fail(tool.error().code, tool.error().describe());
+  // Checked before any audit too.
+  if (Status s = refuse_list_it_cannot_carry(backend, backend_name, limits, network); !s) {
+    return std::unexpected(s.error());
+  }
   Result<std::optional<audit::AuditReport>> report =
-      matching_report(backend, control, !options.no_audit);
+      matching_report(backend, control, !options.no_audit, network);
   if (!report) return fail(report.error().code, "audit: " + report.error().describe());
   const PromptRender input{.tool = &*tool,
                            .backend = &backend,
@@ -97,7 +124,8 @@ Result<std::string> render_for_backend(Backend& backend, const std::string& back
                            .limits = limits,
                            .timeout = timeout,
                            .report = *report ? &**report : nullptr,
-                           .unverified = options.unverified};
+                           .unverified = options.unverified,
+                           .network = network};
   return render_prompt(input, options.format);
 }
 

@@ -36,15 +36,17 @@ struct PromptOptions {
 // The languages whose interpreter this host has: what the description offers.
 [[nodiscard]] std::vector<Language> available_languages();
 
-// The stored audit report bound to this backend, host and policy, if any (never audits).
-[[nodiscard]] std::optional<audit::AuditReport> stored_report(const Backend& backend);
+// The stored audit report bound to this backend, host, policy and allow-list (`network`;
+// none by default), if any (never audits).
+[[nodiscard]] std::optional<audit::AuditReport> stored_report(const Backend& backend,
+                                                              const NetworkAccess& network = {});
 
-// The stored complete report bound to this backend, host and policy; without one, and
-// with `may_audit`, the audit runs (controls through `control`, may be null) and its report
-// is stored. Empty without a report and `may_audit`.
-[[nodiscard]] Result<std::optional<audit::AuditReport>> matching_report(Backend& backend,
-                                                                        Backend* control,
-                                                                        bool may_audit);
+// The stored complete report bound to this backend, host, policy and allow-list; without
+// one, and with `may_audit`, the audit runs (controls through `control`, may be null; every
+// attempt without a list of its own under `network`) and its report is stored. Empty
+// without a report and `may_audit`.
+[[nodiscard]] Result<std::optional<audit::AuditReport>> matching_report(
+    Backend& backend, Backend* control, bool may_audit, const NetworkAccess& network = {});
 
 // `tool` rendered for `backend` (named `backend_name`) with these limits and timeout,
 // stating only what `report` proves (null: nothing), in `format` (prompts::kToolFormats).
@@ -57,20 +59,24 @@ struct PromptRender {
   std::chrono::milliseconds timeout{kDefaultTimeout};
   const audit::AuditReport* report = nullptr;
   bool unverified = false;
+  // The allow-list the description states; none by default. {}: as RenderContext's.
+  NetworkAccess network{};  // NOLINT(readability-redundant-member-init)
 };
 [[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
 // What render_prompt() renders `input.tool` with (the backend's capabilities for the
 // limits, the languages this host has).
 [[nodiscard]] prompts::RenderContext render_context(const PromptRender& input);
 
-// What `cordon prompt` prints for `backend` (named `backend_name`) with these limits and
-// timeout, under its audit gate (options.no_audit, options.unverified), in options.format,
-// of template options.id@options.version. `cordon mcp` serves the same text as its tool.
+// What `cordon prompt` prints for `backend` (named `backend_name`) with these limits,
+// timeout and allow-list, under its audit gate (options.no_audit, options.unverified), in
+// options.format, of template options.id@options.version. `cordon mcp` serves the same
+// text as its tool.
 [[nodiscard]] Result<std::string> render_for_backend(Backend& backend,
                                                      const std::string& backend_name,
                                                      Backend* control, const Limits& limits,
                                                      std::chrono::milliseconds timeout,
-                                                     const PromptOptions& options);
+                                                     const PromptOptions& options,
+                                                     const NetworkAccess& network = {});
 
 // "run_code@1" -> {run_code, 1}, checked against the built-in templates: a result never
 // records a description that does not exist.

@@ -6,6 +6,8 @@
 #include <span>
 
 #include "audit/placeholders.h"
+#include "cordon/net/net_policy.h"
+#include "cordon/net/run_network.h"
 #include "cordon/units.h"
 
 namespace cordon::prompts {
@@ -33,6 +35,7 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
   switch (aspect) {
     case Aspect::kNetwork:
       if (none) return {"The code has the network access of the host it runs on.", false};
+      if (ctx.network.any()) return {allow_list_sentence(ctx.network), true};
       if (e == Enforcement::kPartial)
         return {"Network access is restricted: " + c.detail + ".", true};
       return {
@@ -164,13 +167,25 @@ Result<Statement> backed(std::string placeholder, const Sentence& s,
   for (const AttemptVerdict* v : attempts_on(ctx.report, aspects)) out.attempts.push_back(v->id);
   if (!s.claim || s.text.empty()) return out;
   bool contradicted = false;
-  const std::string why = unproven_on(ctx.report, aspects, &contradicted);
+  std::string why = unproven_on(ctx.report, aspects, &contradicted);
   if (why.empty()) return out;
+  // A report is bound to the list it was made under: say which audit would make one.
+  std::string audit = "cordon audit --backend " + ctx.backend_name;
+  if (ctx.network.any()) {
+    if (ctx.report == nullptr) why += " with this network allow-list";
+    for (const std::string& e : ctx.network.allow) audit += " --allow-net " + e;
+    for (const std::string& e : ctx.network.deny) audit += " --deny-net " + e;
+    if (ctx.network.max_bytes)
+      audit += " --net-max-bytes " + std::to_string(*ctx.network.max_bytes);
+    if (ctx.network.max_connections) {
+      audit += " --net-max-connections " + std::to_string(*ctx.network.max_connections);
+    }
+  }
   const std::string claim = "cannot state \"" + s.text + "\" for backend " + ctx.backend_name;
   if (contradicted) return fail(ErrorCode::kUnavailable, claim + ": " + why);
   if (!ctx.unverified) {
     return fail(ErrorCode::kUnavailable,
-                claim + ": " + why + " (run 'cordon audit --backend " + ctx.backend_name +
+                claim + ": " + why + " (run '" + audit +
                     "', or pass --unverified to render it marked as unproven)");
   }
   out.text = std::string(kUnverifiedMark) + s.text;
@@ -263,6 +278,49 @@ Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const Re
 
 }  // namespace
 
+std::string allow_list_sentence(const NetworkAccess& network) {
+  auto policy = net::NetPolicy::make(network.allow, network.deny);
+  if (!policy) return "";  // validate() refuses such a request; nothing true to say
+  const auto entry = [](const net::NetPolicy::Rule& rule) {
+    using Kind = net::NetPolicy::Rule::Kind;
+    if (rule.kind == Kind::kAddress) {
+      const bool one = rule.prefix == (rule.address.v6 ? 128 : 32);
+      return rule.port ? rule.text
+                       : rule.text + (one ? " (any port)" : " (any address in it, any port)");
+    }
+    std::string name = rule.kind == Kind::kWildcard ? "any subdomain of " + rule.name : rule.name;
+    return name + (rule.port ? " port " + std::to_string(*rule.port) : " (ports 80 and 443)");
+  };
+  const auto list = [&](const std::vector<net::NetPolicy::Rule>& rules) {
+    std::string out;
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      if (i > 0) out += i + 1 == rules.size() ? " and " : ", ";
+      out += entry(rules[i]);
+    }
+    return out;
+  };
+  std::string out = "Network access is limited to " + list(policy->allow_rules()) + ".";
+  if (!policy->deny_rules().empty()) {
+    out += " Never reachable, even so: " + list(policy->deny_rules()) + ".";
+  }
+  out += " Connections go through cordon's HTTP proxy at 127.0.0.1:" +
+         std::to_string(net::kProxyPort) +
+         " (HTTP_PROXY and HTTPS_PROXY are set) and there is no DNS resolver, so use a client "
+         "that honours those variables, such as pip, curl, or Python's urllib or requests. Every "
+         "other host is refused, and so is a loopback, private or cloud-metadata address a name "
+         "resolves to.";
+  if (network.max_bytes || network.max_connections) {
+    std::string most;
+    if (network.max_bytes) most = format_size(*network.max_bytes) + " in and out";
+    if (network.max_connections) {
+      most += (most.empty() ? "" : " and ") + std::to_string(*network.max_connections) +
+              (*network.max_connections == 1 ? " connection" : " connections");
+    }
+    out += " At most " + most + " per run; past that, connections are cut or refused.";
+  }
+  return out;
+}
+
 std::string languages_text(const std::vector<Language>& languages) {
   std::string out;
   for (std::size_t i = 0; i < languages.size(); ++i) {
@@ -299,7 +357,8 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
       .description = std::move(*description),
       .input_schema = std::move(*schema),
       .statements = std::move(*statements),
-      .network_closed = ctx.capabilities.level(Aspect::kNetwork) == Enforcement::kEnforced,
+      .network_closed =
+          ctx.capabilities.level(Aspect::kNetwork) == Enforcement::kEnforced && !ctx.network.any(),
       .host_files_protected =
           ctx.capabilities.level(Aspect::kFilesystem) == Enforcement::kEnforced};
 }

@@ -36,6 +36,10 @@ struct RenderContext {
   std::vector<Language> languages;             // available on this host
   const audit::AuditReport* report = nullptr;  // null: nothing is proven
   bool unverified = false;
+  // The run's network allow-list: the network sentence names exactly what it lets the code
+  // reach (and the report must be bound to it); none: the closed network. The {} for g++'s
+  // -Wmissing-field-initializers on designated initialisers that leave it out.
+  NetworkAccess network{};  // NOLINT(readability-redundant-member-init)
 };
 
 // One filled placeholder of a description and what stands behind it.
@@ -60,14 +64,18 @@ struct RenderedTool {
   nlohmann::json input_schema;
   std::vector<Statement> statements;  // the placeholders the template uses, filled
   // What the backend's capabilities (for these limits) enforce, for the MCP tool's
-  // annotations: openWorldHint is false only where the network is closed, destructiveHint
-  // true where the code can change the host's files.
+  // annotations: openWorldHint is false only where the network is closed (enforced, and no
+  // allow-list), destructiveHint true where the code can change the host's files.
   bool network_closed = false;
   bool host_files_protected = false;
 };
 
 [[nodiscard]] Result<RenderedTool> render_tool(const ToolTemplate& tool,
                                                const RenderContext& context);
+
+// The network sentence of a run with this allow-list: the hosts it names, how the code
+// reaches them (the proxy variables), what stays refused, the limits.
+[[nodiscard]] std::string allow_list_sentence(const NetworkAccess& network);
 
 // "python, bash or sh": the {{languages}} of a description.
 [[nodiscard]] std::string languages_text(const std::vector<Language>& languages);

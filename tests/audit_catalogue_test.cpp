@@ -437,8 +437,9 @@ TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {
   AuditReport r = sample_report();
   ASSERT_TRUE(store_report(r).has_value());
   EXPECT_TRUE(load_report(r.binding).has_value());
-  for (auto change : {&ReportBinding::host_fingerprint, &ReportBinding::backend_version,
-                      &ReportBinding::policy_hash, &ReportBinding::catalogue_hash}) {
+  for (auto change :
+       {&ReportBinding::host_fingerprint, &ReportBinding::backend_version,
+        &ReportBinding::policy_hash, &ReportBinding::catalogue_hash, &ReportBinding::network}) {
     ReportBinding other = r.binding;
     other.*change += "x";
     EXPECT_FALSE(load_report(other).has_value());
@@ -448,6 +449,37 @@ TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {
   ASSERT_TRUE(store_report(r).has_value());
   EXPECT_FALSE(load_report(r.binding).has_value());
   ::unsetenv("CORDON_AUDIT_DIR");
+}
+
+// The allow-list a report was made under is part of its binding: the same list in another
+// order or case binds the same report, another list or other limits another one, and a
+// report made without a list stays as it was (no "network" of its own).
+TEST(AuditReport, TheAllowListIsPartOfTheBinding) {
+  NetworkAccess list;
+  list.allow = {"PyPI.org", "*.pythonhosted.org", "10.1.2.3"};
+  list.deny = {"upload.pypi.org"};
+  NetworkAccess reordered = list;
+  reordered.allow = {"10.1.2.3", "*.PythonHosted.org", "pypi.org.", "pypi.org"};
+  EXPECT_EQ(network_binding(list), network_binding(reordered));
+  EXPECT_EQ(network_binding(list),
+            R"({"allow":["*.pythonhosted.org","10.1.2.3","pypi.org"],"deny":["upload.pypi.org"],)"
+            R"("max_bytes":null,"max_connections":null})");
+  NetworkAccess limited = list;
+  limited.max_connections = 5;
+  EXPECT_NE(network_binding(list), network_binding(limited));
+  NetworkAccess other = list;
+  other.allow.push_back("example.org");
+  EXPECT_NE(network_binding(list), network_binding(other));
+  EXPECT_EQ(network_binding(NetworkAccess{}), "");
+
+  AuditReport r = sample_report();
+  EXPECT_TRUE(to_json(r)["network"].is_null());
+  r.binding.network = network_binding(limited);
+  const Result<AuditReport> back = report_from_json(to_json(r));
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->binding, r.binding);
+  EXPECT_EQ(to_json(r)["network"]["max_connections"], 5);
+  EXPECT_NE(report_path(r.binding), report_path(sample_report().binding));
 }
 
 TEST(AuditReport, HostFingerprintIsStable) {

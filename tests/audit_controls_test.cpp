@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,78 @@ TEST_F(AuditControls, ABlockedAttemptWhoseControlFailsReadsError) {
   const AttemptVerdict v = run_attempt(production_, broken, *fixture_, options);
   EXPECT_EQ(v.status, AttemptStatus::kError) << v.evidence;
   EXPECT_NE(v.control.find("subprocess: BLOCKED"), std::string::npos) << v.control;
+}
+
+// Runs through another backend and keeps every request it was handed.
+class RecordingBackend final : public Backend {
+ public:
+  explicit RecordingBackend(Backend& inner) : inner_(inner) {}
+  [[nodiscard]] std::string_view name() const override { return inner_.name(); }
+  [[nodiscard]] std::string_view version() const override { return inner_.version(); }
+  [[nodiscard]] Probe probe() const override { return inner_.probe(); }
+  [[nodiscard]] Capabilities capabilities(const Limits& limits) const override {
+    return inner_.capabilities(limits);
+  }
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override {
+    RunResult result = inner_.run(request, cancel, observer);
+    const std::lock_guard lock(mutex_);
+    seen_.push_back(request);
+    outcomes_.push_back(result.outcome);
+    return result;
+  }
+  [[nodiscard]] std::vector<Outcome> outcomes() {
+    const std::lock_guard lock(mutex_);
+    return outcomes_;
+  }
+  [[nodiscard]] std::vector<RunRequest> seen() {
+    const std::lock_guard lock(mutex_);
+    return seen_;
+  }
+
+ private:
+  Backend& inner_;
+  std::mutex mutex_;
+  std::vector<RunRequest> seen_;
+  std::vector<Outcome> outcomes_;
+};
+
+// An audit with an allow-list (`cordon audit --allow-net`, the audit behind `cordon prompt
+// --allow-net`) attacks the sandbox as such a run has it: every attempt without a list of
+// its own runs under the operator's list (the proxy and its relay are there), the
+// allow-list attempts keep theirs, the subprocess controls get none; and the network still
+// holds. A backend that cannot carry a list is refused, not audited without it.
+TEST_F(AuditControls, AnAuditWithAnAllowListRunsEveryOtherAttemptUnderIt) {
+  ns::NamespaceBackend production;
+  RecordingBackend recording(production);
+  AuditOptions options;
+  options.only = {"net-loopback-tcp", "net-egress-route", "net-allow-denied-port"};
+  options.network.allow = {"audit-operator.invalid", "127.0.0.2:7"};
+  options.control_backend = subprocess_.get();
+  const auto verdicts = run_attempts(recording, catalogue_, options);
+  ASSERT_TRUE(verdicts.has_value()) << verdicts.error().describe();
+  ASSERT_EQ(verdicts->size(), 3U);
+  for (const AttemptVerdict& v : *verdicts) {
+    EXPECT_EQ(v.status, AttemptStatus::kBlocked)
+        << v.id << ": " << v.evidence << " / " << v.control;
+  }
+  const std::vector<RunRequest> seen = recording.seen();
+  std::size_t under_operator_list = 0;
+  for (const RunRequest& r : seen) {
+    ASSERT_TRUE(r.network.any()) << r.code;  // nothing ran on the backend without a list
+    if (r.network.allow == options.network.allow) ++under_operator_list;
+    const bool own_list = r.network.allow.size() == 1;
+    EXPECT_TRUE(r.network.allow == options.network.allow || own_list) << r.network.allow[0];
+  }
+  EXPECT_EQ(under_operator_list, 2U);  // net-loopback-tcp, net-egress-route
+  // The sandboxes with a list were built and ran the probes (a refused list would read as
+  // a sandbox error, and a probe that never ran proves nothing).
+  for (const Outcome o : recording.outcomes()) EXPECT_EQ(o, Outcome::kOk);
+  EXPECT_GE(seen.size(), 4U);  // net-allow-denied-port and its allow-list control
+
+  const auto refused = run_attempts(*subprocess_, catalogue_, options);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("cannot carry a network allow-list"), std::string::npos);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "cordon/plugin_registry.h"
 #include "figures_test_support.h"
 #include "kernel_features.h"
+#include "loopback_server.h"
 #include "proc_test_support.h"
 #include "process_limit_rule.h"
 #include "request_limits_support.h"
@@ -231,6 +232,107 @@ TEST_P(BackendAttack, NoRouteOutButLoopbackWorksInside) {
              "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()\n"
              "c = socket.create_connection(srv.getsockname()); print('lo ok')\n"));
   EXPECT_EQ(r.stdout_data, "ENETUNREACH\nlo ok\n") << r.stderr_data;
+}
+
+// ---- the network allow-list (issue #16) ----
+
+// With the host's 127.0.0.2:PORT allowed as an address: the code reaches it through the
+// proxy (the variables are set, in both spellings), not directly; another address is refused
+// by the proxy; there is no resolver; every attempt is in the result, and the run's enforced
+// network names the proxy and the list. Nothing leaves the machine.
+TEST_P(BackendAttack, AnAllowListReachesWhatItNamesOnlyThroughTheProxy) {
+  const FromHostServer host;
+  const std::string target = host.target();
+  const std::string other = "127.0.0.3" + target.substr(target.find(':'));
+  RunRequest req =
+      py("import os, socket, urllib.request, urllib.error\n"
+         "print(os.environ.get('HTTP_PROXY'), os.environ.get('https_proxy'))\n"
+         "print(urllib.request.urlopen('http://" +
+             target +
+             "/', timeout=10).read().decode())\n"
+             "try:\n"
+             "    urllib.request.urlopen('http://" +
+             other +
+             "/', timeout=10)\n"
+             "except urllib.error.HTTPError as e:\n"
+             "    print('other', e.code)\n"
+             "try:\n"
+             "    socket.create_connection(('127.0.0.2', " +
+             target.substr(target.find(':') + 1) +
+             "), timeout=3)\n"
+             "    print('direct: connected')\n"
+             "except OSError:\n"
+             "    print('direct: refused')\n"
+             "try:\n"
+             "    socket.getaddrinfo('example.org', 80)\n"
+             "    print('dns: resolved')\n"
+             "except OSError:\n"
+             "    print('dns: none')\n",
+         seconds(30));
+  req.network.allow = {target};
+  const RunResult r = run(req);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data,
+            "http://127.0.0.1:3128 http://127.0.0.1:3128\nfrom host\nother 403\ndirect: "
+            "refused\ndns: none\n");
+  EXPECT_EQ(host.accepted(), 1);
+  ASSERT_TRUE(r.network.has_value());
+  ASSERT_EQ(r.network->connections.size(), 2U);
+  EXPECT_TRUE(r.network->connections[0].allowed) << r.network->connections[0].why;
+  EXPECT_GT(r.network->connections[0].bytes_in, 0U);
+  EXPECT_FALSE(r.network->connections[1].allowed);
+  EXPECT_EQ(r.network->connections[1].host, "127.0.0.3");
+  const auto network = std::ranges::find(r.enforced, Aspect::kNetwork, &Enforced::aspect);
+  ASSERT_NE(network, r.enforced.end());
+  EXPECT_NE(network->mechanism.find("cordon's proxy"), std::string::npos) << network->mechanism;
+  EXPECT_EQ(network->value, "allow " + target);
+
+  // Without the list the same sandbox has no proxy and no way out.
+  const RunResult closed =
+      run(py("import os, socket\nprint(os.environ.get('HTTP_PROXY'))\ntry:\n"
+             "    socket.create_connection(('127.0.0.1', 3128), timeout=3)\n    print('relay')\n"
+             "except OSError:\n    print('no relay')\n"));
+  EXPECT_EQ(closed.stdout_data, "None\nno relay\n") << closed.stderr_data;
+  EXPECT_FALSE(closed.network.has_value());
+}
+
+// The connection limit by the process limit's rule: code that fails once the proxy refuses
+// it past the limit exceeded it (limit_exceeded, network); code that copes succeeds, and the
+// report still says the limit was reached.
+TEST_P(BackendAttack, FailingPastTheNetworkLimitIsLimitExceeded) {
+  const FromHostServer host;
+  const auto fetch_twice = [&](int status) {
+    RunRequest req =
+        py("import sys, urllib.request, urllib.error\n"
+           "for i in range(2):\n"
+           "    try:\n"
+           "        urllib.request.urlopen('http://" +
+               host.target() +
+               "/', timeout=10).read()\n"
+               "        print('fetched', i)\n"
+               "    except urllib.error.HTTPError as e:\n"
+               "        print('refused', i, e.code)\n"
+               "        sys.exit(" +
+               std::to_string(status) + ")\n",
+           seconds(30));
+    req.network.allow = {host.target()};
+    req.network.max_connections = 1;
+    return req;
+  };
+  const RunResult failed = run(fetch_twice(3));
+  EXPECT_EQ(failed.outcome, Outcome::kLimitExceeded) << failed.stdout_data << failed.stderr_data;
+  EXPECT_EQ(failed.limit, LimitKind::kNetwork);
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_EQ(failed.stdout_data, "fetched 0\nrefused 1 403\n");
+  ASSERT_TRUE(failed.network.has_value());
+  EXPECT_EQ(failed.network->limit_reached, "connections");
+
+  const RunResult coped = run(fetch_twice(0));
+  EXPECT_EQ(coped.outcome, Outcome::kOk) << coped.stdout_data << coped.stderr_data;
+  EXPECT_FALSE(coped.limit.has_value());
+  ASSERT_TRUE(coped.network.has_value());
+  EXPECT_EQ(coped.network->limit_reached, "connections");
+  EXPECT_EQ(host.accepted(), 2);
 }
 
 // ---- environment and files ----

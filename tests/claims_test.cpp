@@ -155,6 +155,24 @@ TEST(Claims, ThePolicyHashCoversTheDataNotTheWords) {
   EXPECT_NE(hash_of(conditional), base);
 }
 
+// A description with an allow-list needs an audit made with that list: the policy hash
+// covers it; without a list it is the hash reports were made under before lists existed.
+TEST(Claims, ThePolicyHashCoversTheAllowList) {
+  Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  ASSERT_TRUE(catalogue.has_value());
+  const OneClaimBackend backend(memory_claim("the whole sandbox"));
+  const std::string none = audit::policy_hash(backend, *catalogue);
+  EXPECT_EQ(audit::policy_hash(backend, *catalogue, ""), none);
+  NetworkAccess list;
+  list.allow = {"pypi.org"};
+  const audit::ReportBinding with = audit::binding_for(backend, *catalogue, list);
+  EXPECT_NE(with.policy_hash, none);
+  EXPECT_EQ(with.network, audit::network_binding(list));
+  EXPECT_EQ(audit::binding_for(backend, *catalogue).policy_hash, none);
+  list.allow = {"files.pythonhosted.org"};
+  EXPECT_NE(audit::binding_for(backend, *catalogue, list).policy_hash, with.policy_hash);
+}
+
 // A declaration made from words only (no data) still binds its words.
 TEST(Claims, WordsWithoutDataAreHashedAsWords) {
   Capabilities a;

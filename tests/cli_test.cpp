@@ -296,7 +296,7 @@ TEST(CliTest, BackendOptionsAreTakenAndIgnoredWhereABackendHasNone) {
 // code never runs with the host's network, nor with none while the caller thinks the list
 // holds. `auto` passes such backends over.
 TEST(CliTest, AnAllowListOnABackendWithoutAProxyIsRefused) {
-  for (const char* backend : {"subprocess", "container"}) {
+  for (const char* backend : {"subprocess"}) {
     const Ran ran = cordon({"run", "-b", backend, "--allow-net", "pypi.org", "-c", "echo ran"});
     EXPECT_EQ(ran.status, 125) << ran.err;
     EXPECT_EQ(ran.out, "");
@@ -319,19 +319,21 @@ TEST(CliTest, PlanShowsTheProxyAndTheList) {
                          "pypi.org; deny evil.pypi.org"),
             std::string::npos)
       << ran.out;
+  // The container backend carries a list too (its proxy's socket in the bundle it sees).
+  const Ran container =
+      cordon({"plan", "-b", "container", "--allow-net", "pypi.org", "-c", "true"});
+  EXPECT_EQ(container.status, 0) << container.err;
+  EXPECT_NE(container.out.find("egress only through cordon's proxy, relayed from 127.0.0.1:3128 "
+                               "(HTTP_PROXY): allow pypi.org"),
+            std::string::npos)
+      << container.out;
 }
 
 // The host's 127.0.0.2 (the sandbox's loopback is its own, and 127.0.0.1 is in NO_PROXY),
 // allowed explicitly as an address: the one connection goes through the proxy and is
 // reported; another port is denied; nothing leaves the machine.
 TEST(CliTest, AllowNetReachesAnAllowedAddressAndReportsEveryConnection) {
-  cordon::testing::LoopbackServer server(
-      [](int c) {
-        (void)cordon::testing::read_http_head(c);
-        const std::string reply = "HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nfrom host";
-        (void)::write(c, reply.data(), reply.size());
-      },
-      "127.0.0.2");
+  const cordon::testing::FromHostServer server;
   const std::string port = std::to_string(server.port());
   const std::string code =
       "import urllib.request, urllib.error\n"
@@ -353,6 +355,32 @@ TEST(CliTest, AllowNetReachesAnAllowedAddressAndReportsEveryConnection) {
       << ran.err;
   EXPECT_NE(ran.err.find("cordon: network: denied GET 127.0.0.3:" + port + ": "), std::string::npos)
       << ran.err;
+}
+
+// `run --tool-call --allow-net`: the call runs under the operator's list (the model's
+// arguments have no say in it), its connections in the text the model reads.
+TEST(CliTest, AToolCallRunsUnderTheOperatorsAllowList) {
+  const cordon::testing::FromHostServer server;
+  const std::string target = server.target();
+  RunSpec spec;
+  spec.args = {"run",        "--tool-call",  "-b",          "namespace", "--no-history",
+               "--no-audit", "--unverified", "--allow-net", target};
+  spec.stdin_data = nlohmann::json{
+      {"code",
+       "import urllib.request\nprint(urllib.request.urlopen("
+       "'http://" +
+           target + "/', timeout=10).read().decode())"},
+      {"language", "python"},
+      {"timeout", nullptr},
+      {"files", nullptr},
+      {"collect",
+       nullptr}}.dump();
+  const Ran ran = run_cordon(spec);
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  const nlohmann::json result = parse_one_object(ran.out);
+  const std::string text = result["content"][0]["text"].get<std::string>();
+  EXPECT_NE(text.find("--- stdout ---\nfrom host\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("--- network ---\nallowed GET " + target), std::string::npos) << text;
 }
 
 TEST(CliTest, NamespacePrestartTakesPythonOrNone) {
@@ -1037,6 +1065,65 @@ TEST(CliTest, PromptRendersOnlyWhatAStoredAuditProves) {
       cordon({"prompt", "-b", "subprocess", "--unverified", "--no-audit", "-f", "yaml"}).status,
       125);
   EXPECT_EQ(cordon({"prompt", "--version", "99", "--unverified", "--no-audit"}).status, 125);
+}
+
+// A description with an allow-list is backed only by an audit made with that list: the
+// audit runs every attempt under it and binds its report to it; a report made without a
+// list, or with another, backs nothing here. A backend that cannot carry a list is refused
+// by prompt and audit alike.
+TEST(CliTest, APromptWithAnAllowListNeedsAnAuditMadeWithIt) {
+  if (const std::string why = namespace_unavailable_reason(); !why.empty()) {
+    if (::cordon_test::require_kernel_features()) FAIL() << "kernel feature missing: " << why;
+    GTEST_SKIP() << why;
+  }
+  const cordon::TempDir reports = make_temp();
+  auto with_dir = [&](std::vector<std::string> args) {
+    RunSpec spec;
+    spec.args = std::move(args);
+    spec.extra_env = {"CORDON_AUDIT_DIR=" + reports.path().string()};
+    return run_cordon(spec);
+  };
+  const std::vector<std::string> list = {"--allow-net", "127.0.0.2:9", "--allow-net",
+                                         "*.pythonhosted.org"};
+  const auto with_list = [&](std::vector<std::string> args) {
+    args.insert(args.end(), list.begin(), list.end());
+    return with_dir(std::move(args));
+  };
+  Ran ran = with_list({"prompt", "-b", "namespace", "--no-audit"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("no audit report for this backend on this host with this network "
+                         "allow-list (run 'cordon audit --backend namespace --allow-net "
+                         "127.0.0.2:9 --allow-net *.pythonhosted.org'"),
+            std::string::npos)
+      << ran.err;
+
+  ran = with_list({"audit", "-b", "namespace"});
+  ASSERT_EQ(ran.status, 0) << ran.err << ran.out;
+  ran = with_list({"prompt", "-b", "namespace", "--no-audit", "-f", "mcp"});
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  const nlohmann::json tool = parse_one_object(ran.out);
+  const std::string text = tool["description"].get<std::string>();
+  EXPECT_NE(text.find("Network access is limited to 127.0.0.2:9 and any subdomain of "
+                      "pythonhosted.org (ports 80 and 443)."),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("[unverified]"), std::string::npos) << text;
+  EXPECT_EQ(tool["annotations"]["openWorldHint"], true);
+
+  // The report made with the list backs neither the closed network nor another list.
+  EXPECT_EQ(with_dir({"prompt", "-b", "namespace", "--no-audit"}).status, 125);
+  EXPECT_EQ(
+      with_dir({"prompt", "-b", "namespace", "--no-audit", "--allow-net", "127.0.0.2:9"}).status,
+      125);
+
+  for (const char* command : {"prompt", "audit"}) {
+    ran = with_list({command, "-b", "subprocess"});
+    EXPECT_EQ(ran.status, 125) << command;
+    EXPECT_NE(ran.err.find("cannot carry a network allow-list"), std::string::npos) << ran.err;
+  }
+  ran = with_dir({"prompt", "-b", "namespace", "--deny-net", "pypi.org"});
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("--deny-net: without --allow-net"), std::string::npos) << ran.err;
 }
 
 TEST(CliTest, RunRecordsTheToolDescriptionItRanUnder) {

@@ -31,8 +31,10 @@
 #include "cgroup_test_support.h"
 #include "claims_match.h"
 #include "cordon/cancel.h"
+#include "cordon/claims.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
+#include "loopback_server.h"
 #include "proc_test_support.h"
 #include "test_paths.h"
 
@@ -140,16 +142,16 @@ TEST_F(ContainerTest, OutputIsCapped) {
   EXPECT_TRUE(r.stdout_truncated);
 }
 
-// No egress proxy here yet (issue #16): an allow-list is refused before anything runs, never
-// run with no network in silence nor with the host's.
-TEST_F(ContainerTest, ANetworkAllowListIsRefusedWithTheReason) {
-  RunRequest req = sh("echo ran");
-  req.network.allow = {"pypi.org"};
-  const RunResult r = run(req);
-  EXPECT_EQ(r.outcome, Outcome::kSandboxError);
-  EXPECT_EQ(r.stdout_data, "");
-  EXPECT_NE(r.error.value_or("").find("cannot give a run a network allow-list"), std::string::npos)
-      << r.error.value_or("");
+// Engine mode has no directory of cordon's in the container for the proxy's socket: a list is
+// refused there before anything runs, never run with no network in silence nor with the
+// host's. The runtime mode carries it (the attack suite's allow-list tests).
+TEST_F(ContainerTest, OnlyTheRuntimeModeCarriesAnAllowList) {
+  EXPECT_TRUE(carries_allow_list(target_.backend().capabilities({})));
+  oci::ContainerOptions engine;
+  engine.engine = "podman";
+  engine.image = "localhost/cordon-test:none";
+  const oci::ContainerBackend in_engine(engine);
+  EXPECT_FALSE(carries_allow_list(in_engine.capabilities({})));
 }
 
 // A run reports as enforced exactly what capabilities() claim for its limits, in the same
@@ -323,6 +325,34 @@ TEST_F(ContainerTest, PooledRunsEndOrphansBeforeTheResultIsRead) {
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
   EXPECT_EQ(r.stdout_data, "early\n");
   EXPECT_TRUE(r.artifacts.empty());
+}
+
+// A pooled container was started before its run's proxy existed: the socket is made in the
+// bundle directory it already sees (/.cordon), and the init relays to it.
+TEST_F(ContainerTest, APooledContainerReachesItsRunsProxy) {
+  const testing::FromHostServer host;
+  const std::string target = host.target();
+  oci::ContainerOptions o;
+  o.pool_size = 1;
+  oci::ContainerBackend pooled(o);
+  ASSERT_TRUE(pooled.probe().available);
+  ASSERT_TRUE(pooled.pool()->wait_ready(Clock::now() + seconds(10))) << pooled.pool()->last_error();
+  std::this_thread::sleep_for(milliseconds(1500));  // so that a pooled container is seen old
+  RunRequest req =
+      py("import os, urllib.request\n"
+         "ticks = int(open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])\n"
+         "up = float(open('/proc/uptime').read().split()[0])\n"
+         "print('old' if up - ticks / os.sysconf('SC_CLK_TCK') > 1.0 else 'new')\n"
+         "print(urllib.request.urlopen('http://" +
+             target + "/', timeout=10).read().decode())\n",
+         seconds(30));
+  req.network.allow = {target};
+  const RunResult r = pooled.run(req, {}, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "old\nfrom host\n") << r.stderr_data;
+  ASSERT_TRUE(r.network.has_value());
+  ASSERT_EQ(r.network->connections.size(), 1U);
+  EXPECT_TRUE(r.network->connections[0].allowed);
 }
 
 TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {

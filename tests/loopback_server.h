@@ -71,4 +71,26 @@ inline std::string read_http_head(int fd) {
   return out;
 }
 
+// A server on the host's 127.0.0.2 (a sandbox's loopback is its own, and 127.0.0.1 is in
+// NO_PROXY) answering every request "from host": what the network allow-list's tests reach
+// through the proxy, allowed as an address ("127.0.0.2:PORT"), so no name is resolved and
+// nothing leaves the machine.
+class FromHostServer {
+ public:
+  FromHostServer()
+      : server_(
+            [](int c) {
+              (void)read_http_head(c);
+              const std::string reply = "HTTP/1.0 200 OK\r\nContent-Length: 9\r\n\r\nfrom host";
+              (void)::write(c, reply.data(), reply.size());
+            },
+            "127.0.0.2") {}
+  [[nodiscard]] std::uint16_t port() const { return server_.port(); }
+  [[nodiscard]] std::string target() const { return "127.0.0.2:" + std::to_string(port()); }
+  [[nodiscard]] int accepted() const { return server_.accepted(); }
+
+ private:
+  LoopbackServer server_;
+};
+
 }  // namespace cordon::testing

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "loopback_server.h"
 #include "mcp_test_support.h"
 #include "test_paths.h"
 
@@ -186,6 +187,43 @@ TEST(McpStdio, EndOfInputMidCallCancelsItAndExits) {
   EXPECT_EQ(server.wait_exit(milliseconds(5000)), 0);
   EXPECT_EQ(testing::processes_with(mark), 0);
   EXPECT_FALSE(server.next(milliseconds(100)));  // no response for a call of a gone client
+}
+
+// `cordon mcp --allow-net`: the served tool states the list (and is open-world), and every
+// call runs under it, its connections in the text the model reads and in structuredContent.
+// The host's 127.0.0.2, allowed as an address: nothing leaves the machine.
+TEST(McpStdio, AnAllowListIsServedAndCarriedByEveryCall) {
+  const cordon::testing::FromHostServer host;
+  const std::string target = host.target();
+  Server server({"--allow-net", target});
+  initialize(server);
+  server.send(request(1, "tools/list"));
+  const auto list = server.next();
+  ASSERT_TRUE(list);
+  const json tool = (*list)["result"]["tools"][0];
+  EXPECT_EQ(tool["annotations"]["openWorldHint"], true) << tool.dump();
+  EXPECT_NE(
+      tool["description"].get<std::string>().find("Network access is limited to " + target + "."),
+      std::string::npos)
+      << tool["description"];
+
+  server.send(request(2, "tools/call",
+                      {{"name", "run_code"},
+                       {"arguments",
+                        {{"code", "import urllib.request\nprint(urllib.request.urlopen('http://" +
+                                      target + "/', timeout=10).read().decode())\n"},
+                         {"language", "python"},
+                         {"timeout", nullptr},
+                         {"files", nullptr},
+                         {"collect", nullptr}}}}));
+  const auto call = server.next();
+  ASSERT_TRUE(call);
+  const json result = (*call)["result"];
+  const std::string text = result["content"][0]["text"].get<std::string>();
+  EXPECT_EQ(result["isError"], false) << text;
+  EXPECT_NE(text.find("--- stdout ---\nfrom host\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("--- network ---\nallowed GET " + target + ": "), std::string::npos) << text;
+  EXPECT_EQ(result["structuredContent"]["network"]["connections"][0]["allowed"], true);
 }
 
 }  // namespace

@@ -127,11 +127,11 @@ class NamespaceTarget final : public testing::AttackTarget {
     // handed to an interpreter started ahead: checked by the backend's counter.
     ns::NamespaceBackend* const ns_backend = direct();
     auto* python_pool = ns_backend != nullptr ? ns_backend->python_pool() : nullptr;
-    const bool prestartable = python_pool != nullptr && req.language == Language::kPython &&
-                              !req.stdin_data && req.env.empty() && !req.limits.memory_bytes &&
-                              !req.limits.max_processes && !req.limits.cpu_time &&
-                              !req.limits.scratch_bytes && req.code.size() < 64 * 1024 &&
-                              req.code.find('\0') == std::string::npos;
+    const bool prestartable =
+        python_pool != nullptr && req.language == Language::kPython && !req.stdin_data &&
+        req.env.empty() && !req.network.any() && !req.limits.memory_bytes &&
+        !req.limits.max_processes && !req.limits.cpu_time && !req.limits.scratch_bytes &&
+        req.code.size() < 64 * 1024 && req.code.find('\0') == std::string::npos;
     if (prestartable) {
       EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
           << python_pool->last_error();

@@ -130,8 +130,11 @@ TEST(ResultJson, NetworkReportShape) {
   report.dropped = 2;
   report.limit_reached = "bytes";
   r.network = report;
+  r.outcome = Outcome::kLimitExceeded;
+  r.limit = LimitKind::kNetwork;
   const json j = to_json(r);
-  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["schema_version"], 4);  // 4: "limit" may be "network"
+  EXPECT_EQ(j["limit"], "network");
   const json& n = j["network"];
   EXPECT_EQ(n["allow"], json::array({"pypi.org", "*.pythonhosted.org"}));
   EXPECT_EQ(n["deny"], json::array({"evil.pypi.org"}));

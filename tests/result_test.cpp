@@ -82,6 +82,34 @@ TEST(SandboxError, CarriesReasonAndBackend) {
   EXPECT_FALSE(result.timed_out);
 }
 
+// The network allow-list's limit, by the process limit's rule: failing after it was reached
+// is exceeding it; exiting 0 is coping; the deadline, a cancel or another limit stay.
+TEST(ApplyNetworkLimit, OnlyAFailureAfterTheLimitIsLimitExceeded) {
+  const auto after = [](Outcome outcome, std::optional<std::string> reached) {
+    RunResult r;
+    r.outcome = outcome;
+    if (outcome == Outcome::kLimitExceeded) r.limit = LimitKind::kMemory;
+    r.network = NetworkReport{};
+    r.network->limit_reached = std::move(reached);
+    apply_network_limit(r);
+    return std::pair{r.outcome, r.limit};
+  };
+  using P = std::pair<Outcome, std::optional<LimitKind>>;
+  EXPECT_EQ(after(Outcome::kFailed, "bytes"), P(Outcome::kLimitExceeded, LimitKind::kNetwork));
+  EXPECT_EQ(after(Outcome::kSignaled, "connections"),
+            P(Outcome::kLimitExceeded, LimitKind::kNetwork));
+  EXPECT_EQ(after(Outcome::kOk, "bytes"), P(Outcome::kOk, std::nullopt));
+  EXPECT_EQ(after(Outcome::kTimedOut, "bytes"), P(Outcome::kTimedOut, std::nullopt));
+  EXPECT_EQ(after(Outcome::kCancelled, "bytes"), P(Outcome::kCancelled, std::nullopt));
+  EXPECT_EQ(after(Outcome::kLimitExceeded, "bytes"),
+            P(Outcome::kLimitExceeded, LimitKind::kMemory));
+  EXPECT_EQ(after(Outcome::kFailed, std::nullopt), P(Outcome::kFailed, std::nullopt));
+  RunResult no_list;
+  no_list.outcome = Outcome::kFailed;
+  apply_network_limit(no_list);
+  EXPECT_EQ(no_list.outcome, Outcome::kFailed);
+}
+
 TEST(ToString, OutcomeNamesArePublicSchema) {
   EXPECT_EQ(to_string(Outcome::kOk), "ok");
   EXPECT_EQ(to_string(Outcome::kFailed), "failed");
@@ -95,6 +123,10 @@ TEST(ToString, OutcomeNamesArePublicSchema) {
   EXPECT_EQ(to_string(LimitKind::kOutput), "output");
   EXPECT_EQ(to_string(LimitKind::kDisk), "disk");
   EXPECT_EQ(to_string(LimitKind::kCpu), "cpu");
+  EXPECT_EQ(to_string(LimitKind::kNetwork), "network");
+  // Every name is listed once, for the readers that look them up.
+  EXPECT_EQ(std::size(kAllLimitKinds), 6U);
+  EXPECT_EQ(std::size(kAllOutcomes), 7U);
   EXPECT_EQ(to_string(RunState::kPreparing), "preparing");
   EXPECT_EQ(to_string(RunState::kRunning), "running");
   EXPECT_EQ(to_string(RunState::kStopping), "stopping");

@@ -353,6 +353,67 @@ TEST(ToolResult, AMemoryLimitNamesMemoryAndTheLimit) {
   EXPECT_NE(outcome_sentence(r).find("processes"), std::string::npos);
 }
 
+TEST(ToolResult, TheNetworkLimitSaysWhichAndThatTheCodeFailedOnItsOwn) {
+  RunResult r = finished(Outcome::kLimitExceeded);
+  r.limit = LimitKind::kNetwork;
+  r.exit_code = 1;
+  r.network = NetworkReport{};
+  r.network->access.allow = {"pypi.org"};
+  r.network->access.max_connections = 1;
+  r.network->limit_reached = "connections";
+  EXPECT_EQ(outcome_sentence(r),
+            "failed at the run's network limit (at most 1 connection): the proxy refused or cut "
+            "what came past it, and the code exited with status 1 after 1.2 s; fetch less, or "
+            "fewer things");
+  r.network->access.max_bytes = 1U << 20;
+  r.network->limit_reached = "bytes";
+  EXPECT_NE(outcome_sentence(r).find("(at most 1 MiB in and out)"), std::string::npos);
+  EXPECT_TRUE(tool_result(r, true)["isError"].get<bool>());
+  EXPECT_EQ(tool_result(r, true)["structuredContent"]["limit"], "network");
+}
+
+// What the proxy let through and refused is in the text a model reads, not only in
+// structuredContent: a refused host is something the model can act on.
+TEST(ToolResult, TheConnectionsOfARunWithAListAreListed) {
+  RunResult r = finished(Outcome::kOk);
+  r.exit_code = 0;
+  r.network = NetworkReport{};
+  r.network->access.allow = {"pypi.org"};
+  NetConnection allowed;
+  allowed.allowed = true;
+  allowed.method = "CONNECT";
+  allowed.host = "pypi.org";
+  allowed.port = 443;
+  allowed.bytes_out = 100;
+  allowed.bytes_in = 2048;
+  NetConnection denied;
+  denied.method = "CONNECT";
+  denied.host = "evil.example";
+  denied.port = 443;
+  denied.why = "evil.example is not on the allow-list";
+  r.network->connections = {allowed, denied};
+  EXPECT_EQ(text_of(tool_result(r, true)),
+            "ok: the code ran and exited 0 after 1.2 s\n(no output on stdout or stderr)\n"
+            "--- network ---\n"
+            "allowed CONNECT pypi.org:443: 100 B out, 2 KiB in\n"
+            "denied CONNECT evil.example:443: evil.example is not on the allow-list\n");
+  r.network->connections.clear();
+  EXPECT_NE(text_of(tool_result(r, true)).find("--- network ---\nno connection was asked for\n"),
+            std::string::npos);
+  r.network.reset();
+  EXPECT_EQ(text_of(tool_result(r, true)).find("network"), std::string::npos);
+}
+
+TEST(ToolCallArgs, TheOperatorsAllowListReachesEveryCall) {
+  ToolCallDefaults d = defaults();
+  d.network.allow = {"pypi.org", "*.pythonhosted.org"};
+  d.network.max_bytes = 1U << 20;
+  const RunRequest r = accepted(args(), d);
+  EXPECT_EQ(r.network.allow, d.network.allow);
+  EXPECT_EQ(r.network.max_bytes, 1U << 20);
+  EXPECT_FALSE(accepted(args()).network.any());
+}
+
 TEST(ToolResult, ASandboxErrorSaysItIsNotTheCode) {
   RunResult r = sandbox_error({"namespace", "0.1.0"}, "clone: Operation not permitted");
   const std::string s = outcome_sentence(r);

@@ -352,6 +352,55 @@ TEST(ToolDescription, TheMcpToolCarriesOutputSchemaAndTrueAnnotations) {
   EXPECT_EQ(mcp_tool(*restricted)["annotations"]["openWorldHint"], true);
 }
 
+// With an allow-list the network sentence names exactly what the list lets through (each
+// entry, the carve-outs, the limits) and how the code gets there; it stays a claim the
+// audit must back, and the MCP tool is then open-world.
+TEST(ToolDescription, AnAllowListIsStatedEntryByEntry) {
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  RenderContext ctx = context(isolating(), &proven);
+  ctx.network.allow = {"PyPI.org", "*.pythonhosted.org", "api.example.com:8443",
+                       "10.1.2.3", "10.9.0.0/16",        "[2001:db8::1]:443"};
+  ctx.network.deny = {"upload.pypi.org"};
+  ctx.network.max_bytes = 50U << 20;
+  ctx.network.max_connections = 1;
+  const auto r = render_tool(*t, ctx);
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  const std::string expected =
+      "Network access is limited to pypi.org (ports 80 and 443), any subdomain of "
+      "pythonhosted.org (ports 80 and 443), api.example.com port 8443, 10.1.2.3 (any port), "
+      "10.9.0.0/16 (any address in it, any port) and [2001:db8::1]:443. Never reachable, even "
+      "so: upload.pypi.org (ports 80 and 443). Connections go through cordon's HTTP proxy at "
+      "127.0.0.1:3128 (HTTP_PROXY and HTTPS_PROXY are set) and there is no DNS resolver, so use "
+      "a client that honours those variables, such as pip, curl, or Python's urllib or "
+      "requests. Every other host is refused, and so is a loopback, private or cloud-metadata "
+      "address a name resolves to. At most 50 MiB in and out and 1 connection per run; past "
+      "that, connections are cut or refused.";
+  EXPECT_NE(r->description.find(expected), std::string::npos) << r->description;
+  EXPECT_EQ(r->description.find("no network access"), std::string::npos);
+  EXPECT_FALSE(r->network_closed);
+  EXPECT_EQ(mcp_tool(*r)["annotations"]["openWorldHint"], true);
+  const auto network = std::ranges::find(r->statements, "network", &Statement::placeholder);
+  ASSERT_NE(network, r->statements.end());
+  EXPECT_EQ(network->kind, Statement::Kind::kClaim);
+
+  // Unproven, it is refused as every claim is (a report bound to the list is the proof).
+  AuditReport unjudged = proven;
+  unjudged.verdicts[0].status = AttemptStatus::kError;  // probe-network
+  ctx.report = &unjudged;
+  const auto unproven = render_tool(*t, ctx);
+  ASSERT_FALSE(unproven.has_value());
+  EXPECT_NE(unproven.error().message.find("probe-network is ERROR"), std::string::npos)
+      << unproven.error().message;
+  ctx.unverified = true;
+  const auto marked = render_tool(*t, ctx);
+  ASSERT_TRUE(marked.has_value()) << marked.error().describe();
+  EXPECT_NE(marked->description.find("[unverified] Network access is limited to pypi.org"),
+            std::string::npos)
+      << marked->description;
+}
+
 // v3 offers inline input files and artifact patterns, nullable and required (strict mode).
 TEST(ToolDescription, V3OffersFilesAndCollect) {
   const auto t = find_template("run_code", 3);

@@ -33,20 +33,14 @@ Badge outcome_badge(Outcome outcome, std::optional<LimitKind> limit, int exit_co
 }
 
 Badge outcome_badge(const nlohmann::json& result) {
-  static constexpr Outcome kAll[] = {
-      Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
-      Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
-      Outcome::kSandboxError};
-  static constexpr LimitKind kLimits[] = {LimitKind::kMemory, LimitKind::kProcesses,
-                                          LimitKind::kOutput, LimitKind::kDisk, LimitKind::kCpu};
   const std::string outcome_text = result.value("outcome", "");
   Outcome outcome = Outcome::kSandboxError;
-  for (const Outcome candidate : kAll) {
+  for (const Outcome candidate : kAllOutcomes) {
     if (to_string(candidate) == outcome_text) outcome = candidate;
   }
   std::optional<LimitKind> limit;
   if (const auto found = result.find("limit"); found != result.end() && found->is_string()) {
-    for (const LimitKind candidate : kLimits) {
+    for (const LimitKind candidate : kAllLimitKinds) {
       if (to_string(candidate) == found->get<std::string>()) limit = candidate;
     }
   }

@@ -854,6 +854,26 @@ class WidgetsTest : public QObject {
     const Result<std::string> expected = core_render("namespace", "text", true);
     QVERIFY(expected.has_value());
     QCOMPARE(tab->text(), QString::fromStdString(*expected));
+
+    // The Run tab's allow-list is the description's: the hosts named, a report made with the
+    // list needed (the Audit tab's has none: the command line that makes one is given).
+    run_tab()->set_allow_net("127.0.0.2:9");
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    window_->tabs()->setCurrentIndex(MainWindow::kTool);
+    QVERIFY2(tab->proof_text().contains("with the Run tab's network allow-list"),
+             qPrintable(tab->proof_text()));
+    QVERIFY2(tab->text().contains("[unverified] Network access is limited to 127.0.0.2:9."),
+             qPrintable(tab->text()));
+    tab->unverified_box()->setChecked(false);
+    QVERIFY2(tab->text().contains("run 'cordon audit --backend namespace --allow-net 127.0.0.2:9'"),
+             qPrintable(tab->text()));
+    run_tab()->set_backend("subprocess");
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    window_->tabs()->setCurrentIndex(MainWindow::kTool);
+    QVERIFY2(tab->text().contains("the subprocess backend cannot carry a network allow-list"),
+             qPrintable(tab->text()));
+    run_tab()->set_allow_net("");
+    tab->unverified_box()->setChecked(true);
   }
 
  private:

@@ -46,7 +46,9 @@ QStringList sentences(const QString& text) {
 // The renderer's refusals are worded for the command line (they are the CLI's messages
 // too); here they name the tab and the check box that do the same.
 QString gui_words(QString message) {
-  static const QRegularExpression kAudit(QStringLiteral("run 'cordon audit --backend ([^']+)'"));
+  // Only the plain audit is the Audit tab's; one with an allow-list (flags after the name)
+  // stays a command line.
+  static const QRegularExpression kAudit(QStringLiteral("run 'cordon audit --backend ([^' ]+)'"));
   message.replace(kAudit, QStringLiteral("run the audit of \\1 in the Audit tab"));
   message.replace(QStringLiteral("pass --unverified"), QStringLiteral("tick Unverified"));
   return message;
@@ -140,7 +142,7 @@ void ToolTab::show_tool(const QString& backend_name, const RunRequest& request) 
   backend_name_ = backend_name;
   request_ = request;
   const Backend* backend = backends_->backend(backend_name);
-  report_ = backend != nullptr ? frontend::stored_report(*backend) : std::nullopt;
+  report_ = backend != nullptr ? frontend::stored_report(*backend, request.network) : std::nullopt;
   refresh();
 }
 
@@ -161,7 +163,8 @@ QString ToolTab::render(int version, const QString& format, QString* error) cons
                                      .limits = request_.limits,
                                      .timeout = effective_timeout(request_),
                                      .report = report_ ? &*report_ : nullptr,
-                                     .unverified = unverified_->isChecked()};
+                                     .unverified = unverified_->isChecked(),
+                                     .network = request_.network};
   Result<std::string> text = frontend::render_prompt(input, format.toStdString());
   if (!text) {
     *error = gui_words(QString::fromStdString(text.error().message));
@@ -172,8 +175,8 @@ QString ToolTab::render(int version, const QString& format, QString* error) cons
 }
 
 void ToolTab::refresh() {
-  title_->setText(tr("The run_code tool for %1 with the Run tab's timeout and limits — what "
-                     "`cordon prompt` prints")
+  title_->setText(tr("The run_code tool for %1 with the Run tab's timeout, limits and network "
+                     "— what `cordon prompt` prints")
                       .arg(backend_name_));
   if (report_) {
     proof_->setText(tr("Proven by the audit report of %1 (%2; backend %3 %4; policy %5)%6")
@@ -183,9 +186,15 @@ void ToolTab::refresh() {
                              QString::fromStdString(report_->binding.policy_hash).left(19),
                              report_->complete ? QString() : tr(", incomplete")));
   } else {
-    proof_->setText(tr("No stored audit report for %1 on this host and policy: every claim "
-                       "is unproven (run the audit in the Audit tab).")
-                        .arg(backend_name_));
+    proof_->setText(
+        request_.network.any()
+            ? tr("No stored audit report for %1 on this host and policy with the Run tab's "
+                 "network allow-list: every claim is unproven (run `cordon audit` with the same "
+                 "--allow-net).")
+                  .arg(backend_name_)
+            : tr("No stored audit report for %1 on this host and policy: every claim is "
+                 "unproven (run the audit in the Audit tab).")
+                  .arg(backend_name_));
   }
   QString error;
   const QString shown = render(version_->currentData().toInt(), format_->currentText(), &error);

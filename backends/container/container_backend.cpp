@@ -20,6 +20,7 @@
 #include "cordon/claims.h"
 #include "cordon/install_layout.h"
 #include "cordon/limit_check.h"
+#include "cordon/net/run_network.h"
 #include "cordon/policy/oci_seccomp.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/oci_init_channel.h"
@@ -400,10 +401,13 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   }
   root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
   Capabilities caps;
+  // A run may have an allow-list in runtime mode: the proxy's socket in the bundle's code/
+  // directory, relayed by the init (kRelay). Engine mode has no such directory of cordon's.
   caps.aspects.push_back(network_namespace_claim(
       options_.network_namespace,
       "OCI network namespace without interfaces but lo; no route out; the host's loopback and "
-      "abstract unix sockets are unreachable"));
+      "abstract unix sockets are unreachable",
+      /*egress_proxy=*/options_.network_namespace && options_.engine.empty()));
   caps.aspects.push_back(
       claim(Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
             rt + " mount namespace and pivot_root into a read-only root; the host's /root, /home, "
@@ -486,6 +490,7 @@ Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   out.backend_version = version();
   out.timeout_ms = effective_timeout(request).count();
   out.argv = payload->argv;
+  if (request.network.any()) out.network += net::plan_words(request.network);
   // The limits in the declaration's words (claims.h): engine mode's are the engine's flags.
   out.limits = plan_limits(request, capabilities(request.limits));
   if (options_.seccomp) {
@@ -648,9 +653,18 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
     }
   });
 
-  // 3. The run's files, then the code to the init.
+  // 3. The run's files, the network allow-list's proxy (its socket beside the code, in the
+  //    directory the container sees read-only at /.cordon), then the code to the init.
   if (auto st = place_run_files(bundle, *payload, request.input_files); !st) {
     return setup.error("place files: " + st.error().describe());
+  }
+  std::unique_ptr<net::RunNetwork> network;
+  if (request.network.any()) {
+    auto started =
+        net::RunNetwork::start_in(request.network, bundle / "code", options_.resolver_for_test);
+    if (!started) return setup.error("network proxy: " + started.error().describe());
+    network = std::move(*started);
+    network->enforce_in(frame.enforced);
   }
   if (cancel.cancelled()) return setup.cancelled();
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
@@ -666,7 +680,10 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   } else {
     c.stdin_write.reset();  // EOF, as /dev/null would give
   }
-  return drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
+  RunResult result =
+      drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
+  if (network) network->finish_into(result);
+  return result;
 }
 
 }  // namespace cordon::oci

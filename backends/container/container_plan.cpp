@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cordon/interpreter.h"
+#include "cordon/net/run_network.h"
 #include "cordon/policy/oci_mounts.h"
 #include "cordon/proc/oci_init_channel.h"
 #include "cordon/units.h"
@@ -259,6 +260,10 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
                                     [](const auto& kv) { return kv.first == "LANG"; });
   if (!has_lang) p.env.emplace_back("LANG=C.UTF-8");
   for (const auto& [name, value] : req.env) p.env.push_back(name + "=" + value);
+  if (req.network.any()) {
+    for (const auto& [name, value] : net::proxy_environment()) p.env.push_back(name + "=" + value);
+    p.relay_port = net::kProxyPort;
+  }
   return p;
 }
 
@@ -270,6 +275,9 @@ std::string encode_init_request(const RunPayload& payload, std::chrono::millisec
   const std::int64_t ms = backstop.count();
   init::add_record(records, init::OrderTag::kBackstop, 0,
                    std::string_view(reinterpret_cast<const char*>(&ms), sizeof(ms)));
+  if (payload.relay_port != 0) {
+    init::add_string(records, init::OrderTag::kRelay, kProxySocket, payload.relay_port);
+  }
   init::OrderHeader h;
   h.kind = init::OrderKind::kRun;
   h.size = static_cast<std::uint32_t>(records.size());

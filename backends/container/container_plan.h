@@ -14,12 +14,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/net/resolver.h"
 #include "cordon/plan.h"
 #include "cordon/policy/fs_plan.h"
 #include "cordon/request.h"
@@ -38,6 +40,9 @@ inline constexpr rlim_t kSandboxNofile = 1024;
 inline constexpr const char* kInitPath = "/.cordon-init";
 inline constexpr const char* kCodeDir = "/.cordon";  // the bundle's code/ directory, read-only
 inline constexpr const char* kCodeFile = "/.cordon/code";
+// A run with a network allow-list: the egress proxy's socket, made in the bundle's code/
+// directory when the run starts (so a pooled container, built before, sees it too).
+inline constexpr const char* kProxySocket = "/.cordon/proxy.sock";
 inline constexpr const char* kScratchDir = "/tmp";
 
 // Settings of one backend instance. The test-only switches turn one protection off at a
@@ -60,6 +65,9 @@ struct ContainerOptions {
   bool network_namespace = true;  // test only: off shares the host's network
   bool seccomp = true;            // test only: off = no syscall filter
   bool drop_capabilities = true;  // test only: off = the runtime's default capability set
+  // Tests only: names for the egress proxy to resolve instead of the host's resolver, so a
+  // test's "domains" lead to servers on this machine (net/resolver.h).
+  std::shared_ptr<net::Resolver> resolver_for_test;
 };
 
 // What a bundle depends on: the effective limits of the run.
@@ -110,9 +118,12 @@ struct RunPayload {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::optional<std::string> code_file;  // contents for kCodeFile, when argv cannot hold it
+  // With a network allow-list: the init relays 127.0.0.1:relay_port to kProxySocket.
+  std::uint16_t relay_port = 0;
 };
 
-// The interpreter and its argv as the container sees them, a clean environment.
+// The interpreter and its argv as the container sees them, a clean environment (and, with
+// a network allow-list, the proxy's variables and the relay).
 [[nodiscard]] Result<RunPayload> make_run_payload(const RunRequest& request,
                                                   const ContainerOptions& options);
 

@@ -282,11 +282,7 @@ Result<Plan> NamespaceBackend::describe_plan(const RunRequest& request) const {
   // `enforced` name them.
   out.limits = plan_limits(request, capabilities(request.limits));
   out.timeout_ms = effective_timeout(request).count();
-  if (request.network.any()) {
-    const Enforced allowed = net::allow_list_enforced(request.network);
-    out.network += "; egress only through cordon's proxy, relayed from 127.0.0.1:" +
-                   std::to_string(net::kProxyPort) + " (HTTP_PROXY): " + allowed.value.value_or("");
-  }
+  if (request.network.any()) out.network += net::plan_words(request.network);
   return out;
 }
 
@@ -391,10 +387,11 @@ Result<BuiltSandbox> NamespaceBackend::build_prestarted(Clock::time_point until)
 
 bool NamespaceBackend::prestart_fits(const RunRequest& request) const {
   // The cheap part of starts_as, so that a run that cannot use a prestarted interpreter
-  // does not waste one: a request's variables or CPU limit (an rlimit) change how the
-  // interpreter would have started.
+  // does not waste one: a request's variables, its allow-list's (the proxy's) or its CPU
+  // limit (an rlimit) change how the interpreter would have started.
   return python_pool_ && request.language == Language::kPython && !request.stdin_data &&
-         request.env.empty() && !request.limits.cpu_time && pool_fits(request);
+         request.env.empty() && !request.network.any() && !request.limits.cpu_time &&
+         pool_fits(request);
 }
 
 bool starts_as(const SandboxPlan& run, const SandboxPlan& started) {
@@ -561,13 +558,10 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
           retire_to->retire(std::move(retired));
         });
   }
-  if (network) {
-    std::erase_if(frame.enforced, [](const Enforced& e) { return e.aspect == Aspect::kNetwork; });
-    frame.enforced.insert(frame.enforced.begin(), net::allow_list_enforced(request.network));
-  }
+  if (network) network->enforce_in(frame.enforced);
   RunResult result =
       drive_run(request, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
-  if (network) result.network = network->finish();
+  if (network) network->finish_into(result);
   return result;
 }
 

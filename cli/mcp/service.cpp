@@ -38,7 +38,8 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   }
   service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend, backend_options);
   const Result<BackendChoice> choice =
-      choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated);
+      choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated,
+                  /*allow_list=*/fixed->network.any());
   if (!choice) return fail(choice.error().code, choice.error().message);
   service->backend_ = service->catalog_->backend(choice->name);
   if (service->backend_ == nullptr) {
@@ -68,7 +69,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   prompt.no_audit = options.no_audit;
   Result<std::string> text =
       render_for_backend(*service->backend_, choice->name, service->catalog_->backend("subprocess"),
-                         fixed->limits, max_timeout, prompt);
+                         fixed->limits, max_timeout, prompt, fixed->network);
   if (!text) return std::unexpected(text.error());
   service->tool_ = nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (!service->tool_.is_object() || !service->tool_.contains("inputSchema")) {
@@ -78,6 +79,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   service->defaults_.max_timeout = max_timeout;
   service->defaults_.limits = fixed->limits;
   service->defaults_.env = fixed->env;
+  service->defaults_.network = fixed->network;
   if (run.max_input_size) {
     Result<std::uint64_t> most = parse_size(*run.max_input_size);
     if (!most || *most == 0) {

@@ -36,6 +36,8 @@ std::string_view to_string(LimitKind limit) {
       return "disk";
     case LimitKind::kCpu:
       return "cpu";
+    case LimitKind::kNetwork:
+      return "network";
   }
   return "unknown";
 }
@@ -90,6 +92,13 @@ void apply_termination(const Termination& t, RunResult& result) {
   if (result.outcome == Outcome::kLimitExceeded) {
     result.limit = t.oom_killed ? LimitKind::kMemory : t.limit.value_or(LimitKind::kProcesses);
   }
+}
+
+void apply_network_limit(RunResult& result) {
+  if (!result.network || !result.network->limit_reached) return;
+  if (result.outcome != Outcome::kFailed && result.outcome != Outcome::kSignaled) return;
+  result.outcome = Outcome::kLimitExceeded;
+  result.limit = LimitKind::kNetwork;
 }
 
 }  // namespace cordon

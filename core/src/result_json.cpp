@@ -133,13 +133,11 @@ json object_of(json properties, json required) {
 
 json result_json_schema() {
   json outcomes = json::array();
-  for (const Outcome o : {Outcome::kOk, Outcome::kFailed, Outcome::kSignaled, Outcome::kTimedOut,
-                          Outcome::kLimitExceeded, Outcome::kCancelled, Outcome::kSandboxError}) {
+  for (const Outcome o : kAllOutcomes) {
     outcomes.push_back(to_string(o));
   }
   json limits = json::array();
-  for (const LimitKind l : {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
-                            LimitKind::kDisk, LimitKind::kCpu}) {
+  for (const LimitKind l : kAllLimitKinds) {
     limits.push_back(to_string(l));
   }
   limits.push_back(nullptr);
@@ -266,13 +264,6 @@ using json_fields::member;
 using json_fields::read;
 using json_fields::unexpected_value;
 
-constexpr Outcome kOutcomes[] = {
-    Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
-    Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
-    Outcome::kSandboxError};
-constexpr LimitKind kLimitKinds[] = {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
-                                     LimitKind::kDisk, LimitKind::kCpu};
-
 // The raw bytes of a stream or path: "<name>_base64" when present, else the text form.
 Status read_output(const json& object, const std::string& name, std::string& out) {
   if (Status s = read(object, name, out); !s) return s;
@@ -320,12 +311,12 @@ Result<RunResult> result_from_json(const json& in) {
   RunResult r;
   std::string outcome;
   if (auto s = read(in, "outcome", outcome); !s) return std::unexpected(s.error());
-  const auto named = enum_named(kOutcomes, outcome);
+  const auto named = enum_named(kAllOutcomes, outcome);
   if (!named) return std::unexpected(unexpected_value("outcome", in.value("outcome", json())));
   r.outcome = *named;
   if (const auto limit = in.find("limit"); limit != in.end() && !limit->is_null()) {
     const auto kind =
-        limit->is_string() ? enum_named(kLimitKinds, limit->get<std::string>()) : std::nullopt;
+        limit->is_string() ? enum_named(kAllLimitKinds, limit->get<std::string>()) : std::nullopt;
     if (!kind) return std::unexpected(unexpected_value("limit", *limit));
     r.limit = kind;
   }

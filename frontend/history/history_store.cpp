@@ -30,15 +30,8 @@ constexpr int kBusyTimeoutMs = 5000;
 // Frames (4 KiB pages) a commit may leave in the WAL before it is truncated: ~16 runs.
 constexpr int kWalTruncateFrames = 32;
 
-constexpr std::array kOutcomes = {
-    Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
-    Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
-    Outcome::kSandboxError};
-constexpr std::array kLimits = {LimitKind::kMemory, LimitKind::kProcesses, LimitKind::kOutput,
-                                LimitKind::kDisk, LimitKind::kCpu};
-
 Outcome outcome_from(std::string_view text) {
-  for (const Outcome outcome : kOutcomes) {
+  for (const Outcome outcome : kAllOutcomes) {
     if (to_string(outcome) == text) return outcome;
   }
   return Outcome::kSandboxError;  // a newer build's outcome: shown as the catch-all
@@ -47,7 +40,7 @@ Outcome outcome_from(std::string_view text) {
 std::optional<LimitKind> limit_from(const Statement& row, int column) {
   if (row.column_null(column)) return std::nullopt;
   const std::string text = row.column_text(column);
-  for (const LimitKind limit : kLimits) {
+  for (const LimitKind limit : kAllLimitKinds) {
     if (to_string(limit) == text) return limit;
   }
   return std::nullopt;

@@ -21,7 +21,9 @@ namespace cordon {
 // reports the SIGKILL it was stopped with in `signal` (1 wrote 0 where the backend did not
 // see the end itself).
 // 3: `network`, null unless the run had a network allow-list.
-inline constexpr int kResultSchemaVersion = 3;
+// 4: `limit` may be "network": the run failed after its network allow-list's byte or
+// connection limit was reached (apply_network_limit()).
+inline constexpr int kResultSchemaVersion = 4;
 
 enum class Outcome {
   kOk,             // exit 0 before the deadline
@@ -33,7 +35,17 @@ enum class Outcome {
   kSandboxError,   // the sandbox itself failed; see RunResult::error
 };
 
-enum class LimitKind { kMemory, kProcesses, kOutput, kDisk, kCpu };
+enum class LimitKind { kMemory, kProcesses, kOutput, kDisk, kCpu, kNetwork };
+
+// Every value, in declaration order: what readers of the names ("limit_exceeded",
+// "memory") look them up in.
+inline constexpr Outcome kAllOutcomes[] = {
+    Outcome::kOk,          Outcome::kFailed,        Outcome::kSignaled,
+    Outcome::kTimedOut,    Outcome::kLimitExceeded, Outcome::kCancelled,
+    Outcome::kSandboxError};
+inline constexpr LimitKind kAllLimitKinds[] = {LimitKind::kMemory, LimitKind::kProcesses,
+                                               LimitKind::kOutput, LimitKind::kDisk,
+                                               LimitKind::kCpu,    LimitKind::kNetwork};
 
 std::string_view to_string(Outcome outcome);
 std::string_view to_string(LimitKind limit);
@@ -158,5 +170,12 @@ struct Termination {
   bool process_ceiling_hit = false;  // a fork/clone was refused at the process limit
 };
 void apply_termination(const Termination& t, RunResult& result);
+
+// The network allow-list's limits by the process limit's rule, once the run's network
+// report is in (result.network): a run that failed (non-zero exit or a signal) after its
+// byte or connection limit was reached exceeded that limit (kLimitExceeded, kNetwork); one
+// that exited 0 coped and succeeded; a deadline, a cancel or another limit stays what
+// decided the run. The report's `limit_reached` says which ("bytes", "connections").
+void apply_network_limit(RunResult& result);
 
 }  // namespace cordon

@@ -21,8 +21,6 @@ Result<std::unique_ptr<RunNetwork>> RunNetwork::start(const NetworkAccess& acces
   if (!access.any()) {
     return fail(ErrorCode::kInternal, "a run network without an allow-list");
   }
-  auto policy = NetPolicy::make(access.allow, access.deny);
-  if (!policy) return std::unexpected(policy.error());
   // What a SIGKILLed cordon left (its proxy died with it), once per process.
   static std::once_flag swept;
   std::call_once(swept, [] { (void)sweep_stale_temp_dirs(kNetDirPrefix); });
@@ -32,17 +30,36 @@ Result<std::unique_ptr<RunNetwork>> RunNetwork::start(const NetworkAccess& acces
   if (::chmod(dir->path().c_str(), 0711) != 0) {
     return fail_errno("chmod " + dir->path().string());
   }
-  UniqueFd dir_fd(::open(dir->path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) return fail_errno("open " + dir->path().string());
+  const std::filesystem::path path = dir->path();
+  return listen(access, std::move(*dir), path, std::move(resolver));
+}
+
+Result<std::unique_ptr<RunNetwork>> RunNetwork::start_in(const NetworkAccess& access,
+                                                         const std::filesystem::path& dir,
+                                                         std::shared_ptr<Resolver> resolver) {
+  if (!access.any()) {
+    return fail(ErrorCode::kInternal, "a run network without an allow-list");
+  }
+  return listen(access, std::nullopt, dir, std::move(resolver));
+}
+
+Result<std::unique_ptr<RunNetwork>> RunNetwork::listen(const NetworkAccess& access,
+                                                       std::optional<TempDir> own,
+                                                       const std::filesystem::path& dir,
+                                                       std::shared_ptr<Resolver> resolver) {
+  auto policy = NetPolicy::make(access.allow, access.deny);
+  if (!policy) return std::unexpected(policy.error());
+  UniqueFd dir_fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) return fail_errno("open " + dir.string());
   if (!resolver) resolver = std::make_shared<SystemResolver>();
   EgressLimits limits;
   limits.max_bytes = access.max_bytes.value_or(0);
   limits.max_connections = access.max_connections.value_or(0);
-  auto proxy = EgressProxy::start((dir->path() / kProxySocketName).string(), std::move(*policy),
+  auto proxy = EgressProxy::start((dir / kProxySocketName).string(), std::move(*policy),
                                   std::move(resolver), limits);
   if (!proxy) return std::unexpected(proxy.error());
   return std::unique_ptr<RunNetwork>(
-      new RunNetwork(access, std::move(*dir), std::move(dir_fd), std::move(*proxy)));
+      new RunNetwork(access, std::move(own), std::move(dir_fd), std::move(*proxy)));
 }
 
 NetworkReport RunNetwork::finish() {
@@ -53,6 +70,22 @@ NetworkReport RunNetwork::finish() {
   report.dropped = proxy_->dropped_events();
   report.limit_reached = proxy_->limit_reached();
   return report;
+}
+
+void RunNetwork::enforce_in(std::vector<Enforced>& enforced) const {
+  std::erase_if(enforced, [](const Enforced& e) { return e.aspect == Aspect::kNetwork; });
+  enforced.insert(enforced.begin(), allow_list_enforced(access_));
+}
+
+void RunNetwork::finish_into(RunResult& result) {
+  result.network = finish();
+  apply_network_limit(result);
+}
+
+std::string plan_words(const NetworkAccess& access) {
+  return "; egress only through cordon's proxy, relayed from 127.0.0.1:" +
+         std::to_string(kProxyPort) +
+         " (HTTP_PROXY): " + allow_list_enforced(access).value.value_or("");
 }
 
 Enforced allow_list_enforced(const NetworkAccess& access) {

@@ -61,6 +61,9 @@ class NetPolicy {
     std::optional<std::uint16_t> port;
     std::string text;  // canonical
   };
+  // The rules, in order: what a description renders the list from.
+  [[nodiscard]] const std::vector<Rule>& allow_rules() const { return allow_; }
+  [[nodiscard]] const std::vector<Rule>& deny_rules() const { return deny_; }
 
  private:
   std::vector<Rule> allow_;

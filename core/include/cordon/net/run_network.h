@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,9 +35,16 @@ inline constexpr std::string_view kNetDirPrefix = "cordon-net-";
 
 class RunNetwork {
  public:
-  // The proxy for `access` (which must have an allow-list), with `resolver` (null: the host's).
+  // The proxy for `access` (which must have an allow-list), with `resolver` (null: the host's),
+  // its socket in a private directory of its own.
   [[nodiscard]] static Result<std::unique_ptr<RunNetwork>> start(
       const NetworkAccess& access, std::shared_ptr<Resolver> resolver = nullptr);
+  // The same with the socket in `dir`, a directory of the sandbox's that the caller owns and
+  // that only this run's sandbox sees (the container backend's bundle code/ directory, bound
+  // read-only into the container): the socket is removed by finish(), the directory is not.
+  [[nodiscard]] static Result<std::unique_ptr<RunNetwork>> start_in(
+      const NetworkAccess& access, const std::filesystem::path& dir,
+      std::shared_ptr<Resolver> resolver = nullptr);
 
   [[nodiscard]] int dir_fd() const { return dir_fd_.get(); }
   [[nodiscard]] static std::string socket_name() { return std::string(kProxySocketName); }
@@ -43,19 +52,32 @@ class RunNetwork {
 
   // Stops the proxy (ending what is still open) and reports what went through.
   [[nodiscard]] NetworkReport finish();
+  // What every backend that carries a list does around its run: the run's `enforced` gets
+  // the list's network entry in place of the closed namespace's (first), and the finished
+  // result gets finish()'s report and the network limit's rule (apply_network_limit()).
+  void enforce_in(std::vector<Enforced>& enforced) const;
+  void finish_into(RunResult& result);
 
  private:
-  RunNetwork(NetworkAccess access, TempDir dir, UniqueFd dir_fd, std::unique_ptr<EgressProxy> proxy)
+  RunNetwork(NetworkAccess access, std::optional<TempDir> dir, UniqueFd dir_fd,
+             std::unique_ptr<EgressProxy> proxy)
       : access_(std::move(access)),
         dir_(std::move(dir)),
         dir_fd_(std::move(dir_fd)),
         proxy_(std::move(proxy)) {}
+  [[nodiscard]] static Result<std::unique_ptr<RunNetwork>> listen(
+      const NetworkAccess& access, std::optional<TempDir> own, const std::filesystem::path& dir,
+      std::shared_ptr<Resolver> resolver);
 
   NetworkAccess access_;
-  TempDir dir_;
+  std::optional<TempDir> dir_;  // the private directory start() made; none for start_in()
   UniqueFd dir_fd_;
   std::unique_ptr<EgressProxy> proxy_;
 };
+
+// What a plan adds to its network line for a run with this list: "; egress only through
+// cordon's proxy, relayed from 127.0.0.1:3128 (HTTP_PROXY): allow ...".
+[[nodiscard]] std::string plan_words(const NetworkAccess& access);
 
 // The run's `enforced` network entry with an allow-list: the namespace as before, egress
 // only through cordon's proxy, and the list.
