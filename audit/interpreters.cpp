@@ -3,22 +3,10 @@
 #include <chrono>
 
 #include "cordon/cancel.h"
+#include "cordon/interpreter.h"
 
 namespace cordon::audit {
 namespace {
-
-struct Probe {
-  Language language;
-  const char* code;
-};
-
-// Each prints one line naming the interpreter that ran it. sh has no version variable
-// (dash has no --version at all): its identity is the program the kernel runs for it.
-constexpr Probe kProbes[] = {
-    {Language::kPython, "import platform\nprint('Python ' + platform.python_version())\n"},
-    {Language::kBash, "echo \"bash ${BASH_VERSION}\"\n"},
-    {Language::kSh, "exe=$(readlink /proc/$$/exe) && echo \"${exe##*/}\"\n"},
-};
 
 // The probe's one line, or "" when it is not a short line of printable ASCII.
 std::string usable_line(std::string out) {
@@ -34,10 +22,11 @@ std::string usable_line(std::string out) {
 
 std::vector<InterpreterVersion> measure_interpreters(Backend& backend) {
   std::vector<InterpreterVersion> out;
-  for (const Probe& probe : kProbes) {
+  // Each language's probe (the interpreter table's) prints one line naming it.
+  for (const InterpreterSpec& probe : kInterpreters) {
     RunRequest request;
     request.language = probe.language;
-    request.code = probe.code;
+    request.code = std::string(probe.version_probe);
     request.timeout = std::chrono::seconds(10);
     const RunResult result = backend.run(request, CancelToken{}, nullptr);
     if (!result.ok()) continue;

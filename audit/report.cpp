@@ -13,6 +13,7 @@
 #include <set>
 
 #include "cordon/claims.h"
+#include "cordon/interpreter.h"
 #include "cordon/json_number.h"
 #include "cordon/net/net_policy.h"
 #include "cordon/result_json.h"
@@ -119,6 +120,11 @@ std::string policy_hash(const Backend& backend, const Catalogue& catalogue,
     if (seen.insert(claims).second) text += "\n" + claims;
   }
   if (!network.empty()) text += "\nnetwork " + std::string(network);
+  // A complete report holds the interpreters measured for the languages of the table it was
+  // made with: a language added to the table needs a new measurement (and its own attempts
+  // through the backend), so the table's names are bound too.
+  text += "\nlanguages";
+  for (const InterpreterSpec& spec : kInterpreters) text += " " + std::string(spec.name);
   return "sha256:" + sha256_hex(text);
 }
 

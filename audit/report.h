@@ -56,8 +56,9 @@ struct AuditReport {
 // catalogue uses, over the claims' data (claims.h claim_data()): a change in any claim
 // (mechanism, value, seccomp policy hash, condition, range) changes it; rewording the
 // sentences rendered from them does not.
-// With an allow-list (`network`, as network_binding() writes it) the hash covers it too;
-// without one it is what it was before lists existed, so those reports stay valid.
+// With an allow-list (`network`, as network_binding() writes it) the hash covers it too.
+// It also covers the interpreter table's languages: a report's measured interpreters are
+// those of the table it was made with.
 [[nodiscard]] std::string policy_hash(const Backend& backend, const Catalogue& catalogue,
                                       std::string_view network = "");
 [[nodiscard]] ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue,

@@ -10,6 +10,7 @@
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/result_json.h"
 #include "frontend/backend_catalog.h"
+#include "frontend/prompt_render.h"
 #include "frontend_names.h"
 
 namespace cordon::cli {
@@ -27,6 +28,12 @@ nlohmann::json entry_json(const CatalogEntry& entry) {
       {"reason", entry.probe.reason},
   };
   if (entry.backend != nullptr) {
+    out["languages"] = nlohmann::json::array();
+    if (entry.probe.available) {
+      for (const Language l : frontend::available_languages(*entry.backend)) {
+        out["languages"].push_back(to_string(l));
+      }
+    }
     out["isolates"] = entry.capabilities.isolates();
     out["isolation_score"] = entry.capabilities.isolation_score();
     out["capabilities"] = to_json(entry.capabilities);
@@ -85,6 +92,13 @@ void print_text(const BackendCatalog& catalog) {
     std::printf("  isolation: %d of %zu aspects enforced%s\n", entry.capabilities.isolation_score(),
                 std::size(kIsolationAspects),
                 entry.capabilities.isolates() ? "" : " (does not isolate)");
+    if (available) {
+      std::string names;
+      for (const Language l : frontend::available_languages(*entry.backend)) {
+        names += (names.empty() ? "" : ", ") + std::string(to_string(l));
+      }
+      std::printf("  languages: %s\n", names.empty() ? "none found" : names.c_str());
+    }
     for (const Capability& capability : entry.capabilities.aspects) print_capability(capability);
   }
   const nlohmann::json choice = auto_json(catalog);

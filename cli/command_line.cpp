@@ -105,8 +105,9 @@ void add_run_options(CLI::App* run, RunOptions& options) {
                   "Wall-clock limit DUR, at least 1ms (default 5s; 0 or negative: the default)")
       ->type_name("DUR")
       ->transform(drop_glued_equals);
-  run->add_option("-l,--language", options.language,
-                  "sh, bash or python (default: from FILE's extension, else sh)")
+  run->add_option(
+         "-l,--language", options.language,
+         "sh, bash, python, javascript (node) or perl (default: from FILE's extension, else sh)")
       ->type_name("LANG")
       ->transform(drop_glued_equals);
   run->add_option("--memory", options.memory, "Memory limit SIZE")->type_name("SIZE");

@@ -7,6 +7,7 @@
 #include "cli_error.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/plan_text.h"
+#include "frontend/prompt_render.h"
 #include "frontend_names.h"
 #include "request_builder.h"
 
@@ -39,6 +40,7 @@ int plan_command(const RunOptions& options) {
   Plan full = complete_plan(std::move(*plan), *request, backend->capabilities(request->limits));
   full.choice_requested = options.backend;
   full.choice_reason = choice->reason;
+  for (const Language l : available_languages(*backend)) full.languages.emplace_back(to_string(l));
 
   if (options.json) {
     const std::string text =

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/net/net_policy.h"
 #include "cordon/unique_fd.h"
@@ -246,13 +247,7 @@ Result<std::string> read_source(const std::string& source, int stdin_fd, std::ui
   return read_file(source, limit, too_big);
 }
 
-std::optional<Language> language_from_path(std::string_view path) {
-  const std::string extension = std::filesystem::path(path).extension().string();
-  if (extension == ".py") return Language::kPython;
-  if (extension == ".bash") return Language::kBash;
-  if (extension == ".sh") return Language::kSh;
-  return std::nullopt;
-}
+std::optional<Language> language_from_path(std::string_view path) { return language_of_file(path); }
 
 Result<InputFileSpec> parse_input_file_spec(std::string_view spec) {
   InputFileSpec out;

@@ -292,6 +292,11 @@ std::string render_plan_text(const Plan& plan) {
   out +=
       "plan of backend " + plan.backend_name + " " + plan.backend_version + " (nothing was run)\n";
   if (!plan.choice_reason.empty()) out += "chosen: " + plan.choice_reason + "\n";
+  if (!plan.languages.empty()) {
+    std::string names;
+    for (const std::string& l : plan.languages) names += (names.empty() ? "" : ", ") + l;
+    out += "languages here: " + names + "\n";
+  }
   render_isolation(plan, out);
   render_process(plan, out);
   render_filesystem(plan, out);

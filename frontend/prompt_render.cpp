@@ -13,10 +13,14 @@
 
 namespace cordon::frontend {
 
-std::vector<Language> available_languages() {
+std::vector<Language> available_languages(const Backend& backend) {
   std::vector<Language> out;
-  for (const Language l : {Language::kPython, Language::kBash, Language::kSh}) {
-    if (find_interpreter(l)) out.push_back(l);
+  for (const InterpreterSpec& spec : kInterpreters) {
+    RunRequest probe;
+    probe.language = spec.language;
+    const Result<Plan> plan = backend.describe_plan(probe);
+    if (!plan) continue;
+    if (!plan->argv.empty() || find_interpreter(spec.language)) out.push_back(spec.language);
   }
   return out;
 }
@@ -59,7 +63,7 @@ prompts::RenderContext render_context(const PromptRender& input) {
   return prompts::RenderContext{.backend_name = input.backend_name,
                                 .capabilities = input.backend->capabilities(input.limits),
                                 .timeout = input.timeout,
-                                .languages = available_languages(),
+                                .languages = available_languages(*input.backend),
                                 .report = input.report,
                                 .unverified = input.unverified,
                                 .network = input.network};

@@ -33,8 +33,11 @@ struct PromptOptions {
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
 };
 
-// The languages whose interpreter this host has: what the description offers.
-[[nodiscard]] std::vector<Language> available_languages();
+// The languages `backend` can run here, in the interpreter table's order: those whose run it
+// can plan (describe_plan() finds the interpreter under the sandbox's root); for a plan that
+// names no command, those whose interpreter the host has (such a backend runs the code on
+// the host). What the description offers, and what `cordon backends` and `plan` list.
+[[nodiscard]] std::vector<Language> available_languages(const Backend& backend);
 
 // The stored audit report bound to this backend, host, policy and allow-list (`network`;
 // none by default), if any (never audits).

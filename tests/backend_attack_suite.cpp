@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "audit/host_probes.h"
+#include "cordon/interpreter.h"
 #include "cordon/observer.h"
 #include "cordon/plugin_registry.h"
 #include "figures_test_support.h"
@@ -67,6 +68,13 @@ RunResult BackendAttack::run_unisolated(const RunRequest& request) {
   return b ? (*b)->run(request, {}, nullptr) : RunResult{};
 }
 
+// Whether this backend's memory limit for `req` is RLIMIT_AS per process.
+bool BackendAttack::rlimit_as_memory(const RunRequest& req) const {
+  const Capabilities caps = target_->backend().capabilities(req.limits);
+  const Capability* memory = caps.find(Aspect::kMemory);
+  return memory != nullptr && memory->mechanism.find("RLIMIT_AS") != std::string::npos;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -97,6 +105,61 @@ TEST_P(BackendAttack, ShBashPythonRunWithThePolicy) {
   EXPECT_EQ(r.stdout_data, "2\n");
   ASSERT_TRUE(r.policy.has_value());
   EXPECT_EQ(r.policy->name, "cordon-default");
+}
+
+// JavaScript (node) and Perl, the interpreter table's other languages, under the sandbox's
+// syscall filter and a memory limit: V8 reserves large address ranges, so node must run
+// under the cgroup limit (never an RLIMIT_AS fallback), and a node program that allocates
+// past it is stopped by it. Code too long for argv goes through the file, as for the others.
+// CI installs both (node for the MCP SDK test; perl is in every Debian).
+TEST_P(BackendAttack, JavaScriptAndPerlRunUnderThePolicyAndTheMemoryLimit) {
+  struct Case {
+    Language language;
+    std::string code;
+    std::string long_code;
+  };
+  const std::string pad(200 * 1024, 'x');
+  const Case cases[] = {
+      {Language::kJavaScript, "console.log(6 * 7)", "// " + pad + "\nconsole.log(6 * 7)\n"},
+      {Language::kPerl, "print 6 * 7, \"\\n\";", "# " + pad + "\nprint 6 * 7, \"\\n\";\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(to_string(c.language)));
+    if (!find_interpreter(c.language)) {
+      if (::cordon_test::require_kernel_features()) {
+        ADD_FAILURE() << interpreter_name(c.language) << " is not installed";
+      }
+      continue;
+    }
+    RunRequest req = sh(c.code, seconds(20));
+    req.language = c.language;
+    req.limits.memory_bytes = 128U << 20;
+    // Where the memory limit is RLIMIT_AS per process (the namespace backend run by an
+    // ordinary user without a cgroup of its own), node is refused, never run unbounded.
+    if (c.language == Language::kJavaScript && rlimit_as_memory(req)) {
+      const RunResult refused = run(req);
+      EXPECT_EQ(refused.outcome, Outcome::kSandboxError);
+      EXPECT_NE(refused.error.value_or("").find("javascript cannot run under the"),
+                std::string::npos)
+          << refused.error.value_or("");
+      EXPECT_EQ(refused.stdout_data, "");
+      continue;
+    }
+    RunResult r = run(req);
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+    EXPECT_EQ(r.stdout_data, "42\n") << r.stderr_data;
+    ASSERT_TRUE(r.policy.has_value());
+    req.code = c.long_code;
+    r = run(req);
+    EXPECT_EQ(r.stdout_data, "42\n") << r.stderr_data << r.error.value_or("");
+  }
+  RunRequest hog = sh("const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1));", seconds(30));
+  hog.language = Language::kJavaScript;
+  hog.limits.memory_bytes = 128U << 20;
+  if (!find_interpreter(Language::kJavaScript) || rlimit_as_memory(hog)) return;
+  const RunResult r = run(hog);
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded) << r.stderr_data << r.error.value_or("");
+  EXPECT_EQ(r.limit, LimitKind::kMemory);
 }
 
 // The request checks every backend passes alike (request_limits_support.h says what they

@@ -141,6 +141,8 @@ class BackendAttack : public ::testing::TestWithParam<AttackParam> {
   [[nodiscard]] RunResult run_weakened(const Weakening& weakening, const RunRequest& request);
   // The unisolated control: a plain child process of this test (the subprocess plugin).
   [[nodiscard]] static RunResult run_unisolated(const RunRequest& request);
+  // Whether the backend's memory limit for `req`'s limits is RLIMIT_AS per process.
+  [[nodiscard]] bool rlimit_as_memory(const RunRequest& req) const;
   [[nodiscard]] Backend& backend() { return target_->backend(); }
   [[nodiscard]] const AttackTarget::Facts& facts() const { return target_->facts(); }
 

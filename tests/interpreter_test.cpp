@@ -71,7 +71,7 @@ TEST_F(FakeRoot, NotFoundNamesWhatWasSearched) {
 
 TEST(InterpreterArgv, SmallCodeGoesInline) {
   bool needs_file = true;
-  const auto argv = interpreter_argv("/bin/sh", "echo hi", "/w/code", &needs_file);
+  const auto argv = interpreter_argv(Language::kSh, "/bin/sh", "echo hi", "/w/code", &needs_file);
   EXPECT_FALSE(needs_file);
   EXPECT_EQ(argv, (std::vector<std::string>{"/bin/sh", "-c", "echo hi"}));
 }
@@ -79,7 +79,8 @@ TEST(InterpreterArgv, SmallCodeGoesInline) {
 TEST(InterpreterArgv, LargeCodeGoesThroughAFile) {
   bool needs_file = false;
   const std::string big(128 * 1024, '#');
-  const auto argv = interpreter_argv("/usr/bin/python3", big, "/w/code.py", &needs_file);
+  const auto argv =
+      interpreter_argv(Language::kPython, "/usr/bin/python3", big, "/w/code.py", &needs_file);
   EXPECT_TRUE(needs_file);
   EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/python3", "/w/code.py"}));
 }
@@ -88,19 +89,70 @@ TEST(InterpreterArgv, ThresholdStaysBelowTheKernelLimit) {
   // Anything inline must fit MAX_ARG_STRLEN (128 KiB including the NUL).
   for (std::size_t size = 120 * 1024; size <= 128 * 1024; size += 512) {
     bool needs_file = false;
-    (void)interpreter_argv("/bin/sh", std::string(size, 'x'), "/w/c", &needs_file);
+    (void)interpreter_argv(Language::kSh, "/bin/sh", std::string(size, 'x'), "/w/c", &needs_file);
     if (!needs_file) {
       EXPECT_LT(size + 1, 128u * 1024) << size;
     }
   }
   bool needs_file = true;
-  (void)interpreter_argv("/bin/sh", std::string(64 * 1024, 'x'), "/w/c", &needs_file);
+  (void)interpreter_argv(Language::kSh, "/bin/sh", std::string(64 * 1024, 'x'), "/w/c",
+                         &needs_file);
+  EXPECT_FALSE(needs_file);
+}
+
+// The table is the one place a language is defined: every Language has exactly one entry,
+// names and aliases are unique, and names, aliases and extensions lead back to it.
+TEST(InterpreterTable, EveryLanguageHasOneEntryAndItsNamesLeadBack) {
+  std::set<std::string_view> names;
+  std::set<std::string_view> extensions;
+  for (const Language l : {Language::kSh, Language::kBash, Language::kPython, Language::kJavaScript,
+                           Language::kPerl}) {
+    EXPECT_EQ(std::ranges::count(kInterpreters, l, &InterpreterSpec::language), 1) << to_string(l);
+    const InterpreterSpec& spec = interpreter_spec(l);
+    EXPECT_EQ(spec.language, l);
+    EXPECT_TRUE(names.insert(spec.name).second) << spec.name;
+    EXPECT_EQ(parse_language(spec.name), l);
+    for (const std::string_view alias : spec.aliases) {
+      if (alias.empty()) continue;
+      EXPECT_TRUE(names.insert(alias).second) << alias;
+      EXPECT_EQ(parse_language(alias), l) << alias;
+    }
+    for (const std::string_view e : spec.extensions) {
+      if (e.empty()) continue;
+      EXPECT_TRUE(extensions.insert(e).second) << e;
+      EXPECT_EQ(language_of_file("dir/code" + std::string(e)), l) << e;
+    }
+    EXPECT_FALSE(spec.executable.empty());
+    EXPECT_FALSE(spec.version_probe.empty());
+  }
+  EXPECT_EQ(std::size(kInterpreters), 5U);
+  EXPECT_EQ(parse_language("node"), Language::kJavaScript);
+  EXPECT_EQ(parse_language("js"), Language::kJavaScript);
+  EXPECT_EQ(interpreter_name(Language::kJavaScript), "node");
+  EXPECT_EQ(language_of_file("x.mjs"), Language::kJavaScript);
+  EXPECT_FALSE(language_of_file("Makefile").has_value());
+  EXPECT_FALSE(language_of_file("notes.txt").has_value());
+  const auto unknown = parse_language("ruby");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().message,
+            "unknown language 'ruby' (expected python, bash, sh, javascript, perl)");
+}
+
+// node and perl take code in argv with -e, not -c.
+TEST(InterpreterArgv, EachLanguageItsOwnInlineFlag) {
+  bool needs_file = true;
+  EXPECT_EQ(interpreter_argv(Language::kJavaScript, "/usr/bin/node", "console.log(1)", "/w/c",
+                             &needs_file),
+            (std::vector<std::string>{"/usr/bin/node", "-e", "console.log(1)"}));
+  EXPECT_EQ(interpreter_argv(Language::kPerl, "/usr/bin/perl", "print 1", "/w/c", &needs_file),
+            (std::vector<std::string>{"/usr/bin/perl", "-e", "print 1"}));
   EXPECT_FALSE(needs_file);
 }
 
 TEST(InterpreterArgv, NulInCodeGoesThroughAFile) {
   bool needs_file = false;
-  (void)interpreter_argv("/bin/sh", std::string("echo a\0b", 8), "/w/c", &needs_file);
+  (void)interpreter_argv(Language::kSh, "/bin/sh", std::string("echo a\0b", 8), "/w/c",
+                         &needs_file);
   EXPECT_TRUE(needs_file);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cordon/policy/syscall_policy.h"
+#include "frontend/prompt_render.h"
 
 namespace cordon::frontend {
 namespace {
@@ -148,6 +149,44 @@ TEST(PlanTextTest, TextOfAPlanWithoutIsolationSaysSo) {
       << unstated;
   EXPECT_NE(unstated.find("mounts: not stated by this backend's plan"), std::string::npos)
       << unstated;
+}
+
+// A backend whose plans find only some interpreters (as a container on a root of its own
+// would): the languages are those it can plan, in the table's order.
+class SomeLanguages final : public Backend {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "some"; }
+  [[nodiscard]] std::string_view version() const override { return "1"; }
+  [[nodiscard]] Probe probe() const override { return {true, ""}; }
+  [[nodiscard]] Capabilities capabilities(const Limits& /*limits*/) const override {
+    return unisolated();
+  }
+  [[nodiscard]] RunResult run(const RunRequest& /*request*/, const CancelToken& /*cancel*/,
+                              RunObserver* /*observer*/) override {
+    return sandbox_error({"some", "1"}, "runs nothing");
+  }
+  [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override {
+    if (request.language == Language::kJavaScript || request.language == Language::kBash) {
+      return fail(ErrorCode::kNotFound, "no interpreter below this root");
+    }
+    Plan plan;
+    plan.argv = {"/usr/bin/x", "-c", ""};
+    return plan;
+  }
+};
+
+TEST(PlanTextTest, TheLanguagesAreThoseTheBackendCanPlan) {
+  const SomeLanguages backend;
+  EXPECT_EQ(available_languages(backend),
+            (std::vector<Language>{Language::kPython, Language::kSh, Language::kPerl}));
+  Plan plan;
+  plan.backend_name = "some";
+  plan.languages = {"python", "sh", "perl"};
+  EXPECT_NE(render_plan_text(plan).find("languages here: python, sh, perl\n"), std::string::npos);
+  const json j = to_json(plan);
+  EXPECT_EQ(j["languages"], json::array({"python", "sh", "perl"}));
+  EXPECT_EQ(read(j).languages, plan.languages);
+  EXPECT_FALSE(to_json(Plan{}).contains("languages"));
 }
 
 }  // namespace

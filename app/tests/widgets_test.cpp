@@ -774,7 +774,7 @@ class WidgetsTest : public QObject {
         .backend_name = backend.toStdString(),
         .capabilities = backends_->backend(backend)->capabilities(request.limits),
         .timeout = effective_timeout(request),
-        .languages = frontend::available_languages(),
+        .languages = frontend::available_languages(*backends_->backend(backend)),
         .report = nullptr,
         .unverified = unverified};
     Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, context);

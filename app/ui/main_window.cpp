@@ -11,6 +11,7 @@
 #include "audit_tab.h"
 #include "code_editor.h"
 #include "compare_tab.h"
+#include "cordon/interpreter.h"
 #include "frontend/history.h"
 #include "history_model.h"
 #include "history_tab.h"
@@ -178,9 +179,7 @@ void MainWindow::open_code() {
     statusBar()->showMessage(tr("Cannot open %1: %2").arg(name, file.errorString()));
     return;
   }
-  const Language language = name.endsWith(QStringLiteral(".py"))     ? Language::kPython
-                            : name.endsWith(QStringLiteral(".bash")) ? Language::kBash
-                                                                     : Language::kSh;
+  const Language language = language_of_file(name.toStdString()).value_or(Language::kSh);
   run_->set_code(QString::fromUtf8(file.readAll()), language);
 }
 

@@ -39,7 +39,9 @@ constexpr std::uint64_t kKiB = 1u << 10;
 // Item data of an input file restored from history: its recorded bytes.
 constexpr int kKeptBytesRole = Qt::UserRole + 1;
 
-const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython};
+// The interpreter table's languages, sh first (a new session's default).
+const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython,
+                               Language::kJavaScript, Language::kPerl};
 
 QString name_of(Language language) {
   const std::string_view name = to_string(language);

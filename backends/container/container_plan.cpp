@@ -253,7 +253,7 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
   if (!interp) return std::unexpected(interp.error());
   RunPayload p;
   bool needs_file = false;
-  p.argv = interpreter_argv(*interp, req.code, kCodeFile, &needs_file);
+  p.argv = interpreter_argv(req.language, *interp, req.code, kCodeFile, &needs_file);
   if (needs_file) p.code_file = req.code;
   p.env = {"PATH=" + path_var, "HOME=/tmp"};
   const bool has_lang = std::any_of(req.env.begin(), req.env.end(),

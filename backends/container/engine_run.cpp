@@ -57,7 +57,7 @@ Result<std::vector<std::string>> engine_run_argv(const EngineSettings& s,
   const std::string interp =
       std::string("/usr/bin/") + std::string(interpreter_name(request.language));
   std::vector<std::string> code_argv =
-      interpreter_argv(interp, request.code, kCodeFile, &needs_file);
+      interpreter_argv(request.language, interp, request.code, kCodeFile, &needs_file);
   if (needs_file) {
     return fail(ErrorCode::kUnavailable, "code too long for argv is not supported in engine mode");
   }

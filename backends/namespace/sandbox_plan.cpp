@@ -107,7 +107,7 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   if (!interp) return std::unexpected(interp.error());
   plan.executable = interp->string();
   bool needs_file = false;
-  plan.argv = interpreter_argv(*interp, req.code, kCodeFile, &needs_file);
+  plan.argv = interpreter_argv(req.language, *interp, req.code, kCodeFile, &needs_file);
   if (needs_file) plan.files.push_back({kCodeFile, req.code, 0444});
 
   // Input files under the working directory (paths checked by validate()).

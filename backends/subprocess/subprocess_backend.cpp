@@ -236,7 +236,7 @@ RunResult SubprocessBackend::run(const RunRequest& request, const CancelToken& c
   bool needs_file = false;
   const fs::path code_file = tmp->path() / "code";
   proc::SpawnOptions code;
-  code.argv = interpreter_argv(*interp, request.code, code_file, &needs_file);
+  code.argv = interpreter_argv(request.language, *interp, request.code, code_file, &needs_file);
   if (needs_file) {
     if (auto st = write_new_file(code_file, request.code, 0644); !st)
       return setup.error(st.error().describe());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cordon/claims.h"
+#include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/result_json.h"
 #include "cordon/units.h"
@@ -79,7 +80,24 @@ Status check_request(const Backend& backend, const RunRequest& request) {
                       (network != nullptr && network->enforcement == Enforcement::kNone
                            ? "it does not isolate the network at all"
                            : "it has no egress proxy") +
-                      "; use the namespace backend");
+                      "; use the namespace backend, or the container backend without an engine");
+    }
+  }
+  if (interpreter_spec(request.language).reserves_address_space) {
+    // Never run without the memory limit the caller was told of: refused instead.
+    const Capability* memory = caps.find(Aspect::kMemory);
+    const std::pair<std::string, std::string> as{"resource", "RLIMIT_AS"};
+    const bool rlimit_as = memory != nullptr && memory->enforcement != Enforcement::kNone &&
+                           (std::ranges::find(memory->by.params, as) != memory->by.params.end() ||
+                            memory->mechanism.find("RLIMIT_AS") != std::string::npos);
+    if (rlimit_as) {
+      return fail(ErrorCode::kUnavailable,
+                  std::string(to_string(request.language)) + " cannot run under the " +
+                      std::string(backend.name()) +
+                      " backend's memory limit here: it is RLIMIT_AS per process, and " +
+                      std::string(interpreter_spec(request.language).executable) +
+                      " reserves far more address space than it uses; it needs a cgroup "
+                      "memory limit (run cordon as root, or with a delegated cgroup)");
     }
   }
   return check_limits(request.limits, caps, backend.name());

@@ -22,16 +22,26 @@ bool is_executable_file(const fs::path& path) {
 
 }  // namespace
 
-std::string_view interpreter_name(Language language) {
-  switch (language) {
-    case Language::kSh:
-      return "sh";
-    case Language::kBash:
-      return "bash";
-    case Language::kPython:
-      return "python3";
+const InterpreterSpec& interpreter_spec(Language language) {
+  for (const InterpreterSpec& spec : kInterpreters) {
+    if (spec.language == language) return spec;
   }
-  return "sh";
+  return kInterpreters[2];  // sh; unreachable: every Language has an entry (interpreter_test)
+}
+
+std::string_view interpreter_name(Language language) {
+  return interpreter_spec(language).executable;
+}
+
+std::optional<Language> language_of_file(std::string_view path) {
+  const std::string extension = fs::path(path).extension().string();
+  if (extension.empty()) return std::nullopt;
+  for (const InterpreterSpec& spec : kInterpreters) {
+    for (const std::string_view e : spec.extensions) {
+      if (!e.empty() && e == extension) return spec.language;
+    }
+  }
+  return std::nullopt;
 }
 
 Result<fs::path> find_interpreter(Language language, std::string_view search_path,
@@ -56,15 +66,16 @@ Result<fs::path> find_interpreter(Language language, std::string_view search_pat
                                         (root == "/" ? "" : " below " + root.string()));
 }
 
-std::vector<std::string> interpreter_argv(const fs::path& interpreter, const std::string& code,
-                                          const fs::path& code_file, bool* needs_file) {
+std::vector<std::string> interpreter_argv(Language language, const fs::path& interpreter,
+                                          const std::string& code, const fs::path& code_file,
+                                          bool* needs_file) {
   // A NUL cannot travel in an argv string (it would cut the code short), so such code
   // goes through the file too.
   const bool file =
       code.size() + 1 > kMaxArgBytes - kArgMargin || code.find('\0') != std::string::npos;
   if (needs_file) *needs_file = file;
   if (file) return {interpreter.string(), code_file.string()};
-  return {interpreter.string(), "-c", code};
+  return {interpreter.string(), std::string(interpreter_spec(language).inline_flag), code};
 }
 
 }  // namespace cordon

@@ -24,7 +24,7 @@ using nlohmann::json;
 constexpr std::string_view kKnown[] = {
     "backend", "choice",  "isolates", "timeout_ms", "namespaces",   "filesystem",
     "user",    "uid_map", "hostname", "network",    "capabilities", "seccomp",
-    "limits",  "aspects", "rlimits",  "argv",       "cwd"};
+    "limits",  "aspects", "rlimits",  "argv",       "cwd",          "languages"};
 bool known(std::string_view key) { return std::ranges::find(kKnown, key) != std::end(kKnown); }
 
 Status read_strings(const json& object, std::string_view key, std::vector<std::string>& out) {
@@ -186,6 +186,7 @@ json to_json(const Plan& plan) {
     j["choice"] = {{"requested", plan.choice_requested}, {"reason", plan.choice_reason}};
   }
   if (plan.isolates) j["isolates"] = *plan.isolates;
+  if (!plan.languages.empty()) j["languages"] = plan.languages;
   if (plan.timeout_ms) j["timeout_ms"] = *plan.timeout_ms;
   if (plan.namespaces) j["namespaces"] = *plan.namespaces;
   if (plan.filesystem) {
@@ -252,6 +253,7 @@ Result<Plan> plan_from_json(const json& in) {
            read(in, "uid_map", plan.uid_map), read(in, "hostname", plan.hostname),
            read(in, "network", plan.network), read(in, "capabilities", plan.linux_capabilities),
            read(in, "cwd", plan.cwd), read_strings(in, "argv", plan.argv),
+           read_strings(in, "languages", plan.languages),
            read_list(in, "limits", plan.limits, limit_from),
            read_list(in, "rlimits", plan.rlimits, rlimit_from)});
       !st) {

@@ -2,31 +2,27 @@
 
 #include <string>
 
+#include "cordon/interpreter.h"
 #include "cordon/net/net_policy.h"
 #include "cordon/net/run_network.h"
 #include "cordon/units.h"
 
 namespace cordon {
 
-std::string_view to_string(Language language) {
-  switch (language) {
-    case Language::kSh:
-      return "sh";
-    case Language::kBash:
-      return "bash";
-    case Language::kPython:
-      return "python";
-  }
-  return "unknown";
-}
+std::string_view to_string(Language language) { return interpreter_spec(language).name; }
 
 Result<Language> parse_language(std::string_view text) {
-  if (text == "sh") return Language::kSh;
-  if (text == "bash") return Language::kBash;
-  // "python3" is what people type because it is the executable's name.
-  if (text == "python" || text == "python3") return Language::kPython;
+  // An alias is what people type besides the name ("python3", the executable; "js", "node").
+  std::string names;
+  for (const InterpreterSpec& spec : kInterpreters) {
+    if (text == spec.name) return spec.language;
+    for (const std::string_view alias : spec.aliases) {
+      if (!alias.empty() && text == alias) return spec.language;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  }
   return fail(ErrorCode::kInvalidArgument,
-              "unknown language '" + std::string(text) + "' (expected sh, bash or python)");
+              "unknown language '" + std::string(text) + "' (expected " + names + ")");
 }
 
 std::chrono::milliseconds effective_timeout(const RunRequest& request) {

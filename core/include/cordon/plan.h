@@ -111,6 +111,9 @@ struct Plan {
   std::vector<PlanRlimit> rlimits;
   std::vector<std::string> argv;
   std::string cwd;
+  // The languages the backend runs here (interpreter.h's names), as the front end found them
+  // (frontend/prompt_render.h available_languages()); empty: not stated.
+  std::vector<std::string> languages;
   nlohmann::json extra = nlohmann::json::object();  // the backend's own members, verbatim
 };
 

@@ -14,7 +14,9 @@
 
 namespace cordon {
 
-enum class Language { kSh, kBash, kPython };
+// The languages cordon runs; how each is named, found and started is the interpreter table
+// (interpreter.h kInterpreters), the one place a language is added.
+enum class Language { kSh, kBash, kPython, kJavaScript, kPerl };
 
 std::string_view to_string(Language language);
 [[nodiscard]] Result<Language> parse_language(std::string_view text);
