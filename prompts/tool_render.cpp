@@ -173,8 +173,13 @@ Result<Statement> backed(std::string placeholder, const Sentence& s,
   std::string audit = "cordon audit --backend " + ctx.backend_name;
   if (ctx.network.any()) {
     if (ctx.report == nullptr) why += " with this network allow-list";
-    for (const std::string& e : ctx.network.allow) audit += " --allow-net " + e;
-    for (const std::string& e : ctx.network.deny) audit += " --deny-net " + e;
+    // An entry a shell would expand ("*.pythonhosted.org") is quoted, so the command can be
+    // pasted as it is (entries hold no quote: the policy refuses them).
+    const auto shell_word = [](const std::string& e) {
+      return e.find_first_of("*?[]") == std::string::npos ? e : "\"" + e + "\"";
+    };
+    for (const std::string& e : ctx.network.allow) audit += " --allow-net " + shell_word(e);
+    for (const std::string& e : ctx.network.deny) audit += " --deny-net " + shell_word(e);
     if (ctx.network.max_bytes)
       audit += " --net-max-bytes " + std::to_string(*ctx.network.max_bytes);
     if (ctx.network.max_connections) {

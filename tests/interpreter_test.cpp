@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cordon/temp_dir.h"
 

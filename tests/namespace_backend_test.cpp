@@ -56,6 +56,7 @@
 #include "cgroup_test_support.h"
 #include "claims_match.h"
 #include "cordon/cancel.h"
+#include "cordon/lock_file.h"
 #include "cordon/net/address.h"
 #include "cordon/net/resolver.h"
 #include "cordon/plugin_registry.h"
@@ -474,6 +475,24 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
   } while (Clock::now() < gone_until);
   EXPECT_TRUE(left.empty()) << "the sandbox outlived the killed cordon";
   backend_.reset();  // a pool's ready sandboxes go with their backend
+  // With a pool (namespace_backend_test_pooled) the killed cordon also had sandboxes built
+  // ahead; they die with it (parent-death signal) but, on a loaded machine, a moment later
+  // than its running sandbox, each still holding its uid slot. A sweep takes only a slot
+  // nobody holds (a held one is a live sandbox's), so wait, boundedly, until none is held:
+  // what the next backend then leaves is the test.
+  const auto slots_free_until = Clock::now() + seconds(5);
+  while (Clock::now() < slots_free_until) {
+    bool held = false;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(runtime.path, ec)) {
+      const std::string name = entry.path().filename();
+      if (!name.starts_with("uid-slot-")) continue;
+      const auto fd = try_lock_file(entry.path(), LockOpen::kCreateOrOpen);
+      held = held || (fd && !fd->valid());
+    }
+    if (!held) break;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
   // The next backend sweeps what the killed one left (its cgroups).
   {
     ns::NamespaceBackend sweeper;
