@@ -50,14 +50,11 @@ int prompt_command(const PromptOptions& options, const NetworkFlags& network_fla
   Result<NetworkAccess> network = network_from(network_flags);
   if (!network) return report_failure(network.error().message, kJson);
 
+  // The choice `cordon run` makes (choose_from(): the backend options checked, and with a
+  // list only a backend that carries one).
   const BackendCatalog catalog(*limits, {}, options.backend_options);
-  if (Status refused = catalog.options_status(); !refused) {
-    return report_failure(refused.error().message, kJson);
-  }
-  // With a list, only a backend that carries one is a candidate (as for `cordon run`).
-  Result<BackendChoice> choice =
-      choose_backend(network->any() ? for_allow_list(catalog.candidates()) : catalog.candidates(),
-                     options.backend, /*allow_unisolated=*/false);
+  Result<BackendChoice> choice = choose_from(catalog, *limits, options.backend,
+                                             /*allow_unisolated=*/false, network->any());
   if (!choice) return report_failure(choice.error().message, kJson);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kJson);
