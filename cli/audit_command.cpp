@@ -6,6 +6,7 @@
 
 #include "audit/runner.h"
 #include "cli_error.h"
+#include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend_names.h"
 #include "request_builder.h"
@@ -115,7 +116,10 @@ std::string render_audit_matrix(const std::vector<AuditReport>& reports) {
 int audit_command(const AuditCommandOptions& options) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return report_failure(catalogue.error().describe(), options.json);
-  const BackendCatalog catalog({}, {}, options.backend_options);
+  BackendOptions backend_options = options.backend_options;
+  Result<environment::Selection> env = apply_environment(options.environment, backend_options);
+  if (!env) return report_failure(env.error().describe(), options.json);
+  const BackendCatalog catalog({}, {}, backend_options);
   if (Status refused = catalog.options_status(); !refused) {
     return report_failure(refused.error().message, options.json);
   }
@@ -127,7 +131,9 @@ int audit_command(const AuditCommandOptions& options) {
   audit::AuditOptions run_options;
   run_options.only = split_ids(options.only);
   run_options.network = *network;
-  if (Backend* sub = catalog.backend("subprocess"); sub != nullptr && sub->probe().available) {
+  std::unique_ptr<BackendCatalog> controls;
+  if (Backend* sub = control_backend(catalog, *env, controls);
+      sub != nullptr && sub->probe().available) {
     (void)sub->prepare();  // a failure shows in the control runs' results
     run_options.control_backend = sub;
   }

@@ -19,6 +19,7 @@ struct AuditCommandOptions {
   std::string only;  // "ID,ID": these attempts only (the report is then not stored)
   bool no_store = false;
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
+  EnvironmentFlags environment;    // --environment, --rootfs: the audited backend's root
   // --allow-net ...: every attempt without a list of its own runs under it, and the stored
   // report is bound to it (what `cordon prompt --allow-net` with the same list uses).
   NetworkFlags network;

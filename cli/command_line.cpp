@@ -48,7 +48,16 @@ std::string drop_glued_equals(std::string value) {
 // variable (CORDON_NAMESPACE_POOL_SIZE, CORDON_CONTAINER_POOL_SIZE, CORDON_CONTAINER_ENGINE,
 // CORDON_CONTAINER_IMAGE), which stays the fallback. A backend without the setting ignores
 // it; one that cannot honour the value refuses it, and the command fails with the reason.
-void add_backend_option_flags(CLI::App* cmd, BackendOptions& options) {
+void add_backend_option_flags(CLI::App* cmd, BackendOptions& options,
+                              EnvironmentFlags& environment) {
+  auto* named = cmd->add_option("--environment", environment.name,
+                                "Run in this stored environment (cordon environment list; "
+                                "namespace, container; default host)")
+                    ->type_name("NAME");
+  cmd->add_option("--rootfs", environment.rootfs,
+                  "Run in this directory's /usr, /bin, /lib* (unregistered: hashed first)")
+      ->type_name("DIR")
+      ->excludes(named);
   cmd->add_option("--pool-size", options.pool_size,
                   "Sandboxes the backend builds ahead of time N (namespace, container; "
                   "default 0 for run, plan, prompt and audit, 2 for mcp)")
@@ -143,7 +152,7 @@ void add_run_options(CLI::App* run, RunOptions& options) {
   run->add_flag("--json", options.json, "Print one JSON object on stdout (the result or the plan)");
   run->add_flag("--allow-unisolated", options.allow_unisolated,
                 "Let auto pick a backend that does not isolate");
-  add_backend_option_flags(run, options.backend_options);
+  add_backend_option_flags(run, options.backend_options, options.environment);
 }
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& options) {
@@ -184,6 +193,36 @@ CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
   return backends;
 }
 
+constexpr const char* kEnvironmentFooter = R"(
+An environment is a directory tree (a debootstrap tree, an unpacked OCI image) whose /usr,
+/bin, /lib*, /etc/ld.so.cache and /etc/alternatives the namespace and container backends
+show read-only, nosuid, nodev instead of the host's. 'add' copies it into cordon's store
+($CORDON_ENVIRONMENTS_DIR, else /var/lib/cordon/environments for root, else
+$XDG_DATA_HOME/cordon/environments), pins it by a content digest (sha256 over the sorted
+manifest of paths, modes and contents) and measures what is inside (interpreter versions in
+a sandbox on it, Python packages from its own metadata, common tools): the tool description
+states that inventory. Runs name one with --environment NAME; --rootfs DIR runs in an
+unregistered directory, hashed when used. scripts/build-environment.sh builds one from
+Debian packages. The default, 'host', is the host's own /usr.)";
+
+CLI::App* add_environment_command(CLI::App& app, EnvironmentOptions& options) {
+  CLI::App* cmd = app.add_subcommand("environment", "Add, list and remove environments");
+  cmd->footer(kEnvironmentFooter);
+  cmd->require_subcommand(1);
+  CLI::App* add =
+      cmd->add_subcommand("add", "Copy DIR into the store as NAME, pinned and measured");
+  add->add_option("name", options.name, "Environment name")->required()->type_name("NAME");
+  add->add_option("dir", options.source, "Directory tree to copy")->required()->type_name("DIR");
+  add->callback([&options] { options.action = EnvironmentOptions::Action::kAdd; });
+  CLI::App* list = cmd->add_subcommand("list", "List the environments and their inventories");
+  list->add_flag("--json", options.json, "Print one JSON array on stdout");
+  list->callback([&options] { options.action = EnvironmentOptions::Action::kList; });
+  CLI::App* rm = cmd->add_subcommand("rm", "Forget NAME and remove its copy");
+  rm->add_option("name", options.name, "Environment name")->required()->type_name("NAME");
+  rm->callback([&options] { options.action = EnvironmentOptions::Action::kRemove; });
+  return cmd;
+}
+
 constexpr const char* kAuditFooter = R"(
 Runs the escape catalogue against a backend, judged from the host (listeners, canaries,
 process table, disk). Attempts that would act on this host run only where the backend
@@ -213,7 +252,7 @@ CLI::App* add_audit_command(CLI::App& app, AuditCommandOptions& options) {
   cmd->add_option("--only", options.only, "Only these attempts (not stored)")->type_name("ID,...");
   cmd->add_flag("--no-store", options.no_store, "Do not store the report");
   add_network_flags(cmd, options.network);
-  add_backend_option_flags(cmd, options.backend_options);
+  add_backend_option_flags(cmd, options.backend_options, options.environment);
   return cmd;
 }
 
@@ -232,7 +271,8 @@ void add_tool_limit_flags(CLI::App* cmd, std::string& backend, std::optional<std
   cmd->add_option("--processes", processes, "Most processes at once N")->type_name("N");
 }
 
-CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options, NetworkFlags& network) {
+CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options, NetworkFlags& network,
+                             EnvironmentFlags& environment) {
   CLI::App* cmd = app.add_subcommand("prompt", "Print the run_code tool description for a backend");
   cmd->footer(kPromptFooter);
   add_tool_limit_flags(cmd, options.backend, options.timeout, "Wall-clock limit DUR (default 5s)",
@@ -247,7 +287,7 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options, NetworkFlags
   cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
   add_network_flags(cmd, network);
-  add_backend_option_flags(cmd, options.backend_options);
+  add_backend_option_flags(cmd, options.backend_options, environment);
   return cmd;
 }
 
@@ -292,7 +332,7 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
                   "Largest inline input file of a call SIZE (default 16M)")
       ->type_name("SIZE");
   add_network_flags(cmd, run.network);
-  add_backend_option_flags(cmd, run.backend_options);
+  add_backend_option_flags(cmd, run.backend_options, run.environment);
   cmd->add_option("--max-concurrent", options.max_concurrent,
                   "Calls running at once N (default: the number of CPUs)")
       ->type_name("N");
@@ -342,8 +382,10 @@ CommandLine parse_command_line(int argc, char** argv) {
   CLI::App* plan = add_plan_command(app, line.run);
   CLI::App* backends = add_backends_command(app, line.backends);
   CLI::App* audit = add_audit_command(app, line.audit);
-  CLI::App* prompt = add_prompt_command(app, line.prompt, line.prompt_network);
+  CLI::App* prompt =
+      add_prompt_command(app, line.prompt, line.prompt_network, line.prompt_environment);
   CLI::App* mcp = add_mcp_command(app, line.mcp);
+  CLI::App* environment = add_environment_command(app, line.environment);
 
   const bool json = wants_json(argc, argv);
   try {
@@ -362,6 +404,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (audit->parsed()) line.command = Command::kAudit;
   if (prompt->parsed()) line.command = Command::kPrompt;
   if (mcp->parsed()) line.command = Command::kMcp;
+  if (environment->parsed()) line.command = Command::kEnvironment;
   return line;
 }
 

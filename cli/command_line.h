@@ -4,6 +4,7 @@
 
 #include "audit_command.h"
 #include "backends_command.h"
+#include "environment_command.h"
 #include "mcp_command.h"
 #include "prompt_command.h"
 #include "run_options.h"
@@ -15,9 +16,10 @@ enum class Command {
   kRun,
   kPlan,  // `cordon plan`: RunOptions, code optional
   kBackends,
-  kAudit,   // `cordon audit`: AuditCommandOptions
-  kPrompt,  // `cordon prompt`: PromptOptions
-  kMcp,     // `cordon mcp`: McpOptions
+  kAudit,        // `cordon audit`: AuditCommandOptions
+  kPrompt,       // `cordon prompt`: PromptOptions
+  kMcp,          // `cordon mcp`: McpOptions
+  kEnvironment,  // `cordon environment add|list|rm`: EnvironmentOptions
 };
 
 struct CommandLine {
@@ -27,8 +29,10 @@ struct CommandLine {
   BackendsOptions backends;
   AuditCommandOptions audit;
   PromptOptions prompt;
-  NetworkFlags prompt_network;  // `cordon prompt --allow-net ...`
+  NetworkFlags prompt_network;          // `cordon prompt --allow-net ...`
+  EnvironmentFlags prompt_environment;  // `cordon prompt --environment ...`
   McpOptions mcp;
+  EnvironmentOptions environment;
 };
 
 // Parses argv. Prints --help/--version output and usage errors (as JSON with --json)

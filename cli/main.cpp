@@ -6,6 +6,7 @@
 #include "audit_command.h"
 #include "backends_command.h"
 #include "command_line.h"
+#include "environment_command.h"
 #include "frontend/exit_status.h"
 #include "frontend_names.h"
 #include "mcp_command.h"
@@ -28,9 +29,12 @@ int main(int argc, char** argv) {
       case cordon::cli::Command::kAudit:
         return cordon::cli::audit_command(line.audit);
       case cordon::cli::Command::kPrompt:
-        return cordon::cli::prompt_command(line.prompt, line.prompt_network);
+        return cordon::cli::prompt_command(line.prompt, line.prompt_network,
+                                           line.prompt_environment);
       case cordon::cli::Command::kMcp:
         return cordon::cli::mcp_command(line.mcp);
+      case cordon::cli::Command::kEnvironment:
+        return cordon::cli::environment_command(line.environment);
       case cordon::cli::Command::kExit:
         return line.exit_status;
     }

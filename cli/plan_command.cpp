@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_error.h"
+#include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/plan_text.h"
 #include "frontend/prompt_render.h"
@@ -24,7 +25,10 @@ int plan_command(const RunOptions& options) {
   // The same catalog and choice as `cordon run`: the plan shown is the one that would run,
   // and a named backend's plugin is the only one loaded (the container backend's
   // constructor alone prepares a root filesystem).
-  const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
+  BackendOptions backend_options = options.backend_options;
+  Result<environment::Selection> env = apply_environment(options.environment, backend_options);
+  if (!env) return report_failure(env.error().describe(), options.json);
+  const BackendCatalog catalog(request->limits, options.backend, backend_options);
   const Result<BackendChoice> choice = choose_from(
       catalog, request->limits, options.backend, options.allow_unisolated, request->network.any());
   if (!choice) return report_failure(choice.error().message, options.json);

@@ -5,6 +5,7 @@
 
 #include "cli_error.h"
 #include "cordon/units.h"
+#include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend_names.h"
 #include "prompts/tool_render.h"
@@ -32,7 +33,9 @@ Result<Limits> limits_from(const PromptOptions& options) {
 
 }  // namespace
 
-int prompt_command(const PromptOptions& options, const NetworkFlags& network_flags) {
+int prompt_command(const PromptOptions& given, const NetworkFlags& network_flags,
+                   const EnvironmentFlags& environment_flags) {
+  PromptOptions options = given;
   constexpr bool kJson = false;  // errors as text: stdout is the tool definition
   if (Result<prompts::ToolTemplate> tool = prompts::find_template(options.id, options.version);
       !tool) {
@@ -52,13 +55,19 @@ int prompt_command(const PromptOptions& options, const NetworkFlags& network_fla
 
   // The choice `cordon run` makes (choose_from(): the backend options checked, and with a
   // list only a backend that carries one).
+  Result<environment::Selection> env =
+      apply_environment(environment_flags, options.backend_options);
+  if (!env) return report_failure(env.error().describe(), kJson);
+  options.software = environment::describe(*env, environment::inventory_for(*env));
+
   const BackendCatalog catalog(*limits, {}, options.backend_options);
   Result<BackendChoice> choice = choose_from(catalog, *limits, options.backend,
                                              /*allow_unisolated=*/false, network->any());
   if (!choice) return report_failure(choice.error().message, kJson);
   Backend* backend = catalog.backend(choice->name);
   if (backend == nullptr) return report_failure("backend vanished: " + choice->name, kJson);
-  Backend* control = catalog.backend("subprocess");
+  std::unique_ptr<BackendCatalog> controls;
+  Backend* control = control_backend(catalog, *env, controls);
 
   Result<std::string> text =
       render_for_backend(*backend, choice->name, control, *limits, timeout, options, *network);

@@ -11,7 +11,9 @@ namespace cordon::cli {
 
 using frontend::PromptOptions;
 
-// `network`: the allow-list the description states (--allow-net ...); none by default.
-[[nodiscard]] int prompt_command(const PromptOptions& options, const NetworkFlags& network = {});
+// `network_flags`: the allow-list the description states (--allow-net ...); none by default.
+// `environment_flags`: the environment it describes (--environment, --rootfs); the host's.
+[[nodiscard]] int prompt_command(const PromptOptions& given, const NetworkFlags& network_flags = {},
+                                 const EnvironmentFlags& environment_flags = {});
 
 }  // namespace cordon::cli

@@ -10,6 +10,7 @@
 #include "artifacts_out.h"
 #include "cli_error.h"
 #include "cordon/result_json.h"
+#include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/exit_status.h"
 #include "frontend/history.h"
@@ -68,7 +69,12 @@ int run_command(const RunOptions& options) {
   Result<RunRequest> request = build_request(options);
   if (!request) return report_failure(request.error().describe(), options.json);
 
-  const BackendCatalog catalog(request->limits, options.backend, options.backend_options);
+  BackendOptions backend_options = options.backend_options;
+  Result<environment::Selection> env = apply_environment(options.environment, backend_options);
+  if (!env) return report_failure(env.error().describe(), options.json);
+  request->environment = environment_ref(*env);
+
+  const BackendCatalog catalog(request->limits, options.backend, backend_options);
   const Result<BackendChoice> choice = choose_from(
       catalog, request->limits, options.backend, options.allow_unisolated, request->network.any());
   if (!choice) return report_failure(choice.error().message, options.json);
@@ -88,7 +94,7 @@ int run_command(const RunOptions& options) {
   int status = exit_status(result, cancel_signal);
   if (result.outcome == Outcome::kSandboxError && !options.json) {
     // A sandbox error's status line also says where else the code could run.
-    const BackendCatalog all(request->limits, {}, options.backend_options);
+    const BackendCatalog all(request->limits, {}, backend_options);
     std::fprintf(stderr, "cordon: %s; available backends: %s\n", status_line(result).c_str(),
                  available_backend_list(all.candidates()).c_str());
   } else if (!options.json) {

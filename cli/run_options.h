@@ -26,6 +26,13 @@ struct NetworkFlags {
   std::optional<std::string> max_connections;  // --net-max-connections N
 };
 
+// The environment flags of run, plan, prompt, audit and mcp, as typed
+// (environment_command.h apply_environment() reads them).
+struct EnvironmentFlags {
+  std::optional<std::string> name;    // --environment NAME (a stored one, or host)
+  std::optional<std::string> rootfs;  // --rootfs DIR (unregistered, hashed when used)
+};
+
 struct RunOptions {
   std::string backend{kAutoBackend};
   std::optional<std::string> timeout;
@@ -45,6 +52,7 @@ struct RunOptions {
   std::optional<std::string> tool_description;  // --tool-description ID@VERSION
   NetworkFlags network;
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime (unset: none)
+  EnvironmentFlags environment;
   bool json = false;
   bool allow_unisolated = false;
   bool dry_run = false;     // --dry-run: print the plan (plan_command.h) instead of running

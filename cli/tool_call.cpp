@@ -138,6 +138,7 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
   request.env = defaults.env;
   request.network = defaults.network;
   request.tool_description = defaults.tool_description;
+  request.environment = defaults.environment;
   request.artifact_max_bytes = defaults.max_artifact_bytes;
 
   const json* code = given(arguments, input_schema, "code");

@@ -29,6 +29,7 @@ struct ToolCallDefaults {
   std::vector<std::pair<std::string, std::string>> env;
   NetworkAccess network;  // the allow-list of every call (the description states it)
   std::optional<ToolDescriptionRef> tool_description;
+  std::optional<EnvironmentRef> environment;  // recorded in every call's Result
   std::uint64_t max_artifact_bytes = kDefaultArtifactBytes;
   // Each inline input file, decoded, and all of them together: at most this (the default
   // of `cordon run --max-input-size`).

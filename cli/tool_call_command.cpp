@@ -8,6 +8,7 @@
 
 #include "cli_error.h"
 #include "cordon/units.h"
+#include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/exit_status.h"
 #include "frontend/history.h"
@@ -112,7 +113,13 @@ int tool_call_command(const RunOptions& options) {
   Result<prompts::ToolTemplate> tool = prompts::find_template(id, version);
   if (!tool) return report_failure(tool.error().describe(), kText);
 
-  const BackendCatalog catalog(defaults->limits, options.backend);
+  // The operator's backend options (--pool-size, --runtime, ...), as `cordon run` takes them.
+  BackendOptions backend_options = options.backend_options;
+  Result<environment::Selection> env = apply_environment(options.environment, backend_options);
+  if (!env) return report_failure(env.error().describe(), kText);
+  defaults->environment = environment_ref(*env);
+
+  const BackendCatalog catalog(defaults->limits, options.backend, backend_options);
   const Result<BackendChoice> choice =
       choose_from(catalog, defaults->limits, options.backend, options.allow_unisolated,
                   /*allow_list=*/defaults->network.any());
@@ -125,17 +132,20 @@ int tool_call_command(const RunOptions& options) {
   if (Status s = check_limits_for(*backend, limits_only); !s) {
     return report_failure(s.error().describe(), kText);
   }
+  std::unique_ptr<BackendCatalog> controls;
   Result<std::optional<audit::AuditReport>> report = matching_report(
-      *backend, catalog.backend("subprocess"), !options.no_audit, defaults->network);
+      *backend, control_backend(catalog, *env, controls), !options.no_audit, defaults->network);
   if (!report) return report_failure("audit: " + report.error().describe(), kText);
-  const PromptRender input{.tool = &*tool,
-                           .backend = backend,
-                           .backend_name = choice->name,
-                           .limits = defaults->limits,
-                           .timeout = defaults->max_timeout,
-                           .report = *report ? &**report : nullptr,
-                           .unverified = options.unverified,
-                           .network = defaults->network};
+  const PromptRender input{
+      .tool = &*tool,
+      .backend = backend,
+      .backend_name = choice->name,
+      .limits = defaults->limits,
+      .timeout = defaults->max_timeout,
+      .report = *report ? &**report : nullptr,
+      .unverified = options.unverified,
+      .network = defaults->network,
+      .software = environment::describe(*env, environment::inventory_for(*env))};
   Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, render_context(input));
   if (!rendered) return report_failure(rendered.error().message, kText);
   defaults->tool_description = ToolDescriptionRef{.id = rendered->id, .version = rendered->version};

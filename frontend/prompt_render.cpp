@@ -66,7 +66,8 @@ prompts::RenderContext render_context(const PromptRender& input) {
                                 .languages = available_languages(*input.backend),
                                 .report = input.report,
                                 .unverified = input.unverified,
-                                .network = input.network};
+                                .network = input.network,
+                                .software = input.software};
 }
 
 namespace {
@@ -129,7 +130,8 @@ Result<std::string> render_for_backend(Backend& backend, const std::string& back
                            .timeout = timeout,
                            .report = *report ? &**report : nullptr,
                            .unverified = options.unverified,
-                           .network = network};
+                           .network = network,
+                           .software = options.software};
   return render_prompt(input, options.format);
 }
 

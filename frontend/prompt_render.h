@@ -31,6 +31,8 @@ struct PromptOptions {
   bool unverified = false;         // render unproven claims marked "[unverified]"
   bool no_audit = false;           // never run an audit: without a report, claims are unproven
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
+  // The environment's sentence (environment::describe()), stated after the interpreters.
+  std::string software{};  // NOLINT(readability-redundant-member-init)
 };
 
 // The languages `backend` can run here, in the interpreter table's order: those whose run it
@@ -64,6 +66,7 @@ struct PromptRender {
   bool unverified = false;
   // The allow-list the description states; none by default. {}: as RenderContext's.
   NetworkAccess network{};  // NOLINT(readability-redundant-member-init)
+  std::string software{};   // NOLINT(readability-redundant-member-init): as RenderContext's
 };
 [[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
 // What render_prompt() renders `input.tool` with (the backend's capabilities for the

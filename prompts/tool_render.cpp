@@ -253,7 +253,10 @@ Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const Re
                             .text = std::move(text),
                             .attempts = {}});
   };
-  fact("interpreters", interpreters_sentence(ctx));
+  const std::string interpreters = interpreters_sentence(ctx);
+  fact("interpreters", ctx.software.empty()   ? interpreters
+                       : interpreters.empty() ? ctx.software
+                                              : interpreters + " " + ctx.software);
   fact("code_size", "The code may be at most " + format_size(kMaxCodeBytes) + ".");
   fact("stdin", "Its standard input is empty.");
 

@@ -40,6 +40,10 @@ struct RenderContext {
   // reach (and the report must be bound to it); none: the closed network. The {} for g++'s
   // -Wmissing-field-initializers on designated initialisers that leave it out.
   NetworkAccess network{};  // NOLINT(readability-redundant-member-init)
+  // What the environment holds (frontend/environment.h describe()): which one, its digest,
+  // its Python packages and tools, from its stored inventory. Follows the interpreters'
+  // sentence; "" says nothing.
+  std::string software{};  // NOLINT(readability-redundant-member-init)
 };
 
 // One filled placeholder of a description and what stands behind it.

@@ -11,7 +11,7 @@ packages=(
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
   qt6-base-dev xvfb xauth
-  libcpp-httplib-dev libboost-dev
+  libcpp-httplib-dev libboost-dev libssl-dev debootstrap
 )
 # --fuzz: also clang-19 and its libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh,
 # the full tier); CI runs the fuzz targets built by gcc without them.
@@ -19,7 +19,7 @@ packages=(
 for option in "$@"; do
   case "$option" in
     --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;
-    --guest) packages+=(debootstrap qemu-system-x86 e2fsprogs) ;;
+    --guest) packages+=(qemu-system-x86 e2fsprogs) ;;
     *)
       echo "usage: scripts/install-deps.sh [--fuzz] [--guest]" >&2
       exit 2

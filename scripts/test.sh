@@ -63,6 +63,11 @@ export CORDON_REQUIRE_KERNEL_FEATURES=1
 #     check of the README.
 step configure
 cmake --preset ci
+# The small environment from Debian packages that the environment tests run in
+# (tests/environment_test.cpp), debootstrapped while the build runs (~1 min of mostly
+# download) or taken from its cache (scripts/build-environment.sh).
+scripts/build-environment.sh --ci >build/ci/environment.path 2>build/ci/environment.log &
+environment_pid=$!
 step build
 cmake --build --preset ci
 
@@ -82,6 +87,13 @@ scripts/lint.sh build/ci
 # that must not overlap say so (RESOURCE_LOCK cordon_host_mounts / cordon_audit_host,
 # RUN_SERIAL where the evidence is host-wide).
 step ctest
+if ! wait "$environment_pid"; then
+  cat build/ci/environment.log >&2
+  echo "test.sh: building the test environment failed" >&2
+  exit 1
+fi
+CORDON_TEST_ENVIRONMENT_DIR=$(cat build/ci/environment.path)
+export CORDON_TEST_ENVIRONMENT_DIR
 ctest --preset ci -j2 --no-tests=error </dev/null
 
 ((full)) || exit 0

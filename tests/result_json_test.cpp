@@ -62,7 +62,7 @@ TEST(ResultJson, SchemaFieldsAndTypes) {
       "timed_out",        "oom_killed",       "wall_ms",        "setup_ms",
       "cpu_ms",           "max_rss_kb",       "memory_peak_kb", "backend",
       "policy",           "enforced",         "artifacts",      "error",
-      "tool_description", "network"};
+      "tool_description", "network",          "environment"};
   std::set<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.insert(key);
   EXPECT_EQ(keys, expected);
@@ -116,6 +116,22 @@ TEST(ResultJson, OptionalFieldsWhenSet) {
   EXPECT_EQ(j["tool_description"], (json{{"id", "run_code"}, {"version", 3}}));
 }
 
+// The environment the code ran in (issue #17): its name and digest, read back as written.
+TEST(ResultJson, EnvironmentNameAndDigest) {
+  RunResult r = sample();
+  EXPECT_TRUE(to_json(r)["environment"].is_null());
+  r.environment = EnvironmentRef{.name = "sci", .digest = "sha256:" + std::string(64, 'a')};
+  const json j = to_json(r);
+  EXPECT_EQ(j["environment"],
+            (json{{"name", "sci"}, {"digest", "sha256:" + std::string(64, 'a')}}));
+  Result<RunResult> back = result_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->environment, r.environment);
+  json bad = j;
+  bad["environment"]["digest"] = 7;
+  EXPECT_FALSE(result_from_json(bad).has_value());
+}
+
 // A run with an allow-list (issue #16, schema 3): the list and limits it ran with, each
 // connection asked for, and a limit that was reached.
 TEST(ResultJson, NetworkReportShape) {
@@ -133,7 +149,7 @@ TEST(ResultJson, NetworkReportShape) {
   r.outcome = Outcome::kLimitExceeded;
   r.limit = LimitKind::kNetwork;
   const json j = to_json(r);
-  EXPECT_EQ(j["schema_version"], 4);  // 4: "limit" may be "network"
+  EXPECT_EQ(j["schema_version"], 5);  // 4: "limit" may be "network"; 5: "environment"
   EXPECT_EQ(j["limit"], "network");
   const json& n = j["network"];
   EXPECT_EQ(n["allow"], json::array({"pypi.org", "*.pythonhosted.org"}));

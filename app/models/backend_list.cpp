@@ -11,7 +11,43 @@ QString BackendItem::label() const {
   return unisolated ? QObject::tr("%1 (no isolation)").arg(name) : name;
 }
 
-BackendList::BackendList() = default;
+BackendList::BackendList()
+    : software_(environment::describe(
+          environment::Selection{
+              .name = environment::kHostName, .digest = "", .root = "", .inventory = std::nullopt},
+          environment::read_inventory("/", /*usr_local=*/false))) {}
+
+BackendOptions BackendList::options_for(const environment::Selection& environment) {
+  BackendOptions options;
+  if (!environment.is_host()) {
+    options.system_root = environment.root;
+    options.system_root_digest = environment.digest;
+  }
+  return options;
+}
+
+BackendList::BackendList(const environment::Selection& environment)
+    : catalog_({}, {}, options_for(environment)),
+      environment_{.name = environment.name, .digest = environment.digest},
+      software_(environment::describe(environment, environment::inventory_for(environment))) {}
+
+QStringList BackendList::environment_names() {
+  QStringList names{QString::fromLatin1(environment::kHostName)};
+  auto dir = environment::Store::default_dir();
+  if (!dir) return names;
+  auto listed = environment::Store(*dir).list();
+  if (!listed) return names;
+  for (const environment::Environment& e : *listed) names << QString::fromStdString(e.name);
+  return names;
+}
+
+Result<BackendListPtr> BackendList::in_environment(const BackendListPtr& host,
+                                                   const QString& name) {
+  if (name.isEmpty() || name == QLatin1String(environment::kHostName)) return host;
+  auto selection = environment::select(name.toStdString(), std::nullopt);
+  if (!selection) return std::unexpected(selection.error());
+  return std::make_shared<const BackendList>(*selection);
+}
 
 std::vector<BackendItem> BackendList::items() const {
   std::vector<BackendItem> items;

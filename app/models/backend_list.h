@@ -3,10 +3,13 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
+#include "cordon/request.h"
 #include "frontend/backend_catalog.h"
+#include "frontend/environment.h"
 
 namespace cordon::inspector {
 
@@ -23,17 +26,36 @@ struct BackendItem {
   [[nodiscard]] QString label() const;
 };
 
+class BackendList;
+using BackendListPtr = std::shared_ptr<const BackendList>;
+
 class BackendList {
  public:
-  BackendList();
+  BackendList();  // the host's own /usr (the "host" environment)
+  // The same plugins, each created to show `environment` (frontend/environment.h) as the
+  // sandbox's /usr: the CLI's --environment. A backend that cannot (subprocess) is listed
+  // unavailable with its reason.
+  explicit BackendList(const environment::Selection& environment);
   [[nodiscard]] std::vector<BackendItem> items() const;
   // Null when there is no such backend or it is unavailable.
   [[nodiscard]] Backend* backend(const QString& name) const;
+  // What each run's Result records (RunRequest::environment).
+  [[nodiscard]] const EnvironmentRef& environment() const { return environment_; }
+  // What a tool description says of the environment (environment::describe()).
+  [[nodiscard]] const std::string& software() const { return software_; }
+
+  // "host", then the stored environments by name (`cordon environment list`).
+  [[nodiscard]] static QStringList environment_names();
+  // `host` for "host"; else a list made for the stored environment `name`, or why not.
+  [[nodiscard]] static Result<BackendListPtr> in_environment(const BackendListPtr& host,
+                                                             const QString& name);
 
  private:
-  frontend::BackendCatalog catalog_;
-};
+  static BackendOptions options_for(const environment::Selection& environment);
 
-using BackendListPtr = std::shared_ptr<const BackendList>;
+  frontend::BackendCatalog catalog_;
+  EnvironmentRef environment_{.name = environment::kHostName, .digest = ""};
+  std::string software_;
+};
 
 }  // namespace cordon::inspector

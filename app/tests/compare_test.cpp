@@ -12,11 +12,13 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "frontend/environment.h"
 #include "frontend/history.h"
 #include "main_window.h"
 #include "outcome_badge.h"
@@ -305,6 +307,62 @@ class CompareTest : public QObject {
     QVERIFY2(diff.contains("  line-a"), qPrintable(diff));
     QVERIFY2(diff.contains("- 0"), qPrintable(diff));
     QVERIFY2(diff.contains("+ 65534"), qPrintable(diff));
+  }
+
+  // Compare across environments (issue #17): one backend, the host's /usr and a stored
+  // environment holding only a shell, one column each, each Result recording its own.
+  void compareOneBackendInTwoEnvironments() {
+    if (!have("namespace")) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    if (!std::filesystem::exists("/lib64/ld-linux-x86-64.so.2")) {
+      QSKIP("the shell environment is made from an x86_64 Debian host's files");
+    }
+    namespace fs = std::filesystem;
+    const fs::path base = CORDON_TEST_ENVIRONMENTS_DIR;
+    fs::remove_all(base);
+    const fs::path tree = base / "tree";
+    fs::create_directories(tree / "usr/bin");
+    fs::create_directories(tree / "usr/lib/x86_64-linux-gnu");
+    fs::create_directories(tree / "usr/lib64");
+    fs::copy_file("/usr/bin/dash", tree / "usr/bin/dash");
+    fs::create_symlink("dash", tree / "usr/bin/sh");
+    fs::copy_file(fs::canonical("/lib/x86_64-linux-gnu/libc.so.6"),
+                  tree / "usr/lib/x86_64-linux-gnu/libc.so.6");
+    fs::copy_file(fs::canonical("/lib64/ld-linux-x86-64.so.2"),
+                  tree / "usr/lib64/ld-linux-x86-64.so.2");
+    for (const char* link : {"bin", "lib", "lib64"}) {
+      fs::create_symlink(std::string("usr/") + link, tree / link);
+    }
+    const QByteArray before = qgetenv("CORDON_ENVIRONMENTS_DIR");
+    qputenv("CORDON_ENVIRONMENTS_DIR", QByteArray::fromStdString((base / "store").string()));
+    auto added = environment::Store(base / "store").add("tiny", tree, nullptr);
+    QVERIFY2(added.has_value(), added ? "" : added.error().describe().c_str());
+
+    RunRequest request;
+    request.code = "n=0; for f in /usr/bin/*; do n=$((n+1)); done; echo $n";
+    request.timeout = std::chrono::seconds(20);
+    CompareTab tab(backends_, [&] { return request; });
+    tab.check_backends({"namespace"});
+    tab.check_environments({"host", "tiny"});
+    QSignalSpy compared(&tab, &CompareTab::compared);
+    tab.compare();
+    QVERIFY(compared.count() == 1 || compared.wait(kRunWaitMs));
+    const CompareModel& model = *tab.model();
+    QCOMPARE(model.columnCount(), 2);
+    QCOMPARE(model.headerData(0, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("namespace · host"));
+    QCOMPARE(model.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("namespace · tiny"));
+    QCOMPARE(cell(model, CompareModel::kStdout, 1), QString("2"));  // dash and sh
+    QVERIFY(cell(model, CompareModel::kStdout, 0).toInt() > 100);   // the host's /usr/bin
+    QVERIFY(model.differs(CompareModel::kStdout));
+    QCOMPARE(model.result(0)->environment->name, std::string("host"));
+    QCOMPARE(model.result(1)->environment->name, std::string("tiny"));
+    QCOMPARE(model.result(1)->environment->digest, added->digest);
+    qputenv("CORDON_ENVIRONMENTS_DIR", before);
+    fs::remove_all(base);
   }
 
   void refusedRequestShowsTheRefusal() {

@@ -8,7 +8,8 @@
 
 namespace cordon::inspector::test {
 
-// Points CORDON_HISTORY_PATH, CORDON_AUDIT_DIR and XDG_CONFIG_HOME into `dir`; returns the
+// Points CORDON_HISTORY_PATH, CORDON_AUDIT_DIR, CORDON_ENVIRONMENTS_DIR and XDG_CONFIG_HOME
+// into `dir`; returns the
 // history path.
 inline QString isolate(const QTemporaryDir& dir) {
   const QString history = dir.filePath(QStringLiteral("history.sqlite3"));
@@ -16,6 +17,7 @@ inline QString isolate(const QTemporaryDir& dir) {
   qputenv("XDG_CONFIG_HOME", dir.filePath(QStringLiteral("config")).toUtf8());
   qputenv("CORDON_AUDIT_DIR", dir.filePath(QStringLiteral("audit")).toUtf8());
   qunsetenv("CORDON_NO_HISTORY");
+  qputenv("CORDON_ENVIRONMENTS_DIR", dir.filePath(QStringLiteral("environments")).toUtf8());
   return history;
 }
 

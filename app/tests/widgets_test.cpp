@@ -606,6 +606,39 @@ class WidgetsTest : public QObject {
     QVERIFY(run_tab()->request().network.allow.empty());
   }
 
+  // The environment the code runs in (issue #17): host by default, recorded in the Result;
+  // a name the store does not have starts nothing; a re-run takes the recorded one.
+  void runTabRunsInTheChosenEnvironment() {
+    QCOMPARE(run_tab()->environment(), QString("host"));
+    run_snippet("echo in-host", "subprocess");
+    QTRY_COMPARE_WITH_TIMEOUT(window_->result_view()->badge_text(), QString("OK"), kRunWaitMs);
+    const QString json_text = window_->result_view()->json_text();
+    QVERIFY2(json_text.contains("\"environment\": {") && json_text.contains("\"name\": \"host\""),
+             qPrintable(json_text));
+    QVERIFY(window_->result_view()->summary_text().contains("environment host (the host's /usr)"));
+
+    run_tab()->set_environment("missing");
+    QVERIFY(!run_tab()->backends_in("missing").has_value());
+    run_snippet("echo never", "subprocess");
+    QVERIFY(run_tab()->run_button()->isEnabled());  // nothing started
+
+    RunRequest request;
+    request.code = "echo loaded";
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.backend = {"namespace", "1"};
+    result.environment = EnvironmentRef{.name = "sci", .digest = "sha256:00"};
+    history::RunRecord record = history::make_record(
+        request, result, std::chrono::system_clock::now(), std::chrono::system_clock::now(), "cli");
+    run_tab()->load(record);
+    QCOMPARE(run_tab()->environment(), QString("sci"));
+    result.environment.reset();
+    record = history::make_record(request, result, std::chrono::system_clock::now(),
+                                  std::chrono::system_clock::now(), "cli");
+    run_tab()->load(record);
+    QCOMPARE(run_tab()->environment(), QString("host"));
+  }
+
   // A run with a network allow-list (issue #16): its connections on a page of their own,
   // the denied ones counted in its title; a run without one has no such page.
   void networkConnectionsHaveTheirPage() {
@@ -776,7 +809,10 @@ class WidgetsTest : public QObject {
         .timeout = effective_timeout(request),
         .languages = frontend::available_languages(*backends_->backend(backend)),
         .report = nullptr,
-        .unverified = unverified};
+        .unverified = unverified,
+        .network = {},
+        // The environment, as `cordon prompt` states it (the host's here).
+        .software = backends_->software()};
     Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, context);
     if (!rendered) return std::unexpected(rendered.error());
     return prompts::format_tool(*rendered, format);

@@ -29,6 +29,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       backends_(std::move(backends)),
       request_(std::move(request)),
       choices_(new QListWidget(this)),
+      environments_(new QListWidget(this)),
       run_(new QPushButton(tr("Compare"), this)),
       repeats_(new QSpinBox(this)),
       table_(new QTableView(this)),
@@ -39,6 +40,14 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       model_(new CompareModel(this)) {
   fill_backend_checklist(choices_, *backends_, /*labelled=*/true);
   choices_->setMaximumWidth(220);
+  environments_->setObjectName(QStringLiteral("environments"));
+  environments_->setMaximumWidth(220);
+  for (const QString& name : BackendList::environment_names()) {
+    auto* item = new QListWidgetItem(name, environments_);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(name == QLatin1String(environment::kHostName) ? Qt::Checked
+                                                                      : Qt::Unchecked);
+  }
   table_->setModel(model_);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   // Full output in its cell: rows grow to their lines.
@@ -58,6 +67,8 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
   auto* side = new QVBoxLayout;
   side->addWidget(new QLabel(tr("Backends"), this));
   side->addWidget(choices_, 1);
+  side->addWidget(new QLabel(tr("Environments"), this));
+  side->addWidget(environments_);
   auto* repeat_row = new QHBoxLayout;
   repeat_row->addWidget(new QLabel(tr("Runs each"), this));
   repeat_row->addWidget(repeats_);
@@ -144,6 +155,13 @@ void CompareTab::check_backends(const QStringList& names) {
   }
 }
 
+void CompareTab::check_environments(const QStringList& names) {
+  for (int i = 0; i < environments_->count(); ++i) {
+    QListWidgetItem* item = environments_->item(i);
+    item->setCheckState(names.contains(item->text()) ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
 bool CompareTab::running() const {
   // Between two repeats of a column no controller runs, yet the Compare is not over.
   return (!controllers_.empty() && !model_->complete()) ||
@@ -153,16 +171,40 @@ bool CompareTab::running() const {
 
 void CompareTab::compare() {
   if (running()) return;
+  QStringList environments;
+  for (int i = 0; i < environments_->count(); ++i) {
+    if (environments_->item(i)->checkState() == Qt::Checked) {
+      environments << environments_->item(i)->text();
+    }
+  }
+  if (environments.isEmpty()) environments << QString::fromLatin1(environment::kHostName);
   QStringList names;   // what the backends are called
-  QStringList labels;  // what the lists show: "subprocess (no isolation)"
-  for (int i = 0; i < choices_->count(); ++i) {
-    const QListWidgetItem* item = choices_->item(i);
-    if (item->checkState() != Qt::Checked) continue;
-    names << item->data(Qt::UserRole).toString();
-    labels << item->text();
+  QStringList labels;  // what the lists show: "subprocess (no isolation)", "namespace · sci"
+  column_backends_.clear();
+  for (const QString& env : environments) {
+    Result<BackendListPtr> in_env = [&]() -> Result<BackendListPtr> {
+      if (auto found = in_environment_.find(env); found != in_environment_.end()) {
+        return found->second;
+      }
+      auto made = BackendList::in_environment(backends_, env);
+      if (made) in_environment_.emplace(env, *made);
+      return made;
+    }();
+    if (!in_env) {
+      status_->setText(QString::fromStdString(in_env.error().describe()));
+      return;
+    }
+    const bool host_only = environments.size() == 1 && env == QLatin1String(environment::kHostName);
+    for (int i = 0; i < choices_->count(); ++i) {
+      const QListWidgetItem* item = choices_->item(i);
+      if (item->checkState() != Qt::Checked) continue;
+      names << item->data(Qt::UserRole).toString();
+      labels << (host_only ? item->text() : tr("%1 · %2").arg(item->text(), env));
+      column_backends_.push_back(*in_env);
+    }
   }
   if (names.size() < 2) {
-    status_->setText(tr("Tick at least two backends."));
+    status_->setText(tr("Tick at least two backends, or a backend and two environments."));
     return;
   }
   for (RunController* controller : controllers_) controller->deleteLater();
@@ -203,7 +245,10 @@ void CompareTab::start_column(int column) {
   // History keeps each backend's first run of a Compare: the repeats are there for the
   // timings, and five copies of one run would bury the rest of the history.
   controller->set_history_path(model_->runs(column) == 0 ? history_path_ : std::nullopt);
-  if (!controller->start(backends_, name, last_request_)) {
+  const BackendListPtr& backends = column_backends_.at(static_cast<std::size_t>(column));
+  RunRequest request = last_request_;
+  request.environment = backends->environment();
+  if (!controller->start(backends, name, std::move(request))) {
     model_->add_result(column, sandbox_error({name.toStdString(), {}}, "backend not available"));
     finish_if_complete();
   }
@@ -212,7 +257,7 @@ void CompareTab::start_column(int column) {
 void CompareTab::finish_if_complete() {
   if (!model_->complete() || run_->isEnabled()) return;
   run_->setEnabled(true);
-  status_->setText(tr("Highlighted rows differ between backends."));
+  status_->setText(tr("Highlighted rows differ between the columns."));
   emit compared();
 }
 

@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -36,6 +37,9 @@ class CompareTab : public QWidget {
   void set_history_path(std::optional<std::filesystem::path> path);
   // Ticks exactly these backends (the available ones among them).
   void check_backends(const QStringList& names);
+  // Ticks exactly these environments ("host" and stored names); host alone by default.
+  // Every ticked backend runs in every ticked environment, one column each.
+  void check_environments(const QStringList& names);
   [[nodiscard]] CompareModel* model() const { return model_; }
   // The two columns the diff pane compares, and its text.
   void choose_diff(int left, int right);
@@ -63,6 +67,9 @@ class CompareTab : public QWidget {
   std::function<RunRequest()> request_;
   std::optional<std::filesystem::path> history_path_;
   QListWidget* choices_;
+  QListWidget* environments_;
+  std::vector<BackendListPtr> column_backends_;  // each column's backends (its environment)
+  std::map<QString, BackendListPtr> in_environment_;
   QPushButton* run_;
   QSpinBox* repeats_;
   QTableView* table_;

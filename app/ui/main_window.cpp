@@ -155,6 +155,10 @@ void MainWindow::apply_history_settings() {
 // Plan and Tool description follow the Run tab's backend, timeout and limits.
 void MainWindow::update_plan() {
   const RunRequest request = run_->request();
+  // In the Run tab's environment (the host's list when it cannot be had: the Run tab says why).
+  Result<BackendListPtr> in_env = run_->backends_in(run_->environment());
+  plan_->set_backends(in_env ? *in_env : backends_);
+  tool_->set_backends(in_env ? *in_env : backends_);
   plan_->show_plan(run_->backend(), request);
   tool_->show_tool(run_->backend(), request);
 }

@@ -19,6 +19,8 @@ class PlanTab : public QWidget {
  public:
   PlanTab(BackendListPtr backends, QWidget* parent = nullptr);
   void show_plan(const QString& backend, const RunRequest& request);
+  // The backends as the Run tab's environment has them (BackendList::in_environment()).
+  void set_backends(BackendListPtr backends) { backends_ = std::move(backends); }
   [[nodiscard]] QString plan_text() const;
 
  private:

@@ -298,6 +298,15 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                  .arg(text_of(policy.value("name", json())),
                       text_of(policy.value("hash", json())).left(16));
   }
+  // The environment the code ran in (issue #17): the host's /usr, or a pinned tree.
+  if (const json env = result.value("environment", json()); env.is_object()) {
+    const QString name = text_of(env.value("name", json()));
+    const QString digest = text_of(env.value("digest", json()));
+    lines << (digest.isEmpty()
+                  ? tr("environment %1 (the host's /usr)").arg(name)
+                  : tr("environment %1 (%2)")
+                        .arg(name.isEmpty() ? tr("unregistered") : name, digest.left(19)));
+  }
   const QString ms = QStringLiteral("ms");
   lines << tr("wall %1 · set-up %2 · CPU %3")
                .arg(figure_text(result, "wall_ms", ms), figure_text(result, "setup_ms", ms),

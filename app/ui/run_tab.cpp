@@ -89,6 +89,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       editor_(new CodeEditor(this)),
       language_(new QComboBox(this)),
       backend_(new QComboBox(this)),
+      environment_(new QComboBox(this)),
       timeout_(new QDoubleSpinBox(this)),
       memory_(new QSpinBox(this)),
       processes_(new QSpinBox(this)),
@@ -151,6 +152,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   auto* form = new QFormLayout;
   form->addRow(tr("&Language"), language_);
   form->addRow(tr("&Backend"), backend_);
+  // The stored environments (cordon environment add), read when the tab is made.
+  environment_->setObjectName(QStringLiteral("environment"));
+  environment_->addItems(BackendList::environment_names());
+  environment_->setToolTip(
+      tr("The root the code sees: host (this machine's /usr) or a stored environment, pinned "
+         "by its digest (namespace and container backends)."));
+  form->addRow(tr("&Environment"), environment_);
   form->addRow(tr("&Timeout"), timeout_);
   form->addRow(tr("&Memory"), memory_);
   form->addRow(tr("&Processes"), processes_);
@@ -215,6 +223,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     emit settings_changed();
   });
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunTab::settings_changed);
+  connect(environment_, &QComboBox::currentIndexChanged, this, &RunTab::settings_changed);
   connect(controller_, &RunController::output, this, &RunTab::show_output);
   connect(controller_, &RunController::state_changed, this,
           [this](const QString& state) { state_->setText(tr("state: %1").arg(state)); });
@@ -295,6 +304,22 @@ void RunTab::set_collect_globs(const QString& globs) { collect_->setText(globs);
 
 QString RunTab::backend() const { return backend_->currentData(Qt::UserRole).toString(); }
 
+QString RunTab::environment() const { return environment_->currentText(); }
+
+void RunTab::set_environment(const QString& name) {
+  if (environment_->findText(name) < 0) environment_->addItem(name);
+  environment_->setCurrentText(name);
+}
+
+Result<BackendListPtr> RunTab::backends_in(const QString& name) {
+  if (auto found = in_environment_.find(name); found != in_environment_.end()) {
+    return found->second;
+  }
+  Result<BackendListPtr> made = BackendList::in_environment(backends_, name);
+  if (made) in_environment_.emplace(name, *made);
+  return made;
+}
+
 void RunTab::set_backend(const QString& name) {
   const int index = backend_->findData(name, Qt::UserRole);
   if (index >= 0) backend_->setCurrentIndex(index);
@@ -333,6 +358,13 @@ void RunTab::load(const history::RunRecord& record) {
     }
   }
   allow_net_->setText(allow.join(QLatin1Char(' ')));
+  // The environment it ran in, by name (an unregistered --rootfs has none: the host's).
+  const auto env = record.result.find("environment");
+  const bool named = env != record.result.end() && env->is_object() &&
+                     env->value("name", nlohmann::json()).is_string() &&
+                     !env->value("name", std::string()).empty();
+  set_environment(named ? QString::fromStdString(env->value("name", std::string()))
+                        : QString::fromLatin1(environment::kHostName));
 }
 
 void RunTab::run() {
@@ -347,8 +379,19 @@ void RunTab::run() {
   live_cap_ = OutputCap(effective_output_cap(request.limits));
   progress_->setRange(0, static_cast<int>(effective_timeout(request).count()));
   progress_->setValue(0);
-  if (!controller_->start(backends_, backend(), request)) {
-    state_->setText(tr("backend %1 is not available").arg(backend()));
+  Result<BackendListPtr> backends = backends_in(environment());
+  if (!backends) {
+    state_->setText(QString::fromStdString(backends.error().describe()));
+    return;
+  }
+  RunRequest in_environment = request;
+  in_environment.environment = (*backends)->environment();
+  if (!controller_->start(*backends, backend(), std::move(in_environment))) {
+    Backend* b = (*backends)->backend(backend());
+    state_->setText(
+        b == nullptr && environment() != QLatin1String(environment::kHostName)
+            ? tr("backend %1 is not available in environment %2").arg(backend(), environment())
+            : tr("backend %1 is not available").arg(backend()));
     return;
   }
   set_running(true);

@@ -5,6 +5,7 @@
 
 #include <QWidget>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "backend_list.h"
@@ -51,6 +52,11 @@ class RunTab : public QWidget {
   [[nodiscard]] RunRequest request() const;
   [[nodiscard]] QString backend() const;
   void set_backend(const QString& name);
+  // The environment the next run is in: "host" or a stored one's name.
+  [[nodiscard]] QString environment() const;
+  void set_environment(const QString& name);
+  // The backends as they are created for `name` (made once per environment and kept).
+  [[nodiscard]] Result<BackendListPtr> backends_in(const QString& name);
   void set_code(const QString& code, Language language);
   // Re-run: loads a recorded run's code and settings (no env values: they were never kept).
   void load(const history::RunRecord& record);
@@ -98,6 +104,8 @@ class RunTab : public QWidget {
   CodeEditor* editor_;
   QComboBox* language_;
   QComboBox* backend_;
+  QComboBox* environment_;
+  std::map<QString, BackendListPtr> in_environment_;
   QDoubleSpinBox* timeout_;
   QSpinBox* memory_;
   QSpinBox* processes_;

@@ -164,7 +164,8 @@ QString ToolTab::render(int version, const QString& format, QString* error) cons
                                      .timeout = effective_timeout(request_),
                                      .report = report_ ? &*report_ : nullptr,
                                      .unverified = unverified_->isChecked(),
-                                     .network = request_.network};
+                                     .network = request_.network,
+                                     .software = backends_->software()};
   Result<std::string> text = frontend::render_prompt(input, format.toStdString());
   if (!text) {
     *error = gui_words(QString::fromStdString(text.error().message));

@@ -30,6 +30,8 @@ class ToolTab : public QWidget {
   // Follows the Run tab: re-renders for this backend and request (timeout, limits), and
   // reloads the stored report (an audit may have stored one meanwhile).
   void show_tool(const QString& backend, const RunRequest& request);
+  // The backends as the Run tab's environment has them; the description states it.
+  void set_backends(BackendListPtr backends) { backends_ = std::move(backends); }
 
   // The description at `version` in `format`, or why it cannot be rendered (error set).
   [[nodiscard]] QString render(int version, const QString& format, QString* error) const;

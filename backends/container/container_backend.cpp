@@ -123,7 +123,7 @@ void ContainerBackend::discover() const {
       if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) {
         hierarchies_ = std::move(*h);
       }
-      if (auto layout = policy::probe_host_layout()) {
+      if (auto layout = policy::probe_host_layout(options_.system_root)) {
         layout_ = *layout;
       } else {
         why = "cannot read the host's filesystem layout: " + layout.error().describe();
@@ -140,6 +140,10 @@ void ContainerBackend::discover() const {
     // engine).
     if (why.empty() && options_.engine.empty())
       why = ContainerCgroups::unavailable_reason(hierarchies_);
+    if (why.empty() && !options_.system_root.empty() &&
+        (!options_.rootfs.empty() || !options_.engine.empty())) {
+      why = "an environment (system root) needs the OCI runtime mode and cordon's own root";
+    }
     if (why.empty() && !options_.rootfs.empty() && !fs::is_directory(options_.rootfs)) {
       why = "root filesystem " + options_.rootfs + " is not a directory";
     }
@@ -399,6 +403,11 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   } else {
     root.params.emplace_back("root", options_.rootfs.empty() ? "fresh" : options_.rootfs);
   }
+  if (!options_.system_root.empty()) {
+    root.params.emplace_back("environment", options_.system_root_digest.empty()
+                                                ? "unpinned " + options_.system_root
+                                                : options_.system_root_digest);
+  }
   root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
   Capabilities caps;
   // A run may have an allow-list in runtime mode: the proxy's socket in the bundle's code/
@@ -408,11 +417,15 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
       "OCI network namespace without interfaces but lo; no route out; the host's loopback and "
       "abstract unix sockets are unreachable",
       /*egress_proxy=*/options_.network_namespace && options_.engine.empty()));
-  caps.aspects.push_back(
-      claim(Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
-            rt + " mount namespace and pivot_root into a read-only root; the host's /root, /home, "
-                 "/tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon mounted) "
-                 "and /dev/shm; /proc and /sys paths masked or read-only as runtimes do"));
+  caps.aspects.push_back(claim(
+      Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
+      rt + " mount namespace and pivot_root into a read-only root" +
+          (options_.system_root.empty()
+               ? std::string()
+               : " (/usr, /bin and /lib* of the environment at " + options_.system_root + ")") +
+          "; the host's /root, /home, "
+          "/tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon mounted) "
+          "and /dev/shm; /proc and /sys paths masked or read-only as runtimes do"));
   caps.aspects.push_back(claim(Aspect::kEnvironment, Enforcement::kEnforced,
                                {"clean_environment", {{"mount_namespace", "yes"}}}, std::nullopt,
                                "only PATH, HOME, LANG and the request's variables; the "

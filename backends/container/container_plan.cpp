@@ -77,6 +77,8 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   std::string root_path = in.rootfs_host_path;
   if (in.options.rootfs.empty()) {
     policy::FsOptions fo;
+    fo.system_root = in.options.system_root.empty() ? "/" : in.options.system_root;
+    fo.hide_usr_local = in.options.system_root.empty();
     fo.layout = in.layout;
     fo.uid = kSandboxUid;
     fo.gid = kSandboxGid;
@@ -247,9 +249,12 @@ Plan plan_view(const BundlePlan& plan) {
 Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOptions& options) {
   if (auto st = validate(req); !st) return std::unexpected(st.error());
   // /usr/local is hidden in the host-built root; a user's root is searched as it is.
-  const std::string path_var = options.rootfs.empty() ? "/usr/bin:/bin" : kSandboxPath;
-  auto interp =
-      find_interpreter(req.language, path_var, options.rootfs.empty() ? "/" : options.rootfs);
+  const std::string path_var =
+      options.rootfs.empty() && options.system_root.empty() ? "/usr/bin:/bin" : kSandboxPath;
+  const std::string& root = !options.rootfs.empty()        ? options.rootfs
+                            : !options.system_root.empty() ? options.system_root
+                                                           : std::string("/");
+  auto interp = find_interpreter(req.language, path_var, root);
   if (!interp) return std::unexpected(interp.error());
   RunPayload p;
   bool needs_file = false;

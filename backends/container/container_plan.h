@@ -56,6 +56,11 @@ struct ContainerOptions {
   // A root filesystem directory (e.g. an unpacked image) used read-only instead of the
   // minimal root built from the host's /usr. Must hold the interpreters at /usr/bin.
   std::string rootfs;
+  // An environment's directory: the host-built root shows its /usr, top-level aliases,
+  // ld.so.cache and alternatives instead of the host's (FsOptions::system_root), as the
+  // namespace backend does. Empty: the host's. Not with `rootfs` or an engine.
+  std::string system_root;
+  std::string system_root_digest;  // as the front end pinned it; stated in the claim
   // Where bundles, runtime state and instance locks live; empty: /run/cordon-oci for root.
   std::string runtime_dir;
   std::uint64_t default_memory_bytes = kDefaultMemoryCeiling;

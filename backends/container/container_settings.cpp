@@ -64,6 +64,17 @@ Result<ContainerOptions> container_settings(const BackendOptions& given) {
     }
     options.runtime = *given.runtime;
   }
+  if (given.system_root) {
+    if (!options.engine.empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "engine mode runs the engine's image (--image), not an environment");
+    }
+    if (given.system_root->empty() || given.system_root->front() != '/') {
+      return fail(ErrorCode::kInvalidArgument, "an environment's root must be an absolute path");
+    }
+    options.system_root = *given.system_root;
+    options.system_root_digest = given.system_root_digest.value_or("");
+  }
   return options;
 }
 

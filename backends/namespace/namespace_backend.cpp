@@ -67,7 +67,7 @@ void NamespaceBackend::discover() const {
     }
 
     std::string why;
-    if (auto layout = policy::probe_host_layout()) {
+    if (auto layout = policy::probe_host_layout(options_.system_root)) {
       layout_ = *layout;
     } else {
       why = "cannot read the host's filesystem layout: " + layout.error().describe();
@@ -168,15 +168,22 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
       "no interface but lo and no route out; the host's loopback and abstract unix sockets are "
       "unreachable",
       /*egress_proxy=*/options_.network_namespace));
-  caps.aspects.push_back(
-      claim(Aspect::kFilesystem, Enforcement::kEnforced,
-            {"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}}, std::nullopt,
-            std::string("mount namespace with a new root (pivot_root, old root detached): /usr "
-                        "and the host's /bin, /lib* read-only") +
-                (options_.hide_usr_local ? ", /usr/local hidden" : "") +
-                ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
-                "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
-                "/dev/shm"));
+  Mechanism root{"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}};
+  if (!options_.system_root.empty()) {
+    root.params.emplace_back("environment", options_.system_root_digest.empty()
+                                                ? "unpinned " + options_.system_root
+                                                : options_.system_root_digest);
+  }
+  caps.aspects.push_back(claim(
+      Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
+      std::string("mount namespace with a new root (pivot_root, old root detached): ") +
+          (options_.system_root.empty() ? std::string("/usr and the host's /bin, /lib* read-only") +
+                                              (options_.hide_usr_local ? ", /usr/local hidden" : "")
+                                        : "/usr, /bin and /lib* of the environment at " +
+                                              options_.system_root + " read-only, nosuid, nodev") +
+          ", minimal /etc and /dev, fresh /proc with kernel knobs read-only; the host's "
+          "/root, /home, /tmp, /run and /var are not visible; writable only /tmp and "
+          "/dev/shm"));
   caps.aspects.push_back(claim(Aspect::kEnvironment, Enforcement::kEnforced,
                                {"clean_environment", {{"mount_namespace", "yes"}}}, std::nullopt,
                                "only PATH, HOME, LANG and the request's variables; no process "

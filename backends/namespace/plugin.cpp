@@ -46,6 +46,23 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
                           "CORDON_NAMESPACE_SPAWNER takes pool, always or never (got '" + v + "')");
     }
   }
+  if (given.system_root) {
+    if (given.system_root->empty() || given.system_root->front() != '/') {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                          "namespace: an environment's root must be an absolute path");
+    }
+    // The set-up process assembles the new root on a tmpfs over /tmp (kStaging), which
+    // hides everything below the host's /tmp from its binds.
+    const std::string& root = *given.system_root;
+    if (root == "/tmp" || root.starts_with("/tmp/")) {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                          "namespace: an environment under /tmp cannot be shown (the sandbox's "
+                          "root is assembled over /tmp); copy it elsewhere or `cordon "
+                          "environment add` it");
+    }
+    options.system_root = *given.system_root;
+    options.system_root_digest = given.system_root_digest.value_or("");
+  }
   return new (std::nothrow) cordon::ns::NamespaceBackend(options);
 }
 

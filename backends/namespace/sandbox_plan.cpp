@@ -78,7 +78,9 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   plan.clear_groups = in.host.root;
 
   policy::FsOptions fo;
-  fo.hide_usr_local = in.options.hide_usr_local;
+  const bool environment = !in.options.system_root.empty();
+  fo.system_root = environment ? in.options.system_root : "/";
+  fo.hide_usr_local = in.options.hide_usr_local && !environment;
   fo.layout = in.layout;
   fo.uid = kSandboxUid;
   fo.gid = kSandboxGid;
@@ -102,8 +104,8 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   // The interpreter as the sandbox sees it: /usr/local is hidden, so look only where the
   // sandbox can find it (the host's /usr, and /bin as the host lays it out).
   const std::string path_var =
-      in.options.hide_usr_local && in.layout.has_usr_local ? "/usr/bin:/bin" : kSandboxPath;
-  auto interp = find_interpreter(req.language, path_var);
+      fo.hide_usr_local && in.layout.has_usr_local ? "/usr/bin:/bin" : kSandboxPath;
+  auto interp = find_interpreter(req.language, path_var, fo.system_root);
   if (!interp) return std::unexpected(interp.error());
   plan.executable = interp->string();
   bool needs_file = false;

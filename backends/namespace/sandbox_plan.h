@@ -41,6 +41,11 @@ struct NamespaceOptions {
   // those of its own network namespace: the kernel-tunable attempt's positive control.
   bool readonly_proc_sys = true;
   std::vector<std::string> extra_ro_paths;  // absolute host paths exposed read-only
+  // An environment's directory (cordon environment add; --rootfs): its /usr, top-level
+  // aliases, ld.so.cache and alternatives instead of the host's (FsOptions::system_root),
+  // /usr/local included (an environment's is part of it). Empty: the host's.
+  std::string system_root;
+  std::string system_root_digest;  // as the front end pinned it; stated in the claim
   // When cordon runs as root, each concurrent run's sandbox user maps to its own host uid
   // (and gid) uid_base + slot, slot in [0, uid_slots). Runs never share a host uid.
   std::uint32_t uid_base = 200000;

@@ -8,9 +8,11 @@
 
 namespace {
 
-// No pool, engine, image or runtime here: every backend option is ignored.
-cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& /*options*/) {
+// No pool, engine, image or runtime here: those options are ignored. With an environment
+// the backend is unavailable (SubprocessOptions::environment_asked).
+cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& given) {
   cordon::subprocess::SubprocessOptions options;
+  options.environment_asked = given.system_root.has_value();
   const char* force = std::getenv("CORDON_SUBPROCESS_FORCE_FALLBACK");
   options.force_fallback = force != nullptr && std::strcmp(force, "1") == 0;
   return new (std::nothrow) cordon::subprocess::SubprocessBackend(options);

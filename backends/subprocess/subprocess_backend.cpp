@@ -195,6 +195,11 @@ bool SubprocessBackend::uses_cgroup() const {
 }
 
 Probe SubprocessBackend::probe() const {
+  if (options_.environment_asked) {
+    return {false,
+            "it runs the host's own files: it cannot run in an environment "
+            "(--environment/--rootfs need namespace or container)"};
+  }
   if (!uses_cgroup() && !facts().helper) {
     return {false,
             "cannot kill a whole process tree here: no writable cgroup v2 directory of our own "

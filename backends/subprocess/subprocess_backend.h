@@ -20,6 +20,10 @@ struct SubprocessOptions {
   // Use the subreaper helper even where a cgroup could be had (tests of the fallback).
   // The plugin reads it from CORDON_SUBPROCESS_FORCE_FALLBACK=1 at creation.
   bool force_fallback = false;
+  // Asked to run in an environment (BackendOptions::system_root), which it cannot: it runs
+  // the host's own files. Then it is unavailable with that reason, so `auto` passes it by
+  // and naming it is refused, instead of running the code on the host's /usr.
+  bool environment_asked = false;
 };
 
 class SubprocessBackend final : public Backend {

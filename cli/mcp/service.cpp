@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cordon/units.h"
+#include "environment_command.h"
 #include "prompt_command.h"
 #include "request_builder.h"
 
@@ -36,6 +37,8 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   if (!backend_options.prestart && *backend_options.pool_size > 0) {
     backend_options.prestart = "python";
   }
+  Result<environment::Selection> env = apply_environment(run.environment, backend_options);
+  if (!env) return std::unexpected(env.error());
   service->catalog_ = std::make_unique<BackendCatalog>(fixed->limits, run.backend, backend_options);
   const Result<BackendChoice> choice =
       choose_from(*service->catalog_, fixed->limits, run.backend, run.allow_unisolated,
@@ -65,10 +68,12 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
       fixed->timeout.count() > 0 ? fixed->timeout : kDefaultTimeout;
   PromptOptions prompt;
   prompt.format = "mcp";
+  prompt.software = environment::describe(*env, environment::inventory_for(*env));
   prompt.unverified = options.unverified;
   prompt.no_audit = options.no_audit;
   Result<std::string> text =
-      render_for_backend(*service->backend_, choice->name, service->catalog_->backend("subprocess"),
+      render_for_backend(*service->backend_, choice->name,
+                         control_backend(*service->catalog_, *env, service->controls_),
                          fixed->limits, max_timeout, prompt, fixed->network);
   if (!text) return std::unexpected(text.error());
   service->tool_ = nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
@@ -80,6 +85,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   service->defaults_.limits = fixed->limits;
   service->defaults_.env = fixed->env;
   service->defaults_.network = fixed->network;
+  service->defaults_.environment = environment_ref(*env);
   if (run.max_input_size) {
     Result<std::uint64_t> most = parse_size(*run.max_input_size);
     if (!most || *most == 0) {

@@ -76,7 +76,8 @@ class Service {
  private:
   Service() = default;
 
-  std::unique_ptr<BackendCatalog> catalog_;  // owns the backend and its plugin
+  std::unique_ptr<BackendCatalog> catalog_;   // owns the backend and its plugin
+  std::unique_ptr<BackendCatalog> controls_;  // the audit's control backend, in an environment
   Backend* backend_ = nullptr;
   std::string backend_name_;
   nlohmann::json tool_;

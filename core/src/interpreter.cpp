@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "cordon/rooted_path.h"
+
 namespace cordon {
 namespace {
 
@@ -54,9 +56,11 @@ Result<fs::path> find_interpreter(Language language, std::string_view search_pat
     // for finding the interpreter of untrusted code.
     if (!dir.empty() && dir.front() == '/') {
       fs::path inside = fs::path(dir) / name;
-      // Note: a symlink inside `root` with an absolute target resolves against the
-      // host's root here; fine for "/" and for roots that mirror the host's layout.
-      if (is_executable_file(root / inside.relative_path())) return inside;
+      // Resolved below `root`: an environment's symlink with an absolute target must not
+      // lead to the host's file of that name.
+      if (auto host = resolve_below(root, inside); host && is_executable_file(*host)) {
+        return inside;
+      }
     }
     if (colon == std::string_view::npos) break;
     rest.remove_prefix(colon + 1);

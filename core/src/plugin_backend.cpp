@@ -109,11 +109,12 @@ RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cance
   }
   Result<RunResult> result = answer(
       descriptor_, descriptor_->run(handle_, request_json.c_str(), &events), &result_from_json);
-  if (!result) {
-    return sandbox_error(BackendId{std::string(name()), std::string(version())},
-                         from_plugin(descriptor_, result.error()));
-  }
-  return std::move(*result);
+  RunResult out = result ? std::move(*result)
+                         : sandbox_error(BackendId{std::string(name()), std::string(version())},
+                                         from_plugin(descriptor_, result.error()));
+  // The environment is the backend's (fixed when it was created); the front end named it.
+  out.environment = request.environment;
+  return out;
 }
 
 Result<Plan> PluginBackend::describe_plan(const RunRequest& request) const {

@@ -27,6 +27,9 @@ CBackendOptions::CBackendOptions(const BackendOptions& options) {
   c_.image = options.image ? options.image->c_str() : nullptr;
   c_.runtime = options.runtime ? options.runtime->c_str() : nullptr;
   c_.prestart = options.prestart ? options.prestart->c_str() : nullptr;
+  c_.system_root = options.system_root ? options.system_root->c_str() : nullptr;
+  c_.system_root_digest =
+      options.system_root_digest ? options.system_root_digest->c_str() : nullptr;
 }
 
 BackendOptions backend_options_from_c(const cordon_backend_options* c) {
@@ -40,6 +43,10 @@ BackendOptions backend_options_from_c(const cordon_backend_options* c) {
   if (covers(size, CORDON_FIELD_END(image))) out.image = text(c->image);
   if (covers(size, CORDON_FIELD_END(runtime))) out.runtime = text(c->runtime);
   if (covers(size, CORDON_FIELD_END(prestart))) out.prestart = text(c->prestart);
+  if (covers(size, CORDON_FIELD_END(system_root))) out.system_root = text(c->system_root);
+  if (covers(size, CORDON_FIELD_END(system_root_digest))) {
+    out.system_root_digest = text(c->system_root_digest);
+  }
   return out;
 }
 

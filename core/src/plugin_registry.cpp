@@ -236,6 +236,12 @@ Result<BackendPtr> PluginRegistry::create(std::string_view name,
                 "no backend named '" + std::string(name) + "' (" + available + ")");
   }
   const cordon_plugin_descriptor* d = (*it)->descriptor;
+  // A plugin older than an option would never read it and run without it: refuse instead.
+  if (options.system_root && d->abi_minor < 2) {
+    return fail(ErrorCode::kInvalidArgument, "backend '" + std::string(name) + "' (plugin ABI " +
+                                                 abi_text(d->abi_major, d->abi_minor) +
+                                                 ") predates environments");
+  }
   const CBackendOptions c_options(options);
   std::array<char, 1024> error{};
   cordon_backend* handle = d->create(c_options.get(), error.data(), error.size());

@@ -116,6 +116,9 @@ json to_json(const RunResult& result) {
                                        {"version", result.tool_description->version}}
                                 : json(nullptr);
   out["network"] = result.network ? network_json(*result.network) : json(nullptr);
+  out["environment"] = result.environment ? json{{"name", text(result.environment->name)},
+                                                 {"digest", text(result.environment->digest)}}
+                                          : json(nullptr);
   return out;
 }
 
@@ -204,9 +207,11 @@ json result_json_schema() {
                              {"dropped", typed("integer")},
                              {"limit_reached", nullable("string")}},
                             {"allow", "connections"})},
+      {"environment",
+       object_of({{"name", typed("string")}, {"digest", typed("string")}}, {"name", "digest"})},
   };
   // Nullable objects: null, or an object of that shape.
-  for (const char* name : {"policy", "tool_description", "network"}) {
+  for (const char* name : {"policy", "tool_description", "network", "environment"}) {
     properties[name]["type"] = json::array({"object", "null"});
   }
   return json{{"type", "object"},
@@ -384,6 +389,14 @@ Result<RunResult> result_from_json(const json& in) {
       return std::unexpected(s.error());
     }
     r.tool_description = std::move(ref);
+  }
+  if (const auto env = in.find("environment"); env != in.end() && env->is_object()) {
+    EnvironmentRef ref;
+    if (Status s = first_failure({read(*env, "name", ref.name), read(*env, "digest", ref.digest)});
+        !s) {
+      return std::unexpected(s.error());
+    }
+    r.environment = std::move(ref);
   }
   if (const json* network = member(in, "network")) {
     NetworkReport report;

@@ -140,6 +140,7 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   result.backend = std::move(frame.backend);
   result.policy = std::move(frame.policy);
   result.tool_description = request.tool_description;
+  result.environment = request.environment;
   result.stdout_data = std::move(pump.out().data);
   result.stderr_data = std::move(pump.err().data);
   result.stdout_truncated = pump.out().truncated;

@@ -21,6 +21,14 @@ struct BackendOptions {
   // Pooled python calls then skip interpreter start-up (docs/ARCHITECTURE.md, "Python
   // started ahead"). Needs a pool.
   std::optional<std::string> prestart;
+  // namespace, container: an environment's directory (cordon environment add, --rootfs),
+  // shown as the sandbox's /usr, /bin, /lib* instead of the host's. Resolved and pinned
+  // by the front end (frontend/environment.h); a backend that cannot show it refuses.
+  std::optional<std::string> system_root;
+  // Its content digest ("sha256:..."), as the front end pinned it: the backend states it in
+  // its filesystem claim, so the policy hash, and with it every audit report and tool
+  // description, is bound to the environment's contents, not to its path.
+  std::optional<std::string> system_root_digest;
 };
 
 }  // namespace cordon

@@ -43,7 +43,7 @@
  * plugins built in tree with the loader's compiler worked). Majors 1 and 2 are refused.
  * Minor 1 appended `prepare` to the descriptor. */
 #define CORDON_PLUGIN_ABI_MAJOR 3
-#define CORDON_PLUGIN_ABI_MINOR 1
+#define CORDON_PLUGIN_ABI_MINOR 2
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
 
 #ifdef __cplusplus
@@ -63,6 +63,8 @@ typedef struct cordon_backend_options {
   const char* image;
   const char* runtime;
   const char* prestart;
+  const char* system_root;        /* since 3.2 */
+  const char* system_root_digest; /* since 3.2 */
 } cordon_backend_options;
 
 /* cordon::RunState and cordon::Stream, as on_state and on_output pass them. */

@@ -63,6 +63,15 @@ struct ToolDescriptionRef {
   int version = 0;
 };
 
+// The environment a run's code saw (frontend/environment.h): its name ("host" for the
+// host's own /usr, "" for an unregistered --rootfs) and content digest ("" for the host).
+// Set by the front end that created the backend on it; recorded in the Result and history.
+struct EnvironmentRef {
+  std::string name;
+  std::string digest;
+  bool operator==(const EnvironmentRef&) const = default;
+};
+
 struct RunRequest {
   std::string code;
   Language language = Language::kSh;
@@ -86,6 +95,9 @@ struct RunRequest {
   std::chrono::milliseconds setup_bound = kDefaultSetupBound;
   std::optional<ToolDescriptionRef> tool_description;
   NetworkAccess network;
+  // A label the loader copies into the Result (plugin_backend.cpp); the backend's own
+  // environment is fixed when it is created (BackendOptions::system_root).
+  std::optional<EnvironmentRef> environment;
 };
 
 // The timeout a backend must apply: the request's, or the default when <= 0.

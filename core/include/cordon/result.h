@@ -23,7 +23,9 @@ namespace cordon {
 // 3: `network`, null unless the run had a network allow-list.
 // 4: `limit` may be "network": the run failed after its network allow-list's byte or
 // connection limit was reached (apply_network_limit()).
-inline constexpr int kResultSchemaVersion = 4;
+// 5: `environment`, {name, digest} of the environment the code ran in, where its front end
+// named one (frontend/environment.h), else null.
+inline constexpr int kResultSchemaVersion = 5;
 
 enum class Outcome {
   kOk,             // exit 0 before the deadline
@@ -144,7 +146,8 @@ struct RunResult {
   std::vector<Artifact> artifacts;
   std::optional<std::string> error;  // why the sandbox failed (kSandboxError), else unset
   std::optional<ToolDescriptionRef> tool_description;
-  std::optional<NetworkReport> network;  // set iff the request had an allow-list
+  std::optional<NetworkReport> network;       // set iff the request had an allow-list
+  std::optional<EnvironmentRef> environment;  // the request's, when its front end named one
 
   // The seed's field: exit 0 and not timed out.
   [[nodiscard]] bool ok() const { return outcome == Outcome::kOk; }

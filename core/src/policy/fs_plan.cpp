@@ -180,6 +180,14 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
   for (const ExtraPath& extra : options.extra_ro_paths) {
     if (auto s = check_extra(extra, options); !s) return std::unexpected(s.error());
   }
+  if (options.system_root != "/" && !normalised_absolute(options.system_root)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "environment root '" + options.system_root + "' must be absolute and normalised");
+  }
+  // A distribution path as the host reaches it: below the environment's root, if any.
+  const auto from_root = [&](const std::string& path) {
+    return options.system_root == "/" ? path : options.system_root + path;
+  };
 
   Builder b;
   // Nothing mounted from here on may propagate back to the host's mount namespace.
@@ -193,7 +201,7 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
   // kernel requires them (a user namespace may not uncover what a locked submount hides):
   // then every one of them is made read-only as well (backends/namespace/mount_apply.cpp).
   b.mkdir("/usr");
-  b.bind_ro("/usr", "/usr");
+  b.bind_ro(from_root("/usr"), "/usr");
   if (options.hide_usr_local && options.layout.has_usr_local) {
     b.tmpfs("/usr/local", tmpfs_data(4096, "0755"), /*read_only=*/true, /*noexec=*/true);
   }
@@ -202,7 +210,7 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
       b.add({.op = FsOp::kSymlink, .target = e.path, .source = e.link_target});
     } else if (e.kind == HostEntry::Kind::kDirectory) {
       b.mkdir(e.path);
-      b.bind_ro(e.path, e.path);
+      b.bind_ro(from_root(e.path), e.path);
     }
   }
 
@@ -225,7 +233,7 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
     // The dynamic loader's index of library paths; without it every exec probes the
     // default directories, and libraries registered in ld.so.conf.d are not found.
     b.mkfile("/etc/ld.so.cache");
-    b.bind_ro("/etc/ld.so.cache", "/etc/ld.so.cache", /*optional=*/true);
+    b.bind_ro(from_root("/etc/ld.so.cache"), "/etc/ld.so.cache", /*optional=*/true);
   }
   if (options.layout.has_etc_alternatives) {
     // Debian's alternatives: /usr/bin/awk, which, editor, libblas.so.3, java ... are
@@ -233,7 +241,7 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
     // are "not found". Read-only data: a directory of symlinks update-alternatives keeps
     // (plus its README), world-readable on the host, naming what /usr already shows.
     b.mkdir("/etc/alternatives");
-    b.bind_ro("/etc/alternatives", "/etc/alternatives", /*optional=*/true);
+    b.bind_ro(from_root("/etc/alternatives"), "/etc/alternatives", /*optional=*/true);
   }
 
   for (const ExtraPath& extra : options.extra_ro_paths) {

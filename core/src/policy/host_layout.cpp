@@ -33,17 +33,31 @@ Result<HostEntry> probe_entry(const std::string& path) {
 
 }  // namespace
 
-Result<HostLayout> probe_host_layout() {
+Result<HostLayout> probe_host_layout(const std::string& root) {
+  const std::string prefix = root == "/" ? "" : root;  // "" too: the host's
   HostLayout layout;
   for (const char* path : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
-    auto e = probe_entry(path);
+    auto e = probe_entry(prefix + path);
     if (!e) return std::unexpected(e.error());
+    e->path = path;  // as the sandbox sees it
     if (e->kind != HostEntry::Kind::kAbsent) layout.top_level.push_back(std::move(*e));
   }
-  struct stat st{};
-  layout.has_usr_local = ::stat("/usr/local", &st) == 0 && S_ISDIR(st.st_mode);
-  layout.has_ld_so_cache = ::stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode);
-  layout.has_etc_alternatives = ::stat("/etc/alternatives", &st) == 0 && S_ISDIR(st.st_mode);
+  // Below an environment's root, lstat: an absolute symlink there would lead into the
+  // host's tree, so only real directories and files are bound. The host's own may be
+  // symlinks (the bind follows them to the host's file, which is what is meant).
+  const auto is = [&](const char* path, mode_t type) {
+    struct stat st{};
+    const std::string full = prefix + path;
+    const int rc = prefix.empty() ? ::stat(full.c_str(), &st) : ::lstat(full.c_str(), &st);
+    return rc == 0 && (st.st_mode & S_IFMT) == type;
+  };
+  if (!prefix.empty() && !is("/usr", S_IFDIR)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "environment " + root + " has no /usr directory (a symlink is not taken)");
+  }
+  layout.has_usr_local = is("/usr/local", S_IFDIR);
+  layout.has_ld_so_cache = is("/etc/ld.so.cache", S_IFREG);
+  layout.has_etc_alternatives = is("/etc/alternatives", S_IFDIR);
   return layout;
 }
 

@@ -38,8 +38,9 @@ struct HostLayout {
   bool has_etc_alternatives = true;  // /etc/alternatives (Debian's update-alternatives)
 };
 
-// lstat/readlink of the paths above. Cheap (a handful of syscalls); no privileges.
-[[nodiscard]] Result<HostLayout> probe_host_layout();
+// lstat/readlink of the paths above, below `root` (an environment's directory; "/" or "":
+// the host's own). Cheap (a handful of syscalls); no privileges.
+[[nodiscard]] Result<HostLayout> probe_host_layout(const std::string& root = "/");
 
 // An extra host path exposed read-only at the same place inside the sandbox.
 struct ExtraPath {
@@ -50,6 +51,10 @@ struct ExtraPath {
 [[nodiscard]] Result<ExtraPath> describe_extra_path(const std::string& path);
 
 struct FsOptions {
+  // Where the distribution comes from: the directory whose /usr, top-level aliases,
+  // /etc/ld.so.cache and /etc/alternatives the sandbox shows (an environment, e.g. a
+  // debootstrap tree); "/": the host's. `layout` must be probed below the same root.
+  std::string system_root = "/";
   std::vector<ExtraPath> extra_ro_paths;
   bool hide_usr_local = true;  // /usr/local holds site tools, not the distribution's
   std::uint64_t tmp_size_bytes = 64ULL << 20;
