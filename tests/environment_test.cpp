@@ -246,6 +246,14 @@ TEST(EnvironmentStore, AddListFindAndRemove) {
   EXPECT_NE(refused.error().describe().find("no isolating backend"), std::string::npos);
   EXPECT_FALSE(store.find("sci3").has_value());
 
+  // A failed add leaves no tree behind when nothing else names it, read-only directories
+  // and all.
+  const fs::path other = make_tree(tmp.path() / "other");
+  fs::permissions(other / "usr/lib/empty", fs::perms(0555));
+  Store fresh(tmp.path() / "fresh");
+  ASSERT_FALSE(fresh.add("x", other, broken).has_value());
+  EXPECT_TRUE(fs::is_empty(fresh.dir() / "trees"));
+
   auto listed = store.list();
   ASSERT_TRUE(listed.has_value());
   ASSERT_EQ(listed->size(), 2u);
@@ -388,9 +396,15 @@ Ran cordon(const std::vector<std::string>& args, const fs::path& scratch,
              slurp(err)};
 }
 
+// A scratch directory for trees a sandbox is shown: never below /tmp, over which the namespace
+// backend assembles its root (so neither the build tree nor $TMPDIR, which may be there).
+fs::path outside_tmp(const std::string& name) {
+  return fs::path("/var/tmp") /
+         ("cordon-environment-test-" + name + "-" + std::to_string(::getpid()));
+}
+
 // The smallest environment a shell runs in: dash and the two libraries it loads, in a
-// merged-/usr tree (bin, lib, lib64 -> usr/...), made from the host's own files. Not
-// under /tmp: the namespace backend assembles its root over /tmp.
+// merged-/usr tree (bin, lib, lib64 -> usr/...), made from the host's own files.
 fs::path make_shell_environment(const fs::path& root) {
   fs::create_directories(root / "usr/bin");
   fs::copy_file("/usr/bin/dash", root / "usr/bin/dash");
@@ -416,7 +430,7 @@ class EnvironmentRun : public ::testing::TestWithParam<std::string> {
         !fs::exists("/lib/x86_64-linux-gnu/libc.so.6")) {
       GTEST_SKIP() << "the shell environment is made from an x86_64 Debian host's files";
     }
-    dir_ = fs::path(CORDON_TEST_BUILD_DIR) / "environment-test" / GetParam();
+    dir_ = outside_tmp(GetParam());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     tree_ = make_shell_environment(dir_ / "tree");
@@ -515,8 +529,7 @@ class DebianEnvironment : public ::testing::Test {
           "no environment built from Debian packages: set CORDON_TEST_ENVIRONMENT_DIR "
           "(scripts/build-environment.sh --ci prints it)");
     }
-    dir_ = fs::path(CORDON_TEST_BUILD_DIR) / "environment-test" /
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = outside_tmp(::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     env_ = {"CORDON_ENVIRONMENTS_DIR=" + (dir_ / "store").string(),

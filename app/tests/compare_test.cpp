@@ -320,7 +320,10 @@ class CompareTest : public QObject {
       QSKIP("the shell environment is made from an x86_64 Debian host's files");
     }
     namespace fs = std::filesystem;
-    const fs::path base = CORDON_TEST_ENVIRONMENTS_DIR;
+    // Not below /tmp (QTemporaryDir's, maybe the build tree's too): the namespace backend
+    // assembles its root over /tmp and cannot show a tree there.
+    const fs::path base =
+        fs::path("/var/tmp") / ("cordon-compare-environments-" + std::to_string(::getpid()));
     fs::remove_all(base);
     const fs::path tree = base / "tree";
     fs::create_directories(tree / "usr/bin");

@@ -83,6 +83,21 @@ Status write_record(const fs::path& file, const Environment& e) {
   return {};
 }
 
+// A tree of the store, or a copy under way: its directories keep their source's modes, so
+// a read-only one must be made writable before it can be emptied (an unprivileged store).
+Status remove_tree(const fs::path& root) {
+  std::error_code ec;
+  fs::permissions(root, fs::perms::owner_all, fs::perm_options::add, ec);
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    }
+  }
+  fs::remove_all(root, ec);
+  if (ec) return fail(ErrorCode::kSystem, "cannot remove " + root.string() + ": " + ec.message());
+  return {};
+}
+
 }  // namespace
 
 Result<fs::path> Store::default_dir() {
@@ -142,14 +157,16 @@ Result<Environment> Store::add(const std::string& name, const fs::path& source,
   fs::permissions(dir_ / "trees", fs::perms(0755), ec);
 
   const fs::path tree = tree_dir(dir_, *digest);
-  if (!fs::exists(tree)) {
+  // A tree this add made goes again if the add fails after it: nothing else names it.
+  const bool made_here = !fs::exists(tree);
+  if (made_here) {
     std::random_device rd;
     const fs::path tmp = dir_ / "trees" / (".incoming-" + std::to_string(rd()));
     Status copied = copy_tree(absolute, tmp);
     auto copy_digest =
         copied ? tree_digest(tmp) : Result<std::string>(std::unexpected(copied.error()));
     if (!copy_digest || *copy_digest != *digest) {
-      fs::remove_all(tmp, ec);
+      (void)remove_tree(tmp);
       if (!copy_digest) return std::unexpected(copy_digest.error());
       return fail(ErrorCode::kInvalidArgument,
                   source.string() + " changed while it was copied: its copy hashes to " +
@@ -158,7 +175,7 @@ Result<Environment> Store::add(const std::string& name, const fs::path& source,
     ::chmod(tmp.c_str(), 0755);
     fs::rename(tmp, tree, ec);
     if (ec) {
-      fs::remove_all(tmp, ec);
+      (void)remove_tree(tmp);
       return fail(ErrorCode::kSystem, "cannot store " + tree.string());
     }
   }
@@ -172,6 +189,7 @@ Result<Environment> Store::add(const std::string& name, const fs::path& source,
   if (measure) {
     auto interpreters = measure(tree.string());
     if (!interpreters) {
+      if (made_here) (void)remove_tree(tree);
       return fail(interpreters.error().code,
                   "cannot measure the interpreters of '" + name +
                       "' (the tool description states only what was measured): " +
@@ -179,7 +197,10 @@ Result<Environment> Store::add(const std::string& name, const fs::path& source,
     }
     e.inventory.interpreters = std::move(*interpreters);
   }
-  if (Status s = write_record(record, e); !s) return std::unexpected(s.error());
+  if (Status s = write_record(record, e); !s) {
+    if (made_here) (void)remove_tree(tree);
+    return std::unexpected(s.error());
+  }
   return e;
 }
 
@@ -225,20 +246,7 @@ Status Store::remove(const std::string& name) {
   if (!rest) return std::unexpected(rest.error());
   const bool shared = std::ranges::any_of(
       *rest, [&](const Environment& other) { return other.digest == e->digest; });
-  if (!shared) {
-    // Directories the copy made read-only must be writable to empty them.
-    for (fs::recursive_directory_iterator it(e->root, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      if (it->is_directory(ec) && !it->is_symlink(ec)) {
-        fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-      }
-    }
-    fs::permissions(e->root, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(e->root, ec);
-    if (ec)
-      return fail(ErrorCode::kSystem, "cannot remove " + e->root.string() + ": " + ec.message());
-  }
-  return {};
+  return shared ? Status{} : remove_tree(e->root);
 }
 
 Result<Selection> select(const std::optional<std::string>& environment,
