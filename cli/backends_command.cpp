@@ -9,6 +9,7 @@
 #include "cordon/limit_check.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/result_json.h"
+#include "cordon/text.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/prompt_render.h"
 #include "frontend_names.h"
@@ -93,11 +94,11 @@ void print_text(const BackendCatalog& catalog) {
                 std::size(kIsolationAspects),
                 entry.capabilities.isolates() ? "" : " (does not isolate)");
     if (available) {
-      std::string names;
+      std::vector<std::string> names;
       for (const Language l : frontend::available_languages(*entry.backend)) {
-        names += (names.empty() ? "" : ", ") + std::string(to_string(l));
+        names.emplace_back(to_string(l));
       }
-      std::printf("  languages: %s\n", names.empty() ? "none found" : names.c_str());
+      std::printf("  languages: %s\n", names.empty() ? "none found" : join(names).c_str());
     }
     for (const Capability& capability : entry.capabilities.aspects) print_capability(capability);
   }

@@ -4,6 +4,7 @@
 
 #include "audit/interpreters.h"
 #include "cli_error.h"
+#include "cordon/text.h"
 #include "frontend/backend_catalog.h"
 
 namespace cordon::cli {
@@ -32,12 +33,12 @@ Result<std::vector<environment::Versioned>> measure_in(const std::string& root) 
   return out;
 }
 
+// "six 1.16.0, PyYAML 6.0" (with versions), "Python 3.11.2, dash" (the versions alone).
 std::string names(const std::vector<environment::Versioned>& items, bool versions) {
-  std::string out;
-  for (const auto& v : items) {
-    out += (out.empty() ? "" : ", ") + (versions ? v.name + " " + v.version : v.version);
-  }
-  return out.empty() ? "none" : out;
+  std::vector<std::string> words;
+  words.reserve(items.size());
+  for (const auto& v : items) words.push_back(versions ? v.name + " " + v.version : v.version);
+  return words.empty() ? "none" : join(words);
 }
 
 void print_environment(const Environment& e) {
@@ -45,9 +46,8 @@ void print_environment(const Environment& e) {
               e.digest.c_str(), e.source.c_str(), e.added_at.c_str(),
               names(e.inventory.interpreters, false).c_str());
   std::printf("  python packages: %s\n", names(e.inventory.python_packages, true).c_str());
-  std::string tools;
-  for (const std::string& t : e.inventory.tools) tools += (tools.empty() ? "" : ", ") + t;
-  std::printf("  tools: %s\n", tools.empty() ? "none" : tools.c_str());
+  std::printf("  tools: %s\n",
+              e.inventory.tools.empty() ? "none" : join(e.inventory.tools).c_str());
 }
 
 json environment_json(const Environment& e) {

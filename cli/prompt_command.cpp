@@ -58,7 +58,7 @@ int prompt_command(const PromptOptions& given, const NetworkFlags& network_flags
   Result<environment::Selection> env =
       apply_environment(environment_flags, options.backend_options);
   if (!env) return report_failure(env.error().describe(), kJson);
-  options.software = environment::describe(*env, environment::inventory_for(*env));
+  options.software = environment::describe(*env);
 
   const BackendCatalog catalog(*limits, {}, options.backend_options);
   Result<BackendChoice> choice = choose_from(catalog, *limits, options.backend,

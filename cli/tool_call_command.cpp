@@ -136,16 +136,15 @@ int tool_call_command(const RunOptions& options) {
   Result<std::optional<audit::AuditReport>> report = matching_report(
       *backend, control_backend(catalog, *env, controls), !options.no_audit, defaults->network);
   if (!report) return report_failure("audit: " + report.error().describe(), kText);
-  const PromptRender input{
-      .tool = &*tool,
-      .backend = backend,
-      .backend_name = choice->name,
-      .limits = defaults->limits,
-      .timeout = defaults->max_timeout,
-      .report = *report ? &**report : nullptr,
-      .unverified = options.unverified,
-      .network = defaults->network,
-      .software = environment::describe(*env, environment::inventory_for(*env))};
+  const PromptRender input{.tool = &*tool,
+                           .backend = backend,
+                           .backend_name = choice->name,
+                           .limits = defaults->limits,
+                           .timeout = defaults->max_timeout,
+                           .report = *report ? &**report : nullptr,
+                           .unverified = options.unverified,
+                           .network = defaults->network,
+                           .software = environment::describe(*env)};
   Result<prompts::RenderedTool> rendered = prompts::render_tool(*tool, render_context(input));
   if (!rendered) return report_failure(rendered.error().message, kText);
   defaults->tool_description = ToolDescriptionRef{.id = rendered->id, .version = rendered->version};

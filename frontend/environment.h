@@ -126,5 +126,8 @@ struct Selection {
 // The sentence of the tool description about the environment: which one, its digest,
 // its Python packages ("no third-party Python packages" when none) and its tools.
 [[nodiscard]] std::string describe(const Selection& selection, const Inventory& inventory);
+// The same, of its inventory_for(): what `prompt`, `mcp`, `run --tool-call` and the
+// inspector state.
+[[nodiscard]] std::string describe(const Selection& selection);
 
 }  // namespace cordon::environment

@@ -11,6 +11,7 @@
 #include "cordon/backend.h"
 #include "cordon/limit_check.h"
 #include "cordon/result_json.h"
+#include "cordon/text.h"
 #include "cordon/units.h"
 
 namespace cordon::frontend {
@@ -292,11 +293,7 @@ std::string render_plan_text(const Plan& plan) {
   out +=
       "plan of backend " + plan.backend_name + " " + plan.backend_version + " (nothing was run)\n";
   if (!plan.choice_reason.empty()) out += "chosen: " + plan.choice_reason + "\n";
-  if (!plan.languages.empty()) {
-    std::string names;
-    for (const std::string& l : plan.languages) names += (names.empty() ? "" : ", ") + l;
-    out += "languages here: " + names + "\n";
-  }
+  if (!plan.languages.empty()) out += "languages here: " + join(plan.languages) + "\n";
   render_isolation(plan, out);
   render_process(plan, out);
   render_filesystem(plan, out);

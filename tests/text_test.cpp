@@ -108,5 +108,13 @@ TEST(AsciiLower, LowersOnlyAToZ) {
   EXPECT_EQ(ascii_lower(""), "");
 }
 
+TEST(Join, PutsTheSeparatorOnlyBetweenItems) {
+  EXPECT_EQ(join({}), "");
+  EXPECT_EQ(join({"a"}), "a");
+  EXPECT_EQ(join({"a", "", "c"}), "a, , c");
+  EXPECT_EQ(join({"", "b"}), ", b");
+  EXPECT_EQ(join({"x", "y"}, " | "), "x | y");
+}
+
 }  // namespace
 }  // namespace cordon

@@ -12,10 +12,8 @@ QString BackendItem::label() const {
 }
 
 BackendList::BackendList()
-    : software_(environment::describe(
-          environment::Selection{
-              .name = environment::kHostName, .digest = "", .root = "", .inventory = std::nullopt},
-          environment::read_inventory("/", /*usr_local=*/false))) {}
+    : software_(environment::describe(environment::Selection{
+          .name = environment::kHostName, .digest = "", .root = "", .inventory = std::nullopt})) {}
 
 BackendOptions BackendList::options_for(const environment::Selection& environment) {
   BackendOptions options;
@@ -29,7 +27,7 @@ BackendOptions BackendList::options_for(const environment::Selection& environmen
 BackendList::BackendList(const environment::Selection& environment)
     : catalog_({}, {}, options_for(environment)),
       environment_{.name = environment.name, .digest = environment.digest},
-      software_(environment::describe(environment, environment::inventory_for(environment))) {}
+      software_(environment::describe(environment)) {}
 
 QStringList BackendList::environment_names() {
   QStringList names{QString::fromLatin1(environment::kHostName)};

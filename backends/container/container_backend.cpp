@@ -404,9 +404,8 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
     root.params.emplace_back("root", options_.rootfs.empty() ? "fresh" : options_.rootfs);
   }
   if (!options_.system_root.empty()) {
-    root.params.emplace_back("environment", options_.system_root_digest.empty()
-                                                ? "unpinned " + options_.system_root
-                                                : options_.system_root_digest);
+    root.params.emplace_back("environment", policy::environment_claim(options_.system_root,
+                                                                      options_.system_root_digest));
   }
   root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
   Capabilities caps;

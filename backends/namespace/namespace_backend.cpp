@@ -170,9 +170,8 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
       /*egress_proxy=*/options_.network_namespace));
   Mechanism root{"root_fs", {{"root", "fresh"}, {"tmpfs_bytes", std::to_string(tmp)}}};
   if (!options_.system_root.empty()) {
-    root.params.emplace_back("environment", options_.system_root_digest.empty()
-                                                ? "unpinned " + options_.system_root
-                                                : options_.system_root_digest);
+    root.params.emplace_back("environment", policy::environment_claim(options_.system_root,
+                                                                      options_.system_root_digest));
   }
   caps.aspects.push_back(claim(
       Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,

@@ -68,7 +68,7 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
       fixed->timeout.count() > 0 ? fixed->timeout : kDefaultTimeout;
   PromptOptions prompt;
   prompt.format = "mcp";
-  prompt.software = environment::describe(*env, environment::inventory_for(*env));
+  prompt.software = environment::describe(*env);
   prompt.unverified = options.unverified;
   prompt.no_audit = options.no_audit;
   Result<std::string> text =

@@ -83,7 +83,8 @@ Status check_request(const Backend& backend, const RunRequest& request) {
                       "; use the namespace backend, or the container backend without an engine");
     }
   }
-  if (interpreter_spec(request.language).reserves_address_space) {
+  if (const InterpreterSpec& spec = interpreter_spec(request.language);
+      spec.reserves_address_space) {
     // Never run without the memory limit the caller was told of: refused instead.
     const Capability* memory = caps.find(Aspect::kMemory);
     const std::pair<std::string, std::string> as{"resource", "RLIMIT_AS"};
@@ -95,7 +96,7 @@ Status check_request(const Backend& backend, const RunRequest& request) {
                   std::string(to_string(request.language)) + " cannot run under the " +
                       std::string(backend.name()) +
                       " backend's memory limit here: it is RLIMIT_AS per process, and " +
-                      std::string(interpreter_spec(request.language).executable) +
+                      std::string(spec.executable) +
                       " reserves far more address space than it uses; it needs a cgroup "
                       "memory limit (run cordon as root, or with a delegated cgroup)");
     }

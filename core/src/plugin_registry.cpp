@@ -12,6 +12,7 @@
 #include "cordon/install_layout.h"
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
+#include "cordon/text.h"
 #include "plugin_backend.h"
 
 namespace cordon {
@@ -73,15 +74,6 @@ std::string check_descriptor(const cordon_plugin_descriptor* d) {
     return "descriptor lacks probe, capabilities, run or free_text";
   }
   return {};
-}
-
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out;
 }
 
 }  // namespace
@@ -226,7 +218,7 @@ Result<BackendPtr> PluginRegistry::create(std::string_view name,
         infos_, [&](const PluginInfo& info) { return info.name == name && !info.loaded; });
     const auto names = loaded_names();
     const std::string available =
-        names.empty() ? "no backend plugins were found" : "available: " + join_names(names);
+        names.empty() ? "no backend plugins were found" : "available: " + join(names);
     if (failed != infos_.end()) {
       return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to load from " +
                                           failed->path.string() + ": " + failed->error + " (" +

@@ -5,6 +5,7 @@
 #include "cordon/interpreter.h"
 #include "cordon/net/net_policy.h"
 #include "cordon/net/run_network.h"
+#include "cordon/text.h"
 #include "cordon/units.h"
 
 namespace cordon {
@@ -13,16 +14,16 @@ std::string_view to_string(Language language) { return interpreter_spec(language
 
 Result<Language> parse_language(std::string_view text) {
   // An alias is what people type besides the name ("python3", the executable; "js", "node").
-  std::string names;
+  std::vector<std::string> names;
   for (const InterpreterSpec& spec : kInterpreters) {
     if (text == spec.name) return spec.language;
     for (const std::string_view alias : spec.aliases) {
       if (!alias.empty() && text == alias) return spec.language;
     }
-    names += (names.empty() ? "" : ", ") + std::string(spec.name);
+    names.emplace_back(spec.name);
   }
   return fail(ErrorCode::kInvalidArgument,
-              "unknown language '" + std::string(text) + "' (expected " + names + ")");
+              "unknown language '" + std::string(text) + "' (expected " + join(names) + ")");
 }
 
 std::chrono::milliseconds effective_timeout(const RunRequest& request) {

@@ -66,12 +66,6 @@ std::vector<fs::path> package_dirs(const fs::path& root, bool usr_local) {
   return dirs;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 }  // namespace
 
 Inventory read_inventory(const fs::path& root, bool usr_local) {
@@ -145,6 +139,10 @@ Inventory inventory_from_json(const json& j) {
     }
   }
   return inv;
+}
+
+std::string describe(const Selection& selection) {
+  return describe(selection, inventory_for(selection));
 }
 
 std::string describe(const Selection& selection, const Inventory& inventory) {

@@ -1,9 +1,10 @@
-// Byte-string helpers: UTF-8 validation with replacement, base64, hex.
+// Byte-string helpers: UTF-8 validation with replacement, base64, hex, lists in words.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cordon {
 
@@ -19,5 +20,8 @@ namespace cordon {
 [[nodiscard]] std::string hex_encode(std::string_view bytes);
 // A-Z to a-z, every other byte as it is (no locale: host names, header names, extensions).
 [[nodiscard]] std::string ascii_lower(std::string_view text);
+// The items with `separator` between them ("a, b, c"); "" for none.
+[[nodiscard]] std::string join(const std::vector<std::string>& items,
+                               std::string_view separator = ", ");
 
 }  // namespace cordon

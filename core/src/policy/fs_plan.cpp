@@ -133,6 +133,10 @@ std::string group(const FsOptions& o) {
 
 }  // namespace
 
+std::string environment_claim(const std::string& system_root, const std::string& digest) {
+  return digest.empty() ? "unpinned " + system_root : digest;
+}
+
 std::string_view to_string(FsOp op) {
   switch (op) {
     case FsOp::kMakePrivate:

@@ -42,6 +42,12 @@ struct HostLayout {
 // the host's own). Cheap (a handful of syscalls); no privileges.
 [[nodiscard]] Result<HostLayout> probe_host_layout(const std::string& root = "/");
 
+// How a backend's filesystem claim names the environment it shows (`system_root`): its
+// digest as the front end pinned it, else "unpinned <root>". The claim's data, so the policy
+// hash, and every audit report bound to it, follows the environment's contents.
+[[nodiscard]] std::string environment_claim(const std::string& system_root,
+                                            const std::string& digest);
+
 // An extra host path exposed read-only at the same place inside the sandbox.
 struct ExtraPath {
   std::string path;  // absolute, normalised
