@@ -194,7 +194,7 @@ CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
 }
 
 constexpr const char* kEnvironmentFooter = R"(
-An environment is a directory tree (a debootstrap tree, an unpacked OCI image) whose /usr,
+An environment is a directory tree (a debootstrap tree, an image's root filesystem) whose /usr,
 /bin, /lib*, /etc/ld.so.cache and /etc/alternatives the namespace and container backends
 show read-only, nosuid, nodev instead of the host's. 'add' copies it into cordon's store
 ($CORDON_ENVIRONMENTS_DIR, else /var/lib/cordon/environments for root, else
@@ -203,16 +203,20 @@ manifest of paths, modes and contents) and measures what is inside (interpreter 
 a sandbox on it, Python packages from its own metadata, common tools): the tool description
 states that inventory. Runs name one with --environment NAME; --rootfs DIR runs in an
 unregistered directory, hashed when used. scripts/build-environment.sh builds one from
-Debian packages. The default, 'host', is the host's own /usr.)";
+Debian packages. 'add NAME IMAGE' reads an image podman already holds (podman image mount,
+as root; nothing is pulled). The default, 'host', is the host's own /usr.)";
 
 CLI::App* add_environment_command(CLI::App& app, EnvironmentOptions& options) {
   CLI::App* cmd = app.add_subcommand("environment", "Add, list and remove environments");
   cmd->footer(kEnvironmentFooter);
   cmd->require_subcommand(1);
-  CLI::App* add =
-      cmd->add_subcommand("add", "Copy DIR into the store as NAME, pinned and measured");
+  CLI::App* add = cmd->add_subcommand(
+      "add", "Copy DIR (or IMAGE's root filesystem) into the store as NAME, pinned and measured");
   add->add_option("name", options.name, "Environment name")->required()->type_name("NAME");
-  add->add_option("dir", options.source, "Directory tree to copy")->required()->type_name("DIR");
+  add->add_option("source", options.source,
+                  "Directory tree to copy, or an image podman holds (nothing is pulled)")
+      ->required()
+      ->type_name("DIR|IMAGE");
   add->callback([&options] { options.action = EnvironmentOptions::Action::kAdd; });
   CLI::App* list = cmd->add_subcommand("list", "List the environments and their inventories");
   list->add_flag("--json", options.json, "Print one JSON array on stdout");

@@ -1,6 +1,7 @@
 #include "environment_command.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "audit/interpreters.h"
 #include "cli_error.h"
@@ -66,7 +67,11 @@ int environment_command(const EnvironmentOptions& options) {
     case EnvironmentOptions::Action::kAdd: {
       std::fprintf(stderr, "cordon: hashing and copying %s into %s ...\n", options.source.c_str(),
                    dir->c_str());
-      auto added = store.add(options.name, options.source, &measure_in);
+      // A directory is copied as it is; anything else names an image podman holds.
+      std::error_code ec;
+      auto added = std::filesystem::is_directory(options.source, ec)
+                       ? store.add(options.name, options.source, &measure_in)
+                       : store.add_image(options.name, options.source, &measure_in);
       if (!added) return report_failure(added.error().describe(), false);
       print_environment(*added);
       return 0;

@@ -19,7 +19,7 @@ struct EnvironmentOptions {
   enum class Action { kList, kAdd, kRemove };
   Action action = Action::kList;
   std::string name;    // add, rm
-  std::string source;  // add: the directory
+  std::string source;  // add: the directory, or an image podman holds
   bool json = false;   // list
 };
 

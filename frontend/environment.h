@@ -8,7 +8,8 @@
 // contents (a file's sha256, a symlink's target). Device nodes, fifos and sockets are left
 // out of the manifest and of the store's copy: a sandbox never sees an environment's /dev.
 //
-// `cordon environment add NAME DIR` copies DIR into cordon's store, hashes the copy (it
+// `cordon environment add NAME DIR|IMAGE` copies DIR (or the root filesystem of an image
+// podman holds) into cordon's store, hashes the copy (it
 // must match the source's digest), measures its inventory (what the tool description
 // states about it: interpreter versions, Python packages, common tools) and records the
 // three under NAME. A stored copy is never written again, so a run trusts its digest
@@ -89,9 +90,15 @@ class Store {
 
   // Copies `source` into the store, checks the copy's digest against the source's,
   // measures the inventory and records it under `name`. Fails if the name is taken.
+  // `source_label` is what the record names as its source (default: the directory).
   [[nodiscard]] Result<Environment> add(const std::string& name,
                                         const std::filesystem::path& source,
-                                        const MeasureInterpreters& measure);
+                                        const MeasureInterpreters& measure,
+                                        const std::string& source_label = {});
+  // The same for an image podman already holds (nothing is pulled): its root filesystem,
+  // as `podman image mount` shows it, recorded with the image's name and id as source.
+  [[nodiscard]] Result<Environment> add_image(const std::string& name, const std::string& image,
+                                              const MeasureInterpreters& measure);
   [[nodiscard]] Result<std::vector<Environment>> list() const;
   [[nodiscard]] Result<Environment> find(const std::string& name) const;
   // Forgets `name`; its tree goes with it unless another name records the same digest.

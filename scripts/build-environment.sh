@@ -9,7 +9,7 @@
 #
 # Needs root (debootstrap) and Debian's archive (--mirror, else $CORDON_DEBIAN_MIRROR, else
 # deb.debian.org). The cache: $CORDON_ENVIRONMENT_CACHE, else /var/cache/cordon/environments.
-# Not under /tmp: the namespace backend assembles its sandboxes' root over /tmp.
+# Not under /tmp: a cache that outlives reboots (and tmp cleaners).
 set -euo pipefail
 
 usage() {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 
 #include "cordon/policy/fs_plan.h"
 #include "cordon/rooted_path.h"
+#include "cordon/scope_exit.h"
 #include "cordon/temp_dir.h"
 #include "environment_command.h"
 #include "frontend/environment/tree.h"
@@ -396,8 +398,8 @@ Ran cordon(const std::vector<std::string>& args, const fs::path& scratch,
              slurp(err)};
 }
 
-// A scratch directory for trees a sandbox is shown: never below /tmp, over which the namespace
-// backend assembles its root (so neither the build tree nor $TMPDIR, which may be there).
+// A scratch directory for trees a sandbox is shown, in /var/tmp (a tree below /tmp, over
+// which the namespace backend assembles its root, has a test of its own below).
 fs::path outside_tmp(const std::string& name) {
   return fs::path("/var/tmp") /
          ("cordon-environment-test-" + name + "-" + std::to_string(::getpid()));
@@ -490,6 +492,33 @@ TEST_P(EnvironmentRun, TheCodeSeesTheEnvironmentsUsrAndTheResultRecordsItsDigest
   EXPECT_NE(ran.out.find(digest_of(tree_).substr(7)), std::string::npos) << ran.out;
 }
 
+// A tree below /tmp, directly or through a symlink into it: the namespace backend assembles
+// its root on a tmpfs over /tmp, which once hid such a tree from its binds (it refused the
+// first and, for the second, bound whatever the tmpfs had at that path). It now holds every
+// bind source open from before that tmpfs exists.
+TEST_P(EnvironmentRun, ATreeBelowTmpOrReachedThroughALinkIntoItIsShown) {
+  const fs::path under_tmp =
+      fs::path("/tmp") / ("cordon-environment-test-tmp-" + std::to_string(::getpid()));
+  fs::remove_all(under_tmp);
+  fs::create_directories(under_tmp);
+  const cordon::ScopeExit cleanup([&] {
+    std::error_code ec;
+    fs::remove_all(under_tmp, ec);
+  });
+  const fs::path tree = make_shell_environment(under_tmp / "tree");
+  fs::create_symlink(under_tmp, dir_ / "link");
+  for (const fs::path& root : {tree, dir_ / "link/tree"}) {
+    const Ran ran = cordon(
+        {"run", "-b", GetParam(), "--rootfs", root.string(), "--json", "-c",
+         "for f in /usr/bin/*; do echo $f; done; echo ok > /tmp/w; read w < /tmp/w; echo $w"},
+        dir_, env_);
+    ASSERT_EQ(ran.status, 0) << root << "\n" << ran.out << ran.err;
+    const json result = json::parse(ran.out);
+    EXPECT_EQ(result["stdout"], "/usr/bin/dash\n/usr/bin/sh\nok\n") << root;
+    EXPECT_EQ(result["environment"]["digest"], digest_of(tree)) << root;
+  }
+}
+
 TEST_P(EnvironmentRun, NoBackendRunsItWithLessIsolationAndNoReportBacksAnotherEnvironment) {
   // subprocess cannot show an environment: it is unavailable, and auto passes it by.
   Ran ran =
@@ -511,6 +540,60 @@ TEST_P(EnvironmentRun, NoBackendRunsItWithLessIsolationAndNoReportBacksAnotherEn
   const std::string pinned = "\"" + digest_of(tree_) + "\"";
   EXPECT_EQ(claim_of({}).find(pinned), std::string::npos);
   EXPECT_NE(claim_of({"--rootfs", tree_.string()}).find(pinned), std::string::npos);
+}
+
+// `cordon environment add NAME IMAGE`: an image podman holds (here one imported from the
+// shell environment's tree: nothing can be pulled) is added as its root filesystem, with the
+// same digest as that tree, its name and id as source, and podman's mount of it undone.
+TEST(EnvironmentImage, AnImagePodmanHoldsIsAddedAsItsRootFilesystem) {
+  if (::geteuid() != 0) CORDON_SKIP_OR_FAIL("podman mounts an image's root filesystem as root");
+  if (!fs::exists("/usr/bin/podman")) CORDON_SKIP_OR_FAIL("podman is not installed");
+  if (!fs::exists("/lib64/ld-linux-x86-64.so.2")) {
+    GTEST_SKIP() << "the shell environment is made from an x86_64 Debian host's files";
+  }
+  const fs::path dir = outside_tmp("image");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string image = "localhost/cordon-environment-test:" + std::to_string(::getpid());
+  const cordon::ScopeExit cleanup([&] {
+    (void)std::system(("podman rmi -f " + image + " >/dev/null 2>&1").c_str());
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  });
+  const fs::path tree = make_shell_environment(dir / "tree");
+  ASSERT_EQ(std::system(("tar -C " + tree.string() + " -cf - . | podman import --quiet - " + image +
+                         " >/dev/null")
+                            .c_str()),
+            0);
+  const std::vector<std::string> env = {"CORDON_ENVIRONMENTS_DIR=" + (dir / "store").string()};
+
+  Ran ran = cordon({"environment", "add", "img", image}, dir, env);
+  ASSERT_EQ(ran.status, 0) << ran.out << ran.err;
+  EXPECT_NE(ran.out.find("digest: " + digest_of(tree)), std::string::npos) << ran.out;
+  ran = cordon({"environment", "list", "--json"}, dir, env);
+  const json listed = json::parse(ran.out);
+  ASSERT_EQ(listed.size(), 2U) << ran.out;
+  EXPECT_TRUE(
+      listed[1]["source"].get<std::string>().starts_with("image " + image + " (podman, id sha256:"))
+      << listed[1]["source"];
+  // podman's mount of the image was undone.
+  std::string mounts;
+  if (FILE* p = ::popen("podman image mount", "r")) {
+    for (int c = 0; (c = std::fgetc(p)) != EOF;) mounts += static_cast<char>(c);
+    ::pclose(p);
+  }
+  EXPECT_EQ(mounts.find(image), std::string::npos) << mounts;
+
+  ran = cordon(
+      {"run", "--environment", "img", "--json", "-c", "for f in /usr/bin/*; do echo $f; done"}, dir,
+      env);
+  ASSERT_EQ(ran.status, 0) << ran.out << ran.err;
+  EXPECT_EQ(json::parse(ran.out)["stdout"], "/usr/bin/dash\n/usr/bin/sh\n");
+
+  // Nothing is pulled: a name podman does not hold is refused with the way out.
+  ran = cordon({"environment", "add", "other", "localhost/cordon-no-such-image:1"}, dir, env);
+  EXPECT_EQ(ran.status, 125);
+  EXPECT_NE(ran.err.find("nothing is pulled"), std::string::npos) << ran.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, EnvironmentRun, ::testing::Values("namespace", "container"),

@@ -70,4 +70,26 @@ Backend* BackendList::backend(const QString& name) const {
   return nullptr;
 }
 
+EnvironmentLists::EnvironmentLists(BackendListPtr host)
+    : host_(std::move(host)), names_(BackendList::environment_names()) {}
+
+bool EnvironmentLists::refresh() {
+  QStringList names = BackendList::environment_names();
+  std::erase_if(made_, [](const auto& entry) {
+    const auto now = environment::select(entry.first.toStdString(), std::nullopt);
+    return !now || now->digest != entry.second->environment().digest;
+  });
+  if (names == names_) return false;
+  names_ = std::move(names);
+  return true;
+}
+
+Result<BackendListPtr> EnvironmentLists::in(const QString& name) {
+  if (auto found = made_.find(name); found != made_.end()) return found->second;
+  Result<BackendListPtr> made = BackendList::in_environment(host_, name);
+  // The host's list is the tabs' own: not kept here twice.
+  if (made && *made != host_) made_.emplace(name, *made);
+  return made;
+}
+
 }  // namespace cordon::inspector

@@ -4,6 +4,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -56,6 +57,27 @@ class BackendList {
   frontend::BackendCatalog catalog_;
   EnvironmentRef environment_{.name = environment::kHostName, .digest = ""};
   std::string software_;
+};
+
+// The backend lists of the environments a tab offers: each made once, when first used, and
+// kept while its environment stays the same. The store is read again by refresh() (the tabs
+// call it when shown and when the window is activated: `cordon environment add|rm` may have
+// run meanwhile); a list whose environment was removed, or removed and added again with
+// other contents, is dropped then, so no run is made on a tree that is gone.
+class EnvironmentLists {
+ public:
+  explicit EnvironmentLists(BackendListPtr host);
+  // "host", then the stored environments, as of the last refresh.
+  [[nodiscard]] const QStringList& names() const { return names_; }
+  // Re-reads the store. True when the names changed.
+  bool refresh();
+  // The host's list for "host", else the stored environment `name`'s, or why not.
+  [[nodiscard]] Result<BackendListPtr> in(const QString& name);
+
+ private:
+  BackendListPtr host_;
+  QStringList names_;
+  std::map<QString, BackendListPtr> made_;
 };
 
 }  // namespace cordon::inspector

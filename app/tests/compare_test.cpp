@@ -13,9 +13,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
+#include "backend_list.h"
 #include "compare_model.h"
 #include "compare_tab.h"
 #include "frontend/environment.h"
@@ -320,8 +322,6 @@ class CompareTest : public QObject {
       QSKIP("the shell environment is made from an x86_64 Debian host's files");
     }
     namespace fs = std::filesystem;
-    // Not below /tmp (QTemporaryDir's, maybe the build tree's too): the namespace backend
-    // assembles its root over /tmp and cannot show a tree there.
     const fs::path base =
         fs::path("/var/tmp") / ("cordon-compare-environments-" + std::to_string(::getpid()));
     fs::remove_all(base);
@@ -364,6 +364,57 @@ class CompareTest : public QObject {
     QCOMPARE(model.result(0)->environment->name, std::string("host"));
     QCOMPARE(model.result(1)->environment->name, std::string("tiny"));
     QCOMPARE(model.result(1)->environment->digest, added->digest);
+    qputenv("CORDON_ENVIRONMENTS_DIR", before);
+    fs::remove_all(base);
+  }
+
+  // The store is read again when a tab is shown or the window activated (issue #17): an
+  // environment added after the inspector started is offered, and one removed and added
+  // again with other contents gets a new backend list (the old one's tree is gone).
+  void environmentsAreReadAgainFromTheStore() {
+    namespace fs = std::filesystem;
+    const fs::path base =
+        fs::path("/var/tmp") / ("cordon-compare-store-" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    const auto tree = [&](const std::string& name) {
+      fs::create_directories(base / name / "usr/bin");
+      std::ofstream(base / name / "usr/bin/marker") << name;
+      return base / name;
+    };
+    const QByteArray before = qgetenv("CORDON_ENVIRONMENTS_DIR");
+    qputenv("CORDON_ENVIRONMENTS_DIR", QByteArray::fromStdString((base / "store").string()));
+    environment::Store store(base / "store");
+    QVERIFY(store.add("one", tree("a"), nullptr).has_value());
+
+    EnvironmentLists lists(backends_);
+    CompareTab tab(backends_, [] { return RunRequest{}; });
+    tab.check_environments({"host", "one"});
+    QCOMPARE(lists.names(), QStringList({"host", "one"}));
+    const Result<BackendListPtr> first = lists.in("one");
+    QVERIFY(first.has_value());
+    QCOMPARE(lists.in("one")->get(), first->get());  // made once
+    QVERIFY(!lists.refresh());                       // nothing changed
+    QCOMPARE(lists.in("one")->get(), first->get());
+
+    QVERIFY(store.remove("one").has_value());
+    QVERIFY(store.add("one", tree("b"), nullptr).has_value());
+    QVERIFY(store.add("two", tree("c"), nullptr).has_value());
+    QVERIFY(lists.refresh());
+    QCOMPARE(lists.names(), QStringList({"host", "one", "two"}));
+    const Result<BackendListPtr> second = lists.in("one");
+    QVERIFY(second.has_value());
+    QVERIFY((*second)->environment().digest != (*first)->environment().digest);
+    QCOMPARE((*second)->environment().digest, store.find("one")->digest);
+
+    // The Compare tab's checklist follows, its ticks kept.
+    tab.refresh_environments();
+    auto* listed = tab.findChild<QListWidget*>(QStringLiteral("environments"));
+    QVERIFY(listed != nullptr);
+    QCOMPARE(listed->count(), 3);
+    QCOMPARE(listed->item(2)->text(), QString("two"));
+    QCOMPARE(listed->item(0)->checkState(), Qt::Checked);
+    QCOMPARE(listed->item(1)->checkState(), Qt::Checked);
+    QCOMPARE(listed->item(2)->checkState(), Qt::Unchecked);
     qputenv("CORDON_ENVIRONMENTS_DIR", before);
     fs::remove_all(base);
   }

@@ -30,6 +30,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
       request_(std::move(request)),
       choices_(new QListWidget(this)),
       environments_(new QListWidget(this)),
+      lists_(backends_),
       run_(new QPushButton(tr("Compare"), this)),
       repeats_(new QSpinBox(this)),
       table_(new QTableView(this)),
@@ -42,12 +43,7 @@ CompareTab::CompareTab(BackendListPtr backends, std::function<RunRequest()> requ
   choices_->setMaximumWidth(220);
   environments_->setObjectName(QStringLiteral("environments"));
   environments_->setMaximumWidth(220);
-  for (const QString& name : BackendList::environment_names()) {
-    auto* item = new QListWidgetItem(name, environments_);
-    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-    item->setCheckState(name == QLatin1String(environment::kHostName) ? Qt::Checked
-                                                                      : Qt::Unchecked);
-  }
+  fill_environments({QString::fromLatin1(environment::kHostName)});
   table_->setModel(model_);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   // Full output in its cell: rows grow to their lines.
@@ -155,6 +151,25 @@ void CompareTab::check_backends(const QStringList& names) {
   }
 }
 
+void CompareTab::fill_environments(const QStringList& ticked) {
+  environments_->clear();
+  for (const QString& name : lists_.names()) {
+    auto* item = new QListWidgetItem(name, environments_);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(ticked.contains(name) ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+void CompareTab::refresh_environments() {
+  if (!lists_.refresh()) return;
+  QStringList ticked;
+  for (int i = 0; i < environments_->count(); ++i) {
+    if (environments_->item(i)->checkState() == Qt::Checked)
+      ticked << environments_->item(i)->text();
+  }
+  fill_environments(ticked);
+}
+
 void CompareTab::check_environments(const QStringList& names) {
   for (int i = 0; i < environments_->count(); ++i) {
     QListWidgetItem* item = environments_->item(i);
@@ -182,14 +197,7 @@ void CompareTab::compare() {
   QStringList labels;  // what the lists show: "subprocess (no isolation)", "namespace · sci"
   column_backends_.clear();
   for (const QString& env : environments) {
-    Result<BackendListPtr> in_env = [&]() -> Result<BackendListPtr> {
-      if (auto found = in_environment_.find(env); found != in_environment_.end()) {
-        return found->second;
-      }
-      auto made = BackendList::in_environment(backends_, env);
-      if (made) in_environment_.emplace(env, *made);
-      return made;
-    }();
+    Result<BackendListPtr> in_env = lists_.in(env);
     if (!in_env) {
       status_->setText(QString::fromStdString(in_env.error().describe()));
       return;

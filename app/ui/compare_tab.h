@@ -40,6 +40,8 @@ class CompareTab : public QWidget {
   // Ticks exactly these environments ("host" and stored names); host alone by default.
   // Every ticked backend runs in every ticked environment, one column each.
   void check_environments(const QStringList& names);
+  // Reads the environment store again; ticked environments that still exist stay ticked.
+  void refresh_environments();
   [[nodiscard]] CompareModel* model() const { return model_; }
   // The two columns the diff pane compares, and its text.
   void choose_diff(int left, int right);
@@ -57,6 +59,8 @@ class CompareTab : public QWidget {
   void open_result(const cordon::RunResult& result);
 
  private:
+  // The store's environments as a checklist, `ticked` ticked.
+  void fill_environments(const QStringList& ticked);
   void finish_if_complete();
   // Starts the column's next run; a backend that cannot start ends its column.
   void start_column(int column);
@@ -69,7 +73,7 @@ class CompareTab : public QWidget {
   QListWidget* choices_;
   QListWidget* environments_;
   std::vector<BackendListPtr> column_backends_;  // each column's backends (its environment)
-  std::map<QString, BackendListPtr> in_environment_;
+  EnvironmentLists lists_;
   QPushButton* run_;
   QSpinBox* repeats_;
   QTableView* table_;

@@ -78,6 +78,9 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
   });
   connect(run_, &RunTab::settings_changed, this, &MainWindow::update_plan);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+    // `cordon environment add|rm` may have run meanwhile.
+    if (index == kRun) run_->refresh_environments();
+    if (index == kCompare) compare_->refresh_environments();
     if (index == kPlan || index == kTool) update_plan();
     if (index == kHistory) history_->refresh();      // runs the CLI made meanwhile
     if (index == kAudit) audit_->refresh_reports();  // `cordon audit` may have stored one
@@ -168,6 +171,15 @@ void MainWindow::save_settings() const {
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/tab"), tabs_->currentIndex());
   run_->save_settings(settings);
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  // Back from a terminal where `cordon environment add` may have run.
+  if (event->type() == QEvent::ActivationChange && isActiveWindow()) {
+    run_->refresh_environments();
+    compare_->refresh_environments();
+  }
+  QMainWindow::changeEvent(event);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -46,6 +46,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] AuditTab* audit_tab() const { return audit_; }
 
  protected:
+  void changeEvent(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
 
  private:

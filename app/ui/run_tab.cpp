@@ -90,6 +90,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       language_(new QComboBox(this)),
       backend_(new QComboBox(this)),
       environment_(new QComboBox(this)),
+      environments_(backends_),
       timeout_(new QDoubleSpinBox(this)),
       memory_(new QSpinBox(this)),
       processes_(new QSpinBox(this)),
@@ -152,9 +153,9 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   auto* form = new QFormLayout;
   form->addRow(tr("&Language"), language_);
   form->addRow(tr("&Backend"), backend_);
-  // The stored environments (cordon environment add), read when the tab is made.
+  // The stored environments (cordon environment add), read again when the tab is shown.
   environment_->setObjectName(QStringLiteral("environment"));
-  environment_->addItems(BackendList::environment_names());
+  environment_->addItems(environments_.names());
   environment_->setToolTip(
       tr("The root the code sees: host (this machine's /usr) or a stored environment, pinned "
          "by its digest (namespace and container backends)."));
@@ -311,13 +312,18 @@ void RunTab::set_environment(const QString& name) {
   environment_->setCurrentText(name);
 }
 
-Result<BackendListPtr> RunTab::backends_in(const QString& name) {
-  if (auto found = in_environment_.find(name); found != in_environment_.end()) {
-    return found->second;
-  }
-  Result<BackendListPtr> made = BackendList::in_environment(backends_, name);
-  if (made) in_environment_.emplace(name, *made);
-  return made;
+Result<BackendListPtr> RunTab::backends_in(const QString& name) { return environments_.in(name); }
+
+void RunTab::refresh_environments() {
+  if (!environments_.refresh()) return;
+  const QString chosen = environment();
+  const QSignalBlocker quiet(environment_);
+  environment_->clear();
+  environment_->addItems(environments_.names());
+  const int index = environment_->findText(chosen);
+  environment_->setCurrentIndex(std::max(index, 0));
+  // Back to host when the chosen one was removed: the plan and tool tabs follow.
+  if (index < 0) emit settings_changed();
 }
 
 void RunTab::set_backend(const QString& name) {

@@ -57,6 +57,9 @@ class RunTab : public QWidget {
   void set_environment(const QString& name);
   // The backends as they are created for `name` (made once per environment and kept).
   [[nodiscard]] Result<BackendListPtr> backends_in(const QString& name);
+  // Reads the environment store again (an environment added or removed meanwhile); the
+  // chosen one stays chosen while it exists.
+  void refresh_environments();
   void set_code(const QString& code, Language language);
   // Re-run: loads a recorded run's code and settings (no env values: they were never kept).
   void load(const history::RunRecord& record);
@@ -105,7 +108,7 @@ class RunTab : public QWidget {
   QComboBox* language_;
   QComboBox* backend_;
   QComboBox* environment_;
-  std::map<QString, BackendListPtr> in_environment_;
+  EnvironmentLists environments_;
   QDoubleSpinBox* timeout_;
   QSpinBox* memory_;
   QSpinBox* processes_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cordon/error.h"
+#include "cordon/proc/run_tool.h"
 #include "cordon/proc/spawn.h"
 
 namespace cordon::oci {
@@ -30,23 +31,13 @@ struct RuntimeProbe {
 // running it; runsc (gVisor) is reported as found but not driven by this version.
 [[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
 
-// `name` on the fixed system PATH, or an empty path.
-[[nodiscard]] std::filesystem::path find_tool(const std::string& name);
-
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
 
-// Runs a tool (argv[0] absolute) to completion with a fixed system PATH and nothing else
-// in its environment; returns its stdout, or fails with its stderr when it exits non-zero.
-// Kills it at `until`. `stdin_fd`/`stdout_fd`/`stderr_fd` >= 0 replace the captured pipes.
-struct ToolIo {
-  std::vector<int> keep_fds;
-  int stdin_fd = -1;
-  int stdout_fd = -1;
-  int stderr_fd = -1;
-};
-[[nodiscard]] Result<std::string> run_tool(const std::vector<std::string>& argv,
-                                           Clock::time_point until, const ToolIo& io = {});
+// Found and run as every system tool is (cordon/proc/run_tool.h).
+using proc::find_tool;
+using proc::run_tool;
+using proc::ToolIo;
 
 class RuntimeCli {
  public:

@@ -222,8 +222,19 @@ int sandbox_child_main(void* arg) {
 
   // Modes in the plan are exact.
   ::umask(0);
+  // Every bind source is opened before the first mount step: the new root is assembled on
+  // a tmpfs over kStaging (/tmp), which hides whatever lies below the host's /tmp, so a
+  // source there (an environment tree, a build tree under /tmp), or one whose path leads
+  // there through a symlink, would otherwise be gone by the time it is bound. The bind then
+  // goes through /proc/self/fd/N, which names the opened directory whatever now covers its
+  // path. The fds are CLOEXEC and closed before the exec of init anyway.
+  PreopenedSources preopened;
+  if (const int err = preopened.open_sources(p->mounts, p->mount_count); err != 0) {
+    fail(kChannelSlot, ChildStage::kMount, err, preopened.failed_step());
+  }
   for (std::size_t i = 0; i < p->mount_count; ++i) {
-    if (const int err = apply_mount(p->mounts[i]); err != 0) {
+    if (preopened.skip(i)) continue;  // an optional bind whose source is missing
+    if (const int err = apply_mount(preopened.step(p->mounts, i)); err != 0) {
       fail(kChannelSlot, ChildStage::kMount, err, static_cast<int>(i));
     }
   }

@@ -201,6 +201,53 @@ bool path_strictly_under(const char* path, const char* dir) noexcept {
   return std::strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
 }
 
+int PreopenedSources::open_sources(const ChildMount* mounts, std::size_t count) noexcept {
+  for (std::size_t i = 0; i < count && count_ < kMax; ++i) {
+    const ChildMount& m = mounts[i];
+    if (m.op != FsOp::kBind || m.source == nullptr) continue;
+    Held& h = held_[count_++];
+    h.step = i;
+    h.fd = ::open(m.source, O_PATH | O_CLOEXEC);
+    if (h.fd < 0) {
+      if (m.optional) continue;
+      failed_ = static_cast<int>(i);
+      return errno;
+    }
+    // "/proc/self/fd/" and the number, by hand (no snprintf between clone and exec).
+    constexpr char kPrefix[] = "/proc/self/fd/";
+    std::memcpy(h.path, kPrefix, sizeof(kPrefix) - 1);
+    char digits[12];
+    int n = 0;
+    for (auto v = static_cast<unsigned>(h.fd); n == 0 || v != 0; v /= 10) {
+      digits[n++] = static_cast<char>('0' + v % 10);
+    }
+    std::size_t at = sizeof(kPrefix) - 1;
+    while (n > 0) h.path[at++] = digits[--n];
+    h.path[at] = '\0';
+  }
+  return 0;
+}
+
+const PreopenedSources::Held* PreopenedSources::find(std::size_t step) const noexcept {
+  for (std::size_t i = 0; i < count_; ++i) {
+    if (held_[i].step == step) return &held_[i];
+  }
+  return nullptr;
+}
+
+bool PreopenedSources::skip(std::size_t step) const noexcept {
+  const Held* h = find(step);
+  return h != nullptr && h->fd < 0;
+}
+
+const ChildMount& PreopenedSources::step(const ChildMount* mounts, std::size_t step) noexcept {
+  const Held* h = find(step);
+  if (h == nullptr || h->fd < 0) return mounts[step];
+  current_ = mounts[step];
+  current_.source = h->path;
+  return current_;
+}
+
 int apply_mount(const ChildMount& m) noexcept {
   switch (m.op) {
     case FsOp::kMakePrivate:

@@ -51,15 +51,6 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
       return cordon::fail(cordon::ErrorCode::kInvalidArgument,
                           "namespace: an environment's root must be an absolute path");
     }
-    // The set-up process assembles the new root on a tmpfs over /tmp (kStaging), which
-    // hides everything below the host's /tmp from its binds.
-    const std::string& root = *given.system_root;
-    if (root == "/tmp" || root.starts_with("/tmp/")) {
-      return cordon::fail(cordon::ErrorCode::kInvalidArgument,
-                          "namespace: an environment under /tmp cannot be shown (the sandbox's "
-                          "root is assembled over /tmp); copy it elsewhere or `cordon "
-                          "environment add` it");
-    }
     options.system_root = *given.system_root;
     options.system_root_digest = given.system_root_digest.value_or("");
   }

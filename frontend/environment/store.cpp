@@ -136,7 +136,8 @@ Status Store::check_name(const std::string& name) {
 }
 
 Result<Environment> Store::add(const std::string& name, const fs::path& source,
-                               const MeasureInterpreters& measure) {
+                               const MeasureInterpreters& measure,
+                               const std::string& source_label) {
   if (Status s = check_name(name); !s) return std::unexpected(s.error());
   const fs::path record = dir_ / (name + ".json");
   if (fs::exists(record)) {
@@ -183,7 +184,7 @@ Result<Environment> Store::add(const std::string& name, const fs::path& source,
   Environment e{.name = name,
                 .digest = *digest,
                 .root = tree,
-                .source = absolute.string(),
+                .source = source_label.empty() ? absolute.string() : source_label,
                 .added_at = now_utc(),
                 .inventory = read_inventory(tree, /*usr_local=*/true)};
   if (measure) {
