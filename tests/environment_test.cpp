@@ -28,6 +28,7 @@
 #include "environment_command.h"
 #include "frontend/environment/tree.h"
 #include "kernel_features.h"
+#include "shell_environment_support.h"
 
 namespace {
 
@@ -405,37 +406,17 @@ fs::path outside_tmp(const std::string& name) {
          ("cordon-environment-test-" + name + "-" + std::to_string(::getpid()));
 }
 
-// The smallest environment a shell runs in: dash and the two libraries it loads, in a
-// merged-/usr tree (bin, lib, lib64 -> usr/...), made from the host's own files.
-fs::path make_shell_environment(const fs::path& root) {
-  fs::create_directories(root / "usr/bin");
-  fs::copy_file("/usr/bin/dash", root / "usr/bin/dash");
-  fs::create_symlink("dash", root / "usr/bin/sh");
-  const std::pair<const char*, const char*> libs[] = {
-      {"/lib/x86_64-linux-gnu/libc.so.6", "usr/lib/x86_64-linux-gnu/libc.so.6"},
-      {"/lib64/ld-linux-x86-64.so.2", "usr/lib64/ld-linux-x86-64.so.2"}};
-  for (const auto& [host, in] : libs) {
-    fs::create_directories((root / in).parent_path());
-    fs::copy_file(fs::canonical(host), root / in);
-  }
-  fs::create_symlink("usr/bin", root / "bin");
-  fs::create_symlink("usr/lib", root / "lib");
-  fs::create_symlink("usr/lib64", root / "lib64");
-  return root;
-}
-
 class EnvironmentRun : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) CORDON_SKIP_OR_FAIL("runs the isolating backends as root");
-    if (!fs::exists("/lib64/ld-linux-x86-64.so.2") ||
-        !fs::exists("/lib/x86_64-linux-gnu/libc.so.6")) {
+    if (!cordon::testing::have_shell_environment()) {
       GTEST_SKIP() << "the shell environment is made from an x86_64 Debian host's files";
     }
     dir_ = outside_tmp(GetParam());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    tree_ = make_shell_environment(dir_ / "tree");
+    tree_ = cordon::testing::make_shell_environment(dir_ / "tree");
     env_ = {"CORDON_ENVIRONMENTS_DIR=" + (dir_ / "store").string(),
             "CORDON_AUDIT_DIR=" + (dir_ / "audit").string()};
     Ran probe = cordon({"backends", "--json"}, dir_, env_);
@@ -505,7 +486,7 @@ TEST_P(EnvironmentRun, ATreeBelowTmpOrReachedThroughALinkIntoItIsShown) {
     std::error_code ec;
     fs::remove_all(under_tmp, ec);
   });
-  const fs::path tree = make_shell_environment(under_tmp / "tree");
+  const fs::path tree = cordon::testing::make_shell_environment(under_tmp / "tree");
   fs::create_symlink(under_tmp, dir_ / "link");
   for (const fs::path& root : {tree, dir_ / "link/tree"}) {
     const Ran ran = cordon(
@@ -548,7 +529,7 @@ TEST_P(EnvironmentRun, NoBackendRunsItWithLessIsolationAndNoReportBacksAnotherEn
 TEST(EnvironmentImage, AnImagePodmanHoldsIsAddedAsItsRootFilesystem) {
   if (::geteuid() != 0) CORDON_SKIP_OR_FAIL("podman mounts an image's root filesystem as root");
   if (!fs::exists("/usr/bin/podman")) CORDON_SKIP_OR_FAIL("podman is not installed");
-  if (!fs::exists("/lib64/ld-linux-x86-64.so.2")) {
+  if (!cordon::testing::have_shell_environment()) {
     GTEST_SKIP() << "the shell environment is made from an x86_64 Debian host's files";
   }
   const fs::path dir = outside_tmp("image");
@@ -560,7 +541,7 @@ TEST(EnvironmentImage, AnImagePodmanHoldsIsAddedAsItsRootFilesystem) {
     std::error_code ec;
     fs::remove_all(dir, ec);
   });
-  const fs::path tree = make_shell_environment(dir / "tree");
+  const fs::path tree = cordon::testing::make_shell_environment(dir / "tree");
   ASSERT_EQ(std::system(("tar -C " + tree.string() + " -cf - . | podman import --quiet - " + image +
                          " >/dev/null")
                             .c_str()),

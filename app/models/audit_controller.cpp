@@ -40,6 +40,7 @@ void AuditController::on_finished() {
   poll_.stop();
   drain();
   backends_.reset();
+  controls_.reset();
   int stored = 0;
   QString error;
   {
@@ -57,7 +58,7 @@ void AuditController::cancel() {
 }
 
 bool AuditController::start(BackendListPtr backends, const QStringList& names,
-                            const QStringList& only) {
+                            const QStringList& only, BackendListPtr controls) {
   if (running() || !backends || names.isEmpty()) return false;
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return false;
@@ -76,8 +77,10 @@ bool AuditController::start(BackendListPtr backends, const QStringList& names,
     if (backend == nullptr) return false;
     targets.emplace_back(name, backend);
   }
-  Backend* control = backends->backend(QStringLiteral("subprocess"));
+  if (!controls) controls = backends;
+  Backend* control = controls->backend(QStringLiteral("subprocess"));
   backends_ = std::move(backends);
+  controls_ = std::move(controls);
   shared_ = std::make_shared<Shared>();
   total_ = static_cast<int>(ids.size() * targets.size());
   const bool complete = only.isEmpty();

@@ -31,8 +31,11 @@ class AuditController : public QObject {
   AuditController& operator=(const AuditController&) = delete;
 
   // Audits `backends` (in order) with the attempts `only` (ids; empty: every attempt).
-  // False when an audit is running, a backend is unavailable or an id is unknown.
-  bool start(BackendListPtr backends, const QStringList& names, const QStringList& only);
+  // False when an audit is running, a backend is unavailable or an id is unknown. The
+  // positive controls run on `controls`' subprocess backend (on the host), `backends`' when
+  // null: a list made for an environment has none (subprocess cannot show one).
+  bool start(BackendListPtr backends, const QStringList& names, const QStringList& only,
+             BackendListPtr controls = nullptr);
   void cancel();
   [[nodiscard]] bool running() const;
 
@@ -52,6 +55,7 @@ class AuditController : public QObject {
   struct Shared;
   std::shared_ptr<Shared> shared_;
   BackendListPtr backends_;
+  BackendListPtr controls_;
   QTimer poll_;
   int total_ = 0;
   WorkerThread worker_;  // last: joined before the members above go

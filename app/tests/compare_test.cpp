@@ -26,6 +26,7 @@
 #include "outcome_badge.h"
 #include "result_view.h"
 #include "run_tab.h"
+#include "shell_environment_support.h"
 #include "test_env.h"
 
 using namespace cordon;
@@ -318,26 +319,14 @@ class CompareTest : public QObject {
       if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
       QSKIP("namespace backend unavailable here");
     }
-    if (!std::filesystem::exists("/lib64/ld-linux-x86-64.so.2")) {
+    if (!cordon::testing::have_shell_environment()) {
       QSKIP("the shell environment is made from an x86_64 Debian host's files");
     }
     namespace fs = std::filesystem;
     const fs::path base =
         fs::path("/var/tmp") / ("cordon-compare-environments-" + std::to_string(::getpid()));
     fs::remove_all(base);
-    const fs::path tree = base / "tree";
-    fs::create_directories(tree / "usr/bin");
-    fs::create_directories(tree / "usr/lib/x86_64-linux-gnu");
-    fs::create_directories(tree / "usr/lib64");
-    fs::copy_file("/usr/bin/dash", tree / "usr/bin/dash");
-    fs::create_symlink("dash", tree / "usr/bin/sh");
-    fs::copy_file(fs::canonical("/lib/x86_64-linux-gnu/libc.so.6"),
-                  tree / "usr/lib/x86_64-linux-gnu/libc.so.6");
-    fs::copy_file(fs::canonical("/lib64/ld-linux-x86-64.so.2"),
-                  tree / "usr/lib64/ld-linux-x86-64.so.2");
-    for (const char* link : {"bin", "lib", "lib64"}) {
-      fs::create_symlink(std::string("usr/") + link, tree / link);
-    }
+    const fs::path tree = cordon::testing::make_shell_environment(base / "tree");
     const QByteArray before = qgetenv("CORDON_ENVIRONMENTS_DIR");
     qputenv("CORDON_ENVIRONMENTS_DIR", QByteArray::fromStdString((base / "store").string()));
     auto added = environment::Store(base / "store").add("tiny", tree, nullptr);

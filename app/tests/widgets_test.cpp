@@ -48,6 +48,7 @@
 #include "compare_model.h"
 #include "compare_tab.h"
 #include "cordon/result_json.h"
+#include "frontend/environment.h"
 #include "frontend/prompt_render.h"
 #include "history_model.h"
 #include "history_tab.h"
@@ -59,6 +60,7 @@
 #include "prompts/tool_render.h"
 #include "result_view.h"
 #include "run_tab.h"
+#include "shell_environment_support.h"
 #include "spark_graph.h"
 #include "test_env.h"
 #include "tool_tab.h"
@@ -987,6 +989,62 @@ class WidgetsTest : public QObject {
              qPrintable(tab->evidence_text()));
     QVERIFY2(tab->evidence_text().contains("control:"), qPrintable(tab->evidence_text()));
     QCOMPARE(tab->reports()->topLevelItemCount(), 0);  // nothing stored
+  }
+
+  // The Audit tab audits in a chosen environment (issue #17): its report is what proves that
+  // environment's description. A backend that cannot show one (subprocess) is refused with
+  // the reason, and the positive controls still run on the host's subprocess backend.
+  void auditInAStoredEnvironment() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here");
+    }
+    if (!cordon::testing::have_shell_environment()) {
+      QSKIP("the shell environment is made from an x86_64 Debian host's files");
+    }
+    // A store every uid can traverse: as root, the sandbox's set-up process opens the tree
+    // as the run's own host uid, which cannot enter the 0700 test directory.
+    const std::filesystem::path base =
+        std::filesystem::path("/var/tmp") / ("cordon-audit-env-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(base);
+    const QByteArray before = qgetenv("CORDON_ENVIRONMENTS_DIR");
+    qputenv("CORDON_ENVIRONMENTS_DIR", QByteArray::fromStdString((base / "store").string()));
+    const auto restore = qScopeGuard([&] {
+      qputenv("CORDON_ENVIRONMENTS_DIR", before);
+      std::filesystem::remove_all(base);
+    });
+    const std::filesystem::path tree = cordon::testing::make_shell_environment(base / "tree");
+    QVERIFY(environment::Store(base / "store").add("tiny", tree, nullptr).has_value());
+
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    window_->tabs()->setCurrentIndex(MainWindow::kAudit);  // reads the store again
+    AuditTab* tab = window_->audit_tab();
+    auto* environments = tab->findChild<QComboBox*>("environment");
+    QVERIFY(environments != nullptr);
+    QVERIFY(environments->findText("tiny") >= 0);
+    tab->set_environment("tiny");
+
+    tab->check_backends({"subprocess"});
+    tab->check_attempts({"fs-write-outside"});
+    tab->audit();
+    QVERIFY(!tab->running());
+    QVERIFY2(tab->status_text().contains("subprocess is not available in environment tiny"),
+             qPrintable(tab->status_text()));
+
+    tab->check_backends({"namespace"});
+    QSignalSpy audited(tab, &AuditTab::audited);
+    tab->audit();
+    QVERIFY2(tab->running(), qPrintable(tab->status_text()));
+    QVERIFY2(tab->status_text().contains("namespace in environment tiny"),
+             qPrintable(tab->status_text()));
+    QVERIFY(audited.wait(240000));
+    tab->select_row(tab->model()->row_of("fs-write-outside"));
+    QVERIFY2(verdict_of("fs-write-outside", "namespace") == "BLOCKED",
+             qPrintable(tab->evidence_text()));
+    // The control ran (on the host's subprocess) and wrote where the attempt could not.
+    QVERIFY2(tab->evidence_text().contains("control:"), qPrintable(tab->evidence_text()));
+    QVERIFY2(!tab->evidence_text().contains("no control"), qPrintable(tab->evidence_text()));
+    tab->set_environment("host");
   }
 
   void auditNeverActsOnTheHostThroughSubprocess() {

@@ -1,5 +1,6 @@
 #include "audit_tab.h"
 
+#include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -50,8 +51,10 @@ QString short_hash(const std::string& hash) {
 AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
     : QWidget(parent),
       backends_(std::move(backends)),
+      environments_(backends_),
       controller_(new AuditController(this)),
       model_(new AuditModel(this)),
+      environment_(new QComboBox(this)),
       backend_list_(new QListWidget(this)),
       attempts_(new QListWidget(this)),
       run_(new QPushButton(tr("Run a&udit"), this)),
@@ -62,6 +65,11 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
       evidence_(new QPlainTextEdit(this)),
       reports_(new QTreeWidget(this)) {
   fill_backend_checklist(backend_list_, *backends_, /*labelled=*/true);
+  environment_->setObjectName(QStringLiteral("environment"));
+  environment_->addItems(environments_.names());
+  environment_->setToolTip(
+      tr("Audit the backends in this environment: a report proves only the tool description "
+         "of the environment it was made in (its digest is part of the policy hash)."));
   if (Result<audit::Catalogue> catalogue = audit::builtin_catalogue()) {
     for (const audit::Attempt& attempt : catalogue->attempts) {
       const QString id = QString::fromStdString(attempt.id);
@@ -98,6 +106,8 @@ AuditTab::AuditTab(BackendListPtr backends, QWidget* parent)
   reports_->setRootIsDecorated(false);
 
   auto* side = new QVBoxLayout;
+  side->addWidget(new QLabel(tr("Environment"), this));
+  side->addWidget(environment_);
   side->addWidget(new QLabel(tr("Backends"), this));
   side->addWidget(backend_list_);
   side->addWidget(new QLabel(tr("Attempts"), this));
@@ -199,9 +209,23 @@ void AuditTab::audit() {
   }
   const bool every = ids.size() == attempts_->count();
   unticked_ = static_cast<int>(attempts_->count() - ids.size());
+  const QString env_name = environment_->currentText();
+  Result<BackendListPtr> in_env = environments_.in(env_name);
+  if (!in_env) {
+    status_->setText(tr("Cannot audit in environment %1: %2")
+                         .arg(env_name, QString::fromStdString(in_env.error().describe())));
+    return;
+  }
+  for (const QString& name : names) {
+    if ((*in_env)->backend(name) == nullptr) {
+      status_->setText(tr("Cannot start the audit: backend %1 is not available in environment %2.")
+                           .arg(name, env_name));
+      return;
+    }
+  }
   model_->reset(names);
   evidence_->clear();
-  if (!controller_->start(backends_, names, every ? QStringList() : ids)) {
+  if (!controller_->start(*in_env, names, every ? QStringList() : ids, backends_)) {
     status_->setText(tr("Cannot start the audit (a backend is unavailable)."));
     return;
   }
@@ -209,13 +233,29 @@ void AuditTab::audit() {
   cancel_->setEnabled(true);
   progress_->setMaximum(int(names.size() * ids.size()));
   progress_->setValue(0);
-  status_->setText(every ? tr("Auditing %1 with every attempt…").arg(names.join(", "))
+  const QString what = env_name == QLatin1String(environment::kHostName)
+                           ? names.join(", ")
+                           : tr("%1 in environment %2").arg(names.join(", "), env_name);
+  status_->setText(every ? tr("Auditing %1 with every attempt…").arg(what)
                          : tr("Auditing %1 with %2 attempt(s); a partial audit is not stored.")
-                               .arg(names.join(", "))
+                               .arg(what)
                                .arg(ids.size()));
 }
 
 void AuditTab::cancel() { controller_->cancel(); }
+
+void AuditTab::set_environment(const QString& name) {
+  if (environment_->findText(name) < 0) environment_->addItem(name);
+  environment_->setCurrentText(name);
+}
+
+void AuditTab::refresh_environments() {
+  if (!environments_.refresh()) return;
+  const QString chosen = environment_->currentText();
+  environment_->clear();
+  environment_->addItems(environments_.names());
+  environment_->setCurrentIndex(std::max(0, environment_->findText(chosen)));
+}
 
 void AuditTab::select_row(int row) { table_->selectRow(row); }
 QString AuditTab::evidence_text() const { return evidence_->toPlainText(); }

@@ -8,6 +8,7 @@
 
 #include "backend_list.h"
 
+class QComboBox;
 class QLabel;
 class QListWidget;
 class QPlainTextEdit;
@@ -31,6 +32,11 @@ class AuditTab : public QWidget {
   void check_backends(const QStringList& names);
   void check_attempts(const QStringList& ids);
   void refresh_reports();
+  // The environment the ticked backends are audited in ("host" or a stored name): its
+  // report is what proves that environment's tool description.
+  void set_environment(const QString& name);
+  // Reads the environment store again (an environment added or removed meanwhile).
+  void refresh_environments();
 
   [[nodiscard]] const AuditModel* model() const { return model_; }
   [[nodiscard]] QTreeWidget* reports() const { return reports_; }
@@ -55,8 +61,10 @@ class AuditTab : public QWidget {
   void show_report(int index);
 
   BackendListPtr backends_;
+  EnvironmentLists environments_;
   AuditController* controller_;
   AuditModel* model_;
+  QComboBox* environment_;
   QListWidget* backend_list_;
   QListWidget* attempts_;
   QPushButton* run_;

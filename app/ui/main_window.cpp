@@ -81,6 +81,7 @@ MainWindow::MainWindow(BackendListPtr backends, QWidget* parent)
     // `cordon environment add|rm` may have run meanwhile.
     if (index == kRun) run_->refresh_environments();
     if (index == kCompare) compare_->refresh_environments();
+    if (index == kAudit) audit_->refresh_environments();
     if (index == kPlan || index == kTool) update_plan();
     if (index == kHistory) history_->refresh();      // runs the CLI made meanwhile
     if (index == kAudit) audit_->refresh_reports();  // `cordon audit` may have stored one
@@ -178,6 +179,7 @@ void MainWindow::changeEvent(QEvent* event) {
   if (event->type() == QEvent::ActivationChange && isActiveWindow()) {
     run_->refresh_environments();
     compare_->refresh_environments();
+    audit_->refresh_environments();
   }
   QMainWindow::changeEvent(event);
 }
