@@ -30,7 +30,7 @@
 namespace cordon::history {
 
 // The schema this build writes; older files are migrated forward when opened.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Environment variables read by default_path() and by front ends.
 inline constexpr const char* kPathEnv = "CORDON_HISTORY_PATH";
@@ -63,6 +63,10 @@ struct RunRecord {
   // (schema 3; empty for older rows).
   std::map<std::string, std::string> input_files;
   std::vector<std::string> artifact_globs;
+  // The root filesystem it ran in: "host" (digest ""), a stored environment's name and
+  // digest, or name "" with the digest of an unregistered --rootfs; unset when nothing was
+  // recorded (engine mode, rows from before schema 5 without one in their Result).
+  std::optional<EnvironmentRef> environment;
 
   // What happened.
   Outcome outcome = Outcome::kSandboxError;
@@ -81,7 +85,7 @@ struct RunRecord {
                                     std::string source);
 
 // A request that re-runs a record (code, language, timeout, limits, input files, artifact
-// patterns; no env values).
+// patterns, environment; no env values).
 [[nodiscard]] RunRequest request_of(const RunRecord& record);
 
 // A list row: a record without the bulky parts (output, Result JSON).
@@ -91,6 +95,7 @@ struct RunSummary {
   std::string source;
   std::string client;  // for source "mcp"; empty otherwise
   std::string backend;
+  std::optional<EnvironmentRef> environment;  // as RunRecord::environment
   Language language = Language::kSh;
   Outcome outcome = Outcome::kSandboxError;
   std::optional<LimitKind> limit;
@@ -105,14 +110,18 @@ struct RunSummary {
 // LLM-written code is often only an import.
 [[nodiscard]] std::string code_preview(std::string_view code, std::size_t max_chars = 200);
 
-enum class SortKey { kTime, kBackend, kOutcome, kDuration };
+// kEnvironment: by name, then digest (none first, then unregistered --rootfs, then names).
+enum class SortKey { kTime, kBackend, kOutcome, kDuration, kEnvironment };
 
 struct Query {
-  // Case-insensitive substring of the code, backend, outcome, source, client or output;
-  // empty matches everything.
+  // Case-insensitive substring of the code, backend, outcome, source, client, environment
+  // (name or digest) or output; empty matches everything.
   std::string search;
   // Only runs of this source ("cli", "inspector", "mcp", ...), exactly; empty: any.
   std::string source;
+  // Only runs in this environment: its name exactly, or for an unregistered --rootfs
+  // (which has no name) its digest exactly, as environments() lists them; empty: any.
+  std::string environment;
   SortKey sort = SortKey::kTime;
   bool descending = true;  // newest / longest / last name first
   std::int64_t limit = 100;
@@ -137,10 +146,14 @@ class HistoryStore {
   // Stores the record; returns its id.
   [[nodiscard]] Result<std::int64_t> add(const RunRecord& record);
   [[nodiscard]] Result<std::vector<RunSummary>> list(const Query& query) const;
-  // How many records match query.search and query.source (paging ignored).
+  // How many records match query.search, query.source and query.environment (paging
+  // ignored).
   [[nodiscard]] Result<std::int64_t> count(const Query& query) const;
   // The sources of the stored runs, each once, sorted: what a filter by source offers.
   [[nodiscard]] Result<std::vector<std::string>> sources() const;
+  // The environments of the stored runs as a filter by environment takes them, each once,
+  // sorted: the names of named ones ("host" included), the digests of unregistered ones.
+  [[nodiscard]] Result<std::vector<std::string>> environments() const;
   // kNotFound when there is no such id.
   [[nodiscard]] Result<RunRecord> get(std::int64_t id) const;
   // kNotFound when there is no such id.

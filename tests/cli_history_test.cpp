@@ -119,6 +119,9 @@ TEST_F(CliHistory, RecordsARunWithEnvNamesOnly) {
   EXPECT_EQ(record->stdout_data, "hi\xff");  // raw, not the JSON's U+FFFD
   EXPECT_EQ(record->stderr_data, "warn\n");
   EXPECT_EQ(record->env_names, std::vector<std::string>{"API_TOKEN"});
+  // The default environment, in the columns the History filters on (schema 5).
+  EXPECT_EQ(record->environment, (EnvironmentRef{.name = "host", .digest = ""}));
+  EXPECT_EQ(listed[0].environment, record->environment);
   EXPECT_EQ(record->result.at("exit_code"), 3);
   EXPECT_EQ(record->result.at("stdout_lossy"), true);
   EXPECT_LE(record->started, record->finished);

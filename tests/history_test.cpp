@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -389,6 +390,125 @@ TEST(HistoryStore, MigratesAVersion3FileKeepingItsRows) {
   EXPECT_EQ(mcp_rows->front().client, "claude-code 1.0");
 }
 
+// A file as the schema-4 build left it (migration 4's SQL verbatim over version 3's), with
+// runs whose Results (result schema 5) name an environment of each kind, one without one,
+// and one whose Result is not JSON at all.
+void make_version4_file(const fs::path& path) {
+  make_version3_file(path);
+  exec_sql(path, R"sql(
+ALTER TABLE runs ADD COLUMN client TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_by_source ON runs(source);
+UPDATE schema_version SET version = 4;
+INSERT INTO runs(id, started_ms, finished_ms, code, language, backend, timeout_ms, limits_json,
+  env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json, source)
+VALUES
+  (8, 2000, 2100, 'import numpy', 'python', 'namespace', 5000, '{}', '[]', 'ok', NULL, 0, 100,
+   x'', x'', '{"outcome":"ok","environment":{"name":"sci","digest":"sha256:5c1"}}', 'cli'),
+  (9, 3000, 3100, 'ls /', 'sh', 'namespace', 5000, '{}', '[]', 'ok', NULL, 0, 100,
+   x'', x'', '{"outcome":"ok","environment":{"name":"","digest":"sha256:0ff"}}', 'cli'),
+  (10, 4000, 4100, 'true', 'sh', 'subprocess', 5000, '{}', '[]', 'ok', NULL, 0, 100,
+   x'', x'', '{"outcome":"ok","environment":{"name":"host","digest":""}}', 'mcp'),
+  (11, 5000, 5100, 'false', 'sh', 'subprocess', 5000, '{}', '[]', 'failed', NULL, 1, 100,
+   x'', x'', '{"outcome":"failed","environment":', 'cli');
+)sql");
+}
+
+TEST(HistoryStore, MigratesAVersion4FileTakingTheEnvironmentFromItsResults) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "v4.sqlite3";
+  make_version4_file(path);
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  EXPECT_EQ(store->count({}).value_or(-1), 5);  // every row kept, the broken one too
+
+  auto environment_of = [&](std::int64_t id) -> std::optional<EnvironmentRef> {
+    const Result<RunRecord> record = store->get(id);
+    EXPECT_TRUE(record) << id << ": " << record.error().describe();
+    return record ? record->environment : std::nullopt;
+  };
+  EXPECT_EQ(environment_of(7), std::nullopt);  // a Result without one
+  EXPECT_EQ(environment_of(8), (EnvironmentRef{.name = "sci", .digest = "sha256:5c1"}));
+  EXPECT_EQ(environment_of(9), (EnvironmentRef{.name = "", .digest = "sha256:0ff"}));
+  EXPECT_EQ(environment_of(10), (EnvironmentRef{.name = "host", .digest = ""}));
+  EXPECT_EQ(environment_of(11), std::nullopt);  // a Result that is not JSON
+  const auto old = store->get(8);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->code, "import numpy");
+  EXPECT_EQ(old->source, "cli");
+
+  // The backfilled columns filter and are listed like a new row's.
+  Query query;
+  query.environment = "sci";
+  const auto sci = store->list(query);
+  ASSERT_TRUE(sci);
+  ASSERT_EQ(sci->size(), 1u);
+  EXPECT_EQ(sci->front().id, 8);
+  EXPECT_EQ(sci->front().environment, (EnvironmentRef{.name = "sci", .digest = "sha256:5c1"}));
+  EXPECT_EQ(store->environments().value_or(std::vector<std::string>{}),
+            (std::vector<std::string>{"host", "sci", "sha256:0ff"}));
+
+  // The filter has its index.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                               " AND name = 'runs_by_environment'",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 1);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+// Each kind of environment comes back as it was recorded, and a re-run asks for it.
+TEST(HistoryStore, RoundTripKeepsTheEnvironmentOfEachKind) {
+  const TempDir dir = make_dir();
+  auto store = HistoryStore::open(dir.path() / "env.sqlite3");
+  ASSERT_TRUE(store) << store.error().describe();
+  const std::string digest = "sha256:" + std::string(64, 'e');
+  const std::optional<EnvironmentRef> kinds[] = {
+      EnvironmentRef{.name = "host", .digest = ""}, EnvironmentRef{.name = "sci", .digest = digest},
+      EnvironmentRef{.name = "", .digest = digest},  // an unregistered --rootfs
+      std::nullopt,                                  // none recorded (engine mode)
+  };
+  for (const std::optional<EnvironmentRef>& kind : kinds) {
+    const std::string label = kind ? "'" + kind->name + "'" : "none";
+    RunRecord record = sample("echo env", "namespace", Outcome::kOk, 5, 1000);
+    record.environment = kind;
+    const Result<std::int64_t> id = store->add(record);
+    ASSERT_TRUE(id) << label << ": " << id.error().describe();
+    const Result<RunRecord> back = store->get(*id);
+    ASSERT_TRUE(back) << label << ": " << back.error().describe();
+    EXPECT_EQ(back->environment, kind) << label;
+    EXPECT_EQ(request_of(*back).environment, kind) << label;
+    Query query;
+    query.limit = 1;
+    const auto rows = store->list(query);
+    ASSERT_TRUE(rows && rows->size() == 1u) << label;
+    EXPECT_EQ(rows->front().id, *id) << label;
+    EXPECT_EQ(rows->front().environment, kind) << label;
+  }
+}
+
+// make_record takes the Result's environment (what the run reports), else the request's.
+TEST(HistoryRecord, TakesTheEnvironmentFromTheResultElseTheRequest) {
+  RunRequest request;
+  request.code = "true";
+  request.environment = EnvironmentRef{.name = "asked", .digest = "sha256:01"};
+  RunResult result;
+  result.backend = {"namespace", "1"};
+  result.environment = EnvironmentRef{.name = "ran", .digest = "sha256:02"};
+  const auto now = system_clock::now();
+  EXPECT_EQ(make_record(request, result, now, now, "test").environment, result.environment);
+  result.environment.reset();
+  EXPECT_EQ(make_record(request, result, now, now, "test").environment, request.environment);
+  request.environment.reset();
+  EXPECT_EQ(make_record(request, result, now, now, "test").environment, std::nullopt);
+}
+
 TEST(HistoryStore, RoundTripOfAnMcpRunKeepsSourceAndClient) {
   const TempDir dir = make_dir();
   auto store = HistoryStore::open(dir.path() / "mcp.sqlite3");
@@ -663,6 +783,82 @@ TEST_F(HistoryQuery, FiltersBySourceExactlyAndListsTheSources) {
   EXPECT_EQ(store_->count(query).value_or(-1), 1);
   query.source.clear();
   EXPECT_EQ(order(query), (std::vector{cli_id, mcp_id, ids_[2]}));
+}
+
+// The environment filter: a name exactly (every digest of it), an unregistered --rootfs by
+// its digest exactly; the search finds a name or a digest; environments() offers both.
+TEST_F(HistoryQuery, FiltersByEnvironmentNameOrDigestAndListsThem) {
+  EXPECT_TRUE(store_->environments().value_or(std::vector<std::string>{"?"}).empty());
+  const std::string old_sci = "sha256:" + std::string(64, 'a');
+  const std::string new_sci = "sha256:" + std::string(64, 'b');
+  const std::string rootfs = "sha256:" + std::string(64, 'c');
+  auto add = [&](const std::string& code, std::optional<EnvironmentRef> environment,
+                 std::int64_t started_ms) {
+    RunRecord record = sample(code, "namespace", Outcome::kOk, 5, started_ms);
+    record.environment = std::move(environment);
+    return *store_->add(record);
+  };
+  const std::int64_t sci1 = add("echo sci one", EnvironmentRef{"sci", old_sci}, 4000);
+  const std::int64_t sci2 = add("echo sci two", EnvironmentRef{"sci", new_sci}, 5000);
+  const std::int64_t host = add("echo host", EnvironmentRef{"host", ""}, 6000);
+  const std::int64_t bare = add("echo rootfs", EnvironmentRef{"", rootfs}, 7000);
+  EXPECT_EQ(store_->environments().value_or(std::vector<std::string>{}),
+            (std::vector<std::string>{"host", "sci", rootfs}));
+
+  Query query;
+  query.environment = "sci";
+  EXPECT_EQ(order(query), (std::vector{sci2, sci1}));
+  EXPECT_EQ(store_->count(query).value_or(-1), 2);
+  query.environment = "host";
+  EXPECT_EQ(order(query), std::vector{host});
+  query.environment = rootfs;
+  EXPECT_EQ(order(query), std::vector{bare});
+  query.environment = old_sci;  // a named one is filtered by its name, not its digest
+  EXPECT_TRUE(order(query).empty());
+  query.environment = "sc";  // exact, not a substring
+  EXPECT_TRUE(order(query).empty());
+  query.environment = "sci";  // with a search: both must hold
+  query.search = "two";
+  EXPECT_EQ(order(query), std::vector{sci2});
+  query.environment.clear();  // any environment, none included
+  query.search.clear();
+  EXPECT_EQ(store_->count(query).value_or(-1), 7);
+}
+
+TEST_F(HistoryQuery, SearchesTheEnvironmentNameAndDigest) {
+  RunRecord sci = sample("print(1)", "namespace", Outcome::kOk, 5, 4000);
+  sci.environment =
+      EnvironmentRef{.name = "scipy-stack", .digest = "sha256:" + std::string(64, 'd')};
+  const std::int64_t sci_id = *store_->add(sci);
+  RunRecord bare = sample("print(2)", "namespace", Outcome::kOk, 5, 5000);
+  bare.environment = EnvironmentRef{.name = "", .digest = "sha256:" + std::string(64, 'f')};
+  const std::int64_t bare_id = *store_->add(bare);
+  Query query;
+  query.search = "SCIPY";  // case-insensitive, like every other field
+  EXPECT_EQ(order(query), std::vector{sci_id});
+  query.search = "ffffffff";
+  EXPECT_EQ(order(query), std::vector{bare_id});
+  query.search = "sha256:";
+  EXPECT_EQ(order(query), (std::vector{bare_id, sci_id}));
+}
+
+TEST_F(HistoryQuery, SortsByEnvironment) {
+  auto add = [&](std::optional<EnvironmentRef> environment, std::int64_t started_ms) {
+    RunRecord record = sample("true", "namespace", Outcome::kOk, 5, started_ms);
+    record.environment = std::move(environment);
+    return *store_->add(record);
+  };
+  const std::int64_t zeta = add(EnvironmentRef{"zeta", "sha256:1"}, 4000);
+  const std::int64_t alpha = add(EnvironmentRef{"Alpha", "sha256:2"}, 5000);
+  const std::int64_t bare = add(EnvironmentRef{"", "sha256:3"}, 6000);
+  Query query;
+  query.sort = SortKey::kEnvironment;
+  query.descending = false;
+  // None first (the fixture's three, the last stored first among equals), then the
+  // unregistered one, then names without regard to case.
+  EXPECT_EQ(order(query), (std::vector{ids_[2], ids_[1], ids_[0], bare, alpha, zeta}));
+  query.descending = true;
+  EXPECT_EQ(order(query), (std::vector{zeta, alpha, bare, ids_[2], ids_[1], ids_[0]}));
 }
 
 TEST_F(HistoryQuery, PagesAndSummarises) {

@@ -7,6 +7,16 @@
 #include "outcome_badge.h"
 
 namespace cordon::inspector {
+namespace {
+
+QStringList to_strings(const std::vector<std::string>& values) {
+  QStringList out;
+  out.reserve(static_cast<qsizetype>(values.size()));
+  for (const std::string& value : values) out << QString::fromStdString(value);
+  return out;
+}
+
+}  // namespace
 
 HistoryModel::HistoryModel(QObject* parent) : QAbstractTableModel(parent) {
   query_.limit = kPageSize;
@@ -51,13 +61,37 @@ void HistoryModel::set_unisolated_backends(const QStringList& names) {
 }
 
 QStringList HistoryModel::sources() const {
-  QStringList out;
-  if (!store_) return out;
+  if (!store_) return {};
   // A failure here leaves the filter with what it has; the list's own error is shown.
-  for (const std::string& source : store_->sources().value_or(std::vector<std::string>{})) {
-    out << QString::fromStdString(source);
-  }
-  return out;
+  return to_strings(store_->sources().value_or(std::vector<std::string>{}));
+}
+
+void HistoryModel::set_environment_filter(const QString& environment) {
+  query_.environment = environment.toStdString();
+  refresh();
+}
+
+QStringList HistoryModel::environments() const {
+  if (!store_) return {};
+  return to_strings(store_->environments().value_or(std::vector<std::string>{}));
+}
+
+QString HistoryModel::environment_text(const std::optional<EnvironmentRef>& environment) {
+  if (!environment) return {};
+  if (!environment->name.empty()) return QString::fromStdString(environment->name);
+  // "sha256:" and 12 hex digits: as many as git's short ids, enough to tell trees apart.
+  constexpr qsizetype kShownHex = 12;
+  const QString digest = QString::fromStdString(environment->digest);
+  const qsizetype shown = digest.indexOf(QLatin1Char(':')) + 1 + kShownHex;
+  return QStringLiteral("--rootfs ") +
+         (digest.size() > shown ? digest.left(shown) + QStringLiteral("\u2026") : digest);
+}
+
+QString HistoryModel::environment_filter_text(const QString& environment) {
+  // A stored environment's name has no ':' (environment::Store::check_name), a digest
+  // always has one ("sha256:<hex>"): the filter's values are told apart by it.
+  if (!environment.contains(QLatin1Char(':'))) return environment;
+  return environment_text(EnvironmentRef{.name = "", .digest = environment.toStdString()});
 }
 
 void HistoryModel::refresh() {
@@ -138,6 +172,8 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         const QString name = QString::fromStdString(row.backend);
         return unisolated_.contains(name) ? tr("%1 (no isolation)").arg(name) : name;
       }
+      case kEnvironment:
+        return environment_text(row.environment);
       case kOutcome:
         // The list has no signal number; the Result view shows it.
         return row.outcome == Outcome::kSignaled ? QStringLiteral("SIGNALED") : badge.text;
@@ -160,6 +196,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == kCode) {
     return QString::fromStdString(row.preview);
   }
+  if (role == Qt::ToolTipRole && index.column() == kEnvironment && row.environment &&
+      !row.environment->digest.empty()) {
+    return QString::fromStdString(row.environment->digest);  // the column shows it cut
+  }
   if (role == Qt::ToolTipRole && index.column() == kSource && !row.client.empty()) {
     return tr("MCP client: %1").arg(QString::fromStdString(row.client));
   }
@@ -171,9 +211,10 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
     return QAbstractTableModel::headerData(section, orientation, role);
   }
-  static const char* const kNames[] = {QT_TR_NOOP("Time"),    QT_TR_NOOP("Backend"),
-                                       QT_TR_NOOP("Outcome"), QT_TR_NOOP("Duration"),
-                                       QT_TR_NOOP("From"),    QT_TR_NOOP("Code")};
+  static const char* const kNames[] = {QT_TR_NOOP("Time"),        QT_TR_NOOP("Backend"),
+                                       QT_TR_NOOP("Environment"), QT_TR_NOOP("Outcome"),
+                                       QT_TR_NOOP("Duration"),    QT_TR_NOOP("From"),
+                                       QT_TR_NOOP("Code")};
   static_assert(std::size(kNames) == kColumnCount);
   return section >= 0 && section < kColumnCount ? tr(kNames[section]) : QVariant();
 }
@@ -182,6 +223,9 @@ void HistoryModel::sort(int column, Qt::SortOrder order) {
   switch (column) {
     case kBackend:
       query_.sort = history::SortKey::kBackend;
+      break;
+    case kEnvironment:
+      query_.sort = history::SortKey::kEnvironment;
       break;
     case kOutcome:
       query_.sort = history::SortKey::kOutcome;

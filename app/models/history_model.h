@@ -1,7 +1,7 @@
-// The history as a sortable, searchable table (time, backend, outcome, duration, source
-// with the MCP client, a one-line preview of the code), filterable by source, over the core's
-// HistoryStore. Sorting and searching are done by the
-// store's query, so the model only ever holds one page of summaries.
+// The history as a sortable, searchable table (time, backend, environment, outcome,
+// duration, source with the MCP client, a one-line preview of the code), filterable by
+// source and by environment, over the core's HistoryStore. Sorting, searching and filtering
+// are done by the store's query, so the model only ever holds one page of summaries.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -19,7 +19,7 @@ class HistoryModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kTime, kBackend, kOutcome, kDuration, kSource, kCode, kColumnCount };
+  enum Column { kTime, kBackend, kEnvironment, kOutcome, kDuration, kSource, kCode, kColumnCount };
   static constexpr std::int64_t kPageSize = 1000;
 
   explicit HistoryModel(QObject* parent = nullptr);
@@ -36,6 +36,20 @@ class HistoryModel : public QAbstractTableModel {
   [[nodiscard]] QString source_filter() const { return QString::fromStdString(query_.source); }
   // The sources of the stored runs, sorted (what the filter offers); empty when closed.
   [[nodiscard]] QStringList sources() const;
+  // Only runs in this environment: a name, or an unregistered --rootfs's digest (as
+  // environments() lists them); empty: every environment.
+  void set_environment_filter(const QString& environment);
+  [[nodiscard]] QString environment_filter() const {
+    return QString::fromStdString(query_.environment);
+  }
+  // The environments of the stored runs, sorted (what the filter offers); empty when closed.
+  [[nodiscard]] QStringList environments() const;
+  // How the Environment column shows `environment`: its name; "--rootfs sha256:<12 hex>…"
+  // for an unregistered one (a digest alone is too long for a column); empty for none.
+  [[nodiscard]] static QString environment_text(const std::optional<EnvironmentRef>& environment);
+  // How the filter shows one of environments(): a name as it is, a digest as the column
+  // shows an unregistered one.
+  [[nodiscard]] static QString environment_filter_text(const QString& environment);
   // Backends that isolate nothing: the Backend column says "(no isolation)" after their
   // name, as every other list of the inspector does.
   void set_unisolated_backends(const QStringList& names);

@@ -186,6 +186,80 @@ class ModelsTest : public QObject {
     QVERIFY(model.error().isEmpty());
   }
 
+  // The Environment column (issue #17), after Backend: a name as it is, an unregistered
+  // --rootfs as "--rootfs" and the start of its digest (whole in the tooltip), nothing for
+  // a run that recorded none; filtered by a name or a digest, as the store lists them.
+  void historyModelShowsAndFiltersByEnvironment() {
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.filePath("e.sqlite3").toStdString());
+    const std::string digest = "sha256:" + std::string(64, 'a');
+    {
+      auto store = history::HistoryStore::open(path);
+      QVERIFY(store);
+      auto sci = record("echo sci", "namespace", Outcome::kOk, 5, 1000);
+      sci.environment = EnvironmentRef{.name = "sci", .digest = "sha256:5c1"};
+      auto rootfs = record("echo rootfs", "namespace", Outcome::kOk, 5, 2000);
+      rootfs.environment = EnvironmentRef{.name = "", .digest = digest};
+      auto host = record("echo host", "subprocess", Outcome::kOk, 5, 3000);
+      host.environment = EnvironmentRef{.name = "host", .digest = ""};
+      auto none = record("echo none", "container", Outcome::kOk, 5, 4000);
+      QVERIFY(store->add(sci));
+      QVERIFY(store->add(rootfs));
+      QVERIFY(store->add(host));
+      QVERIFY(store->add(none));
+    }
+    HistoryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model.environments().isEmpty());  // nothing open yet
+    QVERIFY(model.open(path));
+    QCOMPARE(int(HistoryModel::kEnvironment), int(HistoryModel::kBackend) + 1);
+    QCOMPARE(model.headerData(HistoryModel::kEnvironment, Qt::Horizontal, Qt::DisplayRole),
+             QVariant(QString("Environment")));
+    QCOMPARE(model.environments(), (QStringList{"host", "sci", QString::fromStdString(digest)}));
+    auto column = [&](int col) {
+      QStringList out;
+      for (int row = 0; row < model.rowCount(); ++row)
+        out << model.index(row, col).data().toString();
+      return out;
+    };
+    QCOMPARE(column(HistoryModel::kEnvironment),
+             (QStringList{"", "host", "--rootfs sha256:aaaaaaaaaaaa\u2026", "sci"}));
+    auto tip = [&](int row) {
+      return model.index(row, HistoryModel::kEnvironment).data(Qt::ToolTipRole);
+    };
+    QVERIFY(!tip(0).isValid());  // none
+    QVERIFY(!tip(1).isValid());  // the host's has no digest
+    QCOMPARE(tip(2).toString(), QString::fromStdString(digest));
+    QCOMPARE(tip(3).toString(), QString("sha256:5c1"));
+    // A digest no longer than the part shown is shown whole.
+    QCOMPARE(HistoryModel::environment_text(EnvironmentRef{.name = "", .digest = "sha256:0ff"}),
+             QString("--rootfs sha256:0ff"));
+    QCOMPARE(HistoryModel::environment_filter_text(QString::fromStdString(digest)),
+             QString("--rootfs sha256:aaaaaaaaaaaa\u2026"));
+    QCOMPARE(HistoryModel::environment_filter_text("sci"), QString("sci"));
+
+    model.set_environment_filter("sci");
+    QCOMPARE(model.environment_filter(), QString("sci"));
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo sci"});
+    model.set_environment_filter(QString::fromStdString(digest));
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo rootfs"});
+    model.set_search("rootfs");  // search and filter together
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo rootfs"});
+    model.set_search("sci");
+    QCOMPARE(model.rowCount(), 0);
+    model.set_search({});
+    model.set_environment_filter({});
+    model.set_search("SCI");  // the search finds the environment's name too
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo sci"});
+    model.set_search({});
+    model.sort(HistoryModel::kEnvironment, Qt::AscendingOrder);  // none, --rootfs, names
+    QCOMPARE(column(HistoryModel::kCode),
+             (QStringList{"echo none", "echo rootfs", "echo host", "echo sci"}));
+    model.set_environment_filter("host");  // the filter survives a re-sort
+    QCOMPARE(column(HistoryModel::kCode), QStringList{"echo host"});
+    QVERIFY(model.error().isEmpty());
+  }
+
   void historyModelReportsACorruptFile() {
     QTemporaryDir dir;
     QFile file(dir.filePath("bad.sqlite3"));

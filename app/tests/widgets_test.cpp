@@ -37,6 +37,7 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -524,6 +525,15 @@ class WidgetsTest : public QObject {
     QCOMPARE(tab->model()->index(0, HistoryModel::kSource).data().toString(), QString("cli"));
     QCOMPARE(tab->model()->index(0, HistoryModel::kOutcome).data().toString(),
              QString("FAILED exit 4"));
+    // The CLI ran on the host's /usr: the Environment column and its filter say so.
+    QCOMPARE(tab->model()->index(0, HistoryModel::kEnvironment).data().toString(), QString("host"));
+    const int host_item = tab->environment_box()->findData(QString("host"));
+    QVERIFY(host_item > 0);
+    tab->environment_box()->setCurrentIndex(host_item);
+    QCOMPARE(tab->model()->environment_filter(), QString("host"));
+    QCOMPARE(tab->model()->rowCount(), 1);
+    tab->environment_box()->setCurrentIndex(0);  // all environments
+    QCOMPARE(tab->model()->environment_filter(), QString());
     tab->select_row(0);
     QCOMPARE(tab->result_view()->badge_text(), QString("FAILED exit 4"));
     tab->refresh();  // e.g. the tab shown again: the selection and its Result stay
@@ -549,6 +559,64 @@ class WidgetsTest : public QObject {
     QCOMPARE(tab->result_view()->stdout_text(), QString("from-the-cli\n"));
     tab->delete_selected();
     QCOMPARE(tab->model()->rowCount(), 0);
+  }
+
+  // The environment filter beside the source filter (issue #17): "All environments", then
+  // each environment of the stored runs, an unregistered --rootfs shown as the column shows
+  // it (its whole digest in the tooltip); the chosen one stays offered, and chosen, after
+  // its last run is deleted, and goes once another is chosen.
+  void historyFiltersByEnvironment() {
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.filePath("env.sqlite3").toStdString());
+    const std::string digest = "sha256:" + std::string(64, 'c');
+    const QString shown = QString::fromUtf8("--rootfs sha256:cccccccccccc\u2026");
+    {
+      auto store = history::HistoryStore::open(path);
+      QVERIFY(store);
+      auto add = [&](const std::string& code, std::optional<EnvironmentRef> environment,
+                     std::int64_t started_ms) {
+        RunRequest request;
+        request.code = code;
+        RunResult result;
+        result.outcome = Outcome::kOk;
+        result.backend = {"namespace", "1"};
+        result.environment = std::move(environment);
+        const auto started =
+            std::chrono::system_clock::time_point(std::chrono::milliseconds(started_ms));
+        return store->add(history::make_record(request, result, started, started, "cli"))
+            .has_value();
+      };
+      QVERIFY(add("echo sci", EnvironmentRef{.name = "sci", .digest = "sha256:5c1"}, 1000));
+      QVERIFY(add("echo rootfs", EnvironmentRef{.name = "", .digest = digest}, 2000));
+      QVERIFY(add("echo none", std::nullopt, 3000));
+    }
+    HistoryTab tab;
+    QVERIFY(tab.open(path));
+    QComboBox* box = tab.environment_box();
+    QCOMPARE(box->count(), 3);
+    QCOMPARE(box->itemText(0), QString("All environments"));
+    QCOMPARE(box->itemText(1), QString("sci"));
+    QCOMPARE(box->itemData(1).toString(), QString("sci"));
+    QVERIFY(!box->itemData(1, Qt::ToolTipRole).isValid());
+    QCOMPARE(box->itemText(2), shown);
+    QCOMPARE(box->itemData(2).toString(), QString::fromStdString(digest));
+    QCOMPARE(box->itemData(2, Qt::ToolTipRole).toString(), QString::fromStdString(digest));
+
+    box->setCurrentIndex(2);
+    QCOMPARE(tab.model()->environment_filter(), QString::fromStdString(digest));
+    QCOMPARE(tab.model()->rowCount(), 1);
+    QCOMPARE(tab.model()->index(0, HistoryModel::kEnvironment).data().toString(), shown);
+    QCOMPARE(tab.source_box()->currentIndex(), 0);  // the other filter is left as it was
+    tab.select_row(0);
+    tab.delete_selected();
+    QCOMPARE(tab.model()->rowCount(), 0);
+    QCOMPARE(box->currentIndex(), 2);
+    QCOMPARE(box->itemData(2).toString(), QString::fromStdString(digest));
+    box->setCurrentIndex(0);
+    QCOMPARE(tab.model()->environment_filter(), QString());
+    QCOMPARE(tab.model()->rowCount(), 2);
+    QCOMPARE(box->count(), 2);  // no run and no longer chosen: not offered
+    QCOMPARE(box->itemData(1).toString(), QString("sci"));
   }
 
   // Re-run runs; the detail pane shows the newest run without a click; the list shows a

@@ -22,6 +22,7 @@ HistoryTab::HistoryTab(QWidget* parent)
       model_(new HistoryModel(this)),
       search_(new QLineEdit(this)),
       source_(new QComboBox(this)),
+      environment_(new QComboBox(this)),
       table_(new QTableView(this)),
       result_(new ResultView(this)),
       rerun_(new QPushButton(tr("Re-run"), this)),
@@ -29,10 +30,12 @@ HistoryTab::HistoryTab(QWidget* parent)
       delete_(new QPushButton(tr("Delete"), this)),
       undo_(new QPushButton(tr("Undo delete"), this)),
       status_(new QLabel(this)) {
-  search_->setPlaceholderText(tr("Search code, output, backend, outcome"));
+  search_->setPlaceholderText(tr("Search code, output, backend, environment, outcome"));
   search_->setClearButtonEnabled(true);
   source_->addItem(tr("All sources"), QString());
   source_->setToolTip(tr("Show the runs of one source only"));
+  environment_->addItem(tr("All environments"), QString());
+  environment_->setToolTip(tr("Show the runs in one environment (root filesystem) only"));
   table_->setModel(model_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -60,6 +63,7 @@ HistoryTab::HistoryTab(QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(search_, 1);
   bar->addWidget(source_);
+  bar->addWidget(environment_);
   bar->addWidget(rerun_);
   bar->addWidget(load_);
   bar->addWidget(delete_);
@@ -80,9 +84,12 @@ HistoryTab::HistoryTab(QWidget* parent)
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &HistoryTab::show_selected);
   connect(model_, &QAbstractItemModel::modelReset, this, &HistoryTab::show_selected);
-  connect(model_, &QAbstractItemModel::modelReset, this, &HistoryTab::update_sources);
+  connect(model_, &QAbstractItemModel::modelReset, this, &HistoryTab::update_filters);
   connect(source_, &QComboBox::currentIndexChanged, this,
           [this](int index) { model_->set_source_filter(source_->itemData(index).toString()); });
+  connect(environment_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    model_->set_environment_filter(environment_->itemData(index).toString());
+  });
   connect(model_, &HistoryModel::error_changed, this, [this](const QString& error) {
     status_->setText(error.isEmpty() ? QString() : tr("History unavailable: %1").arg(error));
   });
@@ -119,18 +126,36 @@ void HistoryTab::refresh() {
   }
 }
 
-void HistoryTab::update_sources() {
-  QStringList wanted = model_->sources();
-  const QString chosen = model_->source_filter();
-  // The chosen source stays offered even when its last run was deleted.
+namespace {
+
+// Refills a filter's entries after its first ("All …") with `wanted` (item data: the value,
+// text: label(value)), keeping `chosen` offered, and chosen, even when its last run was
+// deleted.
+template <typename Label>
+void refill(QComboBox* box, QStringList wanted, const QString& chosen, Label label) {
   if (!chosen.isEmpty() && !wanted.contains(chosen)) wanted << chosen;
   QStringList have;
-  for (int i = 1; i < source_->count(); ++i) have << source_->itemData(i).toString();
+  for (int i = 1; i < box->count(); ++i) have << box->itemData(i).toString();
   if (have == wanted) return;
-  const QSignalBlocker quiet(source_);  // the filter itself does not change here
-  while (source_->count() > 1) source_->removeItem(1);
-  for (const QString& source : wanted) source_->addItem(source, source);
-  source_->setCurrentIndex(std::max(0, source_->findData(chosen)));
+  const QSignalBlocker quiet(box);  // the filter itself does not change here
+  while (box->count() > 1) box->removeItem(1);
+  for (const QString& value : wanted) {
+    box->addItem(label(value), value);
+    // A label that shortens its value (an unregistered --rootfs's digest) shows it whole.
+    if (box->itemText(box->count() - 1) != value) {
+      box->setItemData(box->count() - 1, value, Qt::ToolTipRole);
+    }
+  }
+  box->setCurrentIndex(std::max(0, box->findData(chosen)));
+}
+
+}  // namespace
+
+void HistoryTab::update_filters() {
+  refill(source_, model_->sources(), model_->source_filter(),
+         [](const QString& source) { return source; });
+  refill(environment_, model_->environments(), model_->environment_filter(),
+         &HistoryModel::environment_filter_text);
 }
 
 int HistoryTab::selected_row() const {

@@ -1,6 +1,6 @@
 // History: the searchable, sortable list of every recorded run (CLI, inspector, MCP),
-// filterable by source; selecting one shows its Result, Re-run loads it into the Run tab,
-// Delete removes it.
+// filterable by source and by environment; selecting one shows its Result, Re-run loads
+// it into the Run tab, Delete removes it.
 #pragma once
 
 #include <QWidget>
@@ -35,6 +35,9 @@ class HistoryTab : public QWidget {
   [[nodiscard]] QLineEdit* search_box() const { return search_; }
   // "All sources", then each source present in the history.
   [[nodiscard]] QComboBox* source_box() const { return source_; }
+  // "All environments", then each environment present in the history (item data: the
+  // name, or an unregistered --rootfs's digest).
+  [[nodiscard]] QComboBox* environment_box() const { return environment_; }
   void select_row(int row);
   // Re-run: the selected run's code and settings into the Run tab, and run them there.
   void rerun_selected();
@@ -52,12 +55,13 @@ class HistoryTab : public QWidget {
  private:
   [[nodiscard]] int selected_row() const;
   void show_selected();
-  // Refills the source filter from the history, keeping the chosen source.
-  void update_sources();
+  // Refills the source and environment filters from the history, keeping the chosen ones.
+  void update_filters();
 
   HistoryModel* model_;
   QLineEdit* search_;
   QComboBox* source_;
+  QComboBox* environment_;
   QTableView* table_;
   ResultView* result_;
   QPushButton* rerun_;

@@ -364,12 +364,10 @@ void RunTab::load(const history::RunRecord& record) {
     }
   }
   allow_net_->setText(allow.join(QLatin1Char(' ')));
-  // The environment it ran in, by name (an unregistered --rootfs has none: the host's).
-  const auto env = record.result.find("environment");
-  const bool named = env != record.result.end() && env->is_object() &&
-                     env->value("name", nlohmann::json()).is_string() &&
-                     !env->value("name", std::string()).empty();
-  set_environment(named ? QString::fromStdString(env->value("name", std::string()))
+  // The environment it ran in, by name. The Run tab offers host and stored ones only, so a
+  // run in an unregistered --rootfs (it has no name) or with none recorded loads as host.
+  const bool named = record.environment && !record.environment->name.empty();
+  set_environment(named ? QString::fromStdString(record.environment->name)
                         : QString::fromLatin1(environment::kHostName));
 }
 

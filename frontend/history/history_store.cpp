@@ -146,7 +146,14 @@ std::string first_line(std::string_view code) {
 constexpr const char* kRecordColumns =
     "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
     " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json,"
-    " input_files_cbor, artifact_globs_json, client";
+    " input_files_cbor, artifact_globs_json, client, environment, environment_digest";
+
+// An environment as its two columns: none is '' and '' (the host is named "host", and an
+// unregistered --rootfs has a digest, so no recorded environment has both empty).
+std::optional<EnvironmentRef> environment_from(std::string name, std::string digest) {
+  if (name.empty() && digest.empty()) return std::nullopt;
+  return EnvironmentRef{.name = std::move(name), .digest = std::move(digest)};
+}
 
 // LIKE pattern for a substring, with the wildcards of the search text escaped.
 std::string like_pattern(std::string_view search) {
@@ -159,31 +166,55 @@ std::string like_pattern(std::string_view search) {
   return pattern;
 }
 
-// The WHERE clause of a search and a source filter; bind_search() binds ?1, ?2 and ?5.
+// The WHERE clause of a search, a source filter and an environment filter; bind_search()
+// binds ?1, ?2, ?5 and ?6. An unregistered --rootfs has no name, so the filter names it by
+// its digest (environments() lists it so); a named one is matched by name alone, so every
+// version of "sci" (each digest) is one entry.
 constexpr std::string_view kSearchWhere =
     " WHERE (?1 = '' OR code LIKE ?2 ESCAPE '\\' OR backend LIKE ?2 ESCAPE '\\'"
     " OR outcome LIKE ?2 ESCAPE '\\' OR source LIKE ?2 ESCAPE '\\' OR client LIKE ?2 ESCAPE '\\'"
+    " OR environment LIKE ?2 ESCAPE '\\' OR environment_digest LIKE ?2 ESCAPE '\\'"
     " OR CAST(stdout AS TEXT) LIKE ?2 ESCAPE '\\' OR CAST(stderr AS TEXT) LIKE ?2 ESCAPE '\\')"
-    " AND (?5 = '' OR source = ?5)";
+    " AND (?5 = '' OR source = ?5)"
+    " AND (?6 = '' OR environment = ?6 OR (environment = '' AND environment_digest = ?6))";
 
 void bind_search(Statement& statement, const Query& query) {
   statement.bind(1, std::string_view(query.search));
   statement.bind(2, std::string_view(like_pattern(query.search)));
   statement.bind(5, std::string_view(query.source));
+  statement.bind(6, std::string_view(query.environment));
 }
 
-std::string_view order_column(SortKey key) {
+// The ORDER BY terms of a key, each to be followed by the direction.
+std::vector<std::string_view> order_columns(SortKey key) {
   switch (key) {
     case SortKey::kTime:
-      return "started_ms";
+      return {"started_ms"};
     case SortKey::kBackend:
-      return "backend COLLATE NOCASE";
+      return {"backend COLLATE NOCASE"};
     case SortKey::kOutcome:
-      return "outcome";
+      return {"outcome"};
     case SortKey::kDuration:
-      return "wall_ms";
+      return {"wall_ms"};
+    case SortKey::kEnvironment:
+      // None ('', '') first, then unregistered ones ('', digest) by digest, then names.
+      return {"environment COLLATE NOCASE", "environment_digest"};
   }
-  return "started_ms";
+  return {"started_ms"};
+}
+
+// The first column of every row of `sql`, as text: what a filter offers.
+Result<std::vector<std::string>> first_column(sqlite3* db, std::string_view sql) {
+  auto select = Statement::prepare(db, sql);
+  if (!select) return std::unexpected(select.error());
+  std::vector<std::string> out;
+  while (true) {
+    const Result<bool> more = select->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    out.push_back(select->column_text(0));
+  }
+  return out;
 }
 
 }  // namespace
@@ -304,9 +335,9 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
 }
 
 Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
-  auto insert =
-      Statement::prepare(impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
-                                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto insert = Statement::prepare(impl_->db.get(),
+                                   std::string("INSERT INTO runs(") + kRecordColumns +
+                                       ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!insert) return std::unexpected(insert.error());
   Statement& row = *insert;
   row.bind(1, to_ms(record.started));
@@ -343,6 +374,8 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
            std::string_view(
                json(record.artifact_globs).dump(-1, ' ', false, json::error_handler_t::replace)));
   row.bind(19, std::string_view(record.client));
+  row.bind(20, record.environment ? std::string_view(record.environment->name) : "");
+  row.bind(21, record.environment ? std::string_view(record.environment->digest) : "");
   if (auto done = row.run(); !done) {
     Error error = done.error();
     error.message = "record into history database " + impl_->path.string() + ": " + error.message;
@@ -354,13 +387,15 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
 Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
   std::string sql =
       "SELECT id, started_ms, source, backend, language, outcome, limit_kind, exit_code,"
-      " wall_ms, substr(code, 1, 400), client FROM runs";
+      " wall_ms, substr(code, 1, 400), client, environment, environment_digest FROM runs";
   sql += kSearchWhere;
   sql += " ORDER BY ";
-  sql += order_column(query.sort);
-  sql += query.descending ? " DESC" : " ASC";
-  // Ties (same backend, same outcome) keep a stable, newest-first order.
-  sql += ", id DESC LIMIT ?3 OFFSET ?4";
+  for (const std::string_view column : order_columns(query.sort)) {
+    sql += column;
+    sql += query.descending ? " DESC, " : " ASC, ";
+  }
+  // Ties (same backend, outcome or environment) keep a stable, newest-first order.
+  sql += "id DESC LIMIT ?3 OFFSET ?4";
   auto select = Statement::prepare(impl_->db.get(), sql);
   if (!select) return std::unexpected(select.error());
   bind_search(*select, query);
@@ -385,6 +420,7 @@ Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
     summary.first_line = first_line(row.column_text(9));
     summary.preview = code_preview(row.column_text(9));
     summary.client = row.column_text(10);
+    summary.environment = environment_from(row.column_text(11), row.column_text(12));
     rows.push_back(std::move(summary));
   }
   return rows;
@@ -430,21 +466,20 @@ Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   record.input_files = input_files_from(row.column_blob(17));
   record.artifact_globs = names_from(row.column_text(18));
   record.client = row.column_text(19);
+  record.environment = environment_from(row.column_text(20), row.column_text(21));
   return record;
 }
 
 Result<std::vector<std::string>> HistoryStore::sources() const {
-  auto select =
-      Statement::prepare(impl_->db.get(), "SELECT DISTINCT source FROM runs ORDER BY source");
-  if (!select) return std::unexpected(select.error());
-  std::vector<std::string> out;
-  while (true) {
-    const Result<bool> more = select->step();
-    if (!more) return std::unexpected(more.error());
-    if (!*more) break;
-    out.push_back(select->column_text(0));
-  }
-  return out;
+  return first_column(impl_->db.get(), "SELECT DISTINCT source FROM runs ORDER BY source");
+}
+
+Result<std::vector<std::string>> HistoryStore::environments() const {
+  // What Query::environment matches: the name, or an unregistered one's digest.
+  return first_column(
+      impl_->db.get(),
+      "SELECT DISTINCT CASE WHEN environment <> '' THEN environment ELSE environment_digest END"
+      " AS shown FROM runs WHERE environment <> '' OR environment_digest <> '' ORDER BY shown");
 }
 
 Status HistoryStore::remove(std::int64_t id) {

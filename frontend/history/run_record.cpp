@@ -25,6 +25,9 @@ RunRecord make_record(const RunRequest& request, const RunResult& result,
   for (const auto& [name, value_not_kept] : request.env) record.env_names.push_back(name);
   record.input_files = request.input_files;
   record.artifact_globs = request.artifact_globs;
+  // The Result's, which is what the run reports (the plugin loader copies it there); the
+  // request's when a Result was made without the loader (a front end's own sandbox error).
+  record.environment = result.environment ? result.environment : request.environment;
   record.outcome = result.outcome;
   record.limit = result.limit;
   record.exit_code = result.exit_code;
@@ -43,6 +46,8 @@ RunRequest request_of(const RunRecord& record) {
   request.limits = record.limits;
   request.input_files = record.input_files;
   request.artifact_globs = record.artifact_globs;
+  // A re-run runs in the same root filesystem; the front end creates its backend there.
+  request.environment = record.environment;
   return request;
 }
 

@@ -54,6 +54,26 @@ ALTER TABLE runs ADD COLUMN artifact_globs_json TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE runs ADD COLUMN client TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_by_source ON runs(source);
 )sql",
+    // 5: the environment a run ran in, as RunRecord::environment: its name ('host', a
+    // stored one's, '' for an unregistered --rootfs) and digest; both '' when none was
+    // recorded. Older rows take them from their Result's "environment" (result schema 5),
+    // so a history made before this version can be filtered too. json_type() fails on text
+    // that is not JSON, which would fail the whole migration: it is reached only through a
+    // CASE on json_valid() (a CASE evaluates its branches lazily; SQLite promises no order
+    // for AND). Only rows that have an environment are rewritten, since rewriting a row
+    // rewrites its stored output too. An index for the filter.
+    R"sql(
+ALTER TABLE runs ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN environment_digest TEXT NOT NULL DEFAULT '';
+UPDATE runs SET
+  environment = CASE WHEN json_type(result_json, '$.environment.name') = 'text'
+                     THEN json_extract(result_json, '$.environment.name') ELSE '' END,
+  environment_digest = CASE WHEN json_type(result_json, '$.environment.digest') = 'text'
+                            THEN json_extract(result_json, '$.environment.digest') ELSE '' END
+WHERE CASE WHEN json_valid(result_json)
+           THEN json_type(result_json, '$.environment') = 'object' ELSE 0 END;
+CREATE INDEX runs_by_environment ON runs(environment);
+)sql",
 };
 
 // 0 for a new file (no version table yet).

@@ -81,8 +81,9 @@ void exercise(history::HistoryStore& store) {
   require(store.schema_version() == history::kSchemaVersion);
   history::Query query;
   query.limit = 16;
-  for (const auto sort : {history::SortKey::kTime, history::SortKey::kBackend,
-                          history::SortKey::kOutcome, history::SortKey::kDuration}) {
+  for (const auto sort :
+       {history::SortKey::kTime, history::SortKey::kBackend, history::SortKey::kOutcome,
+        history::SortKey::kDuration, history::SortKey::kEnvironment}) {
     query.sort = sort;
     const auto rows = store.list(query);
     if (!rows) continue;
@@ -94,6 +95,7 @@ void exercise(history::HistoryStore& store) {
   }
   (void)store.count(query);
   (void)store.sources();
+  (void)store.environments();
   history::RunRecord record;
   record.source = "fuzz";
   record.code = "print('fuzz')";

@@ -3,7 +3,8 @@
 // and any bytes. Each input is one or two rows of fuzzed column values, inserted with
 // SQLite directly (each value typed by a byte: NULL, integer, real, text or blob) into a
 // store created by HistoryStore, then read back the ways the front ends read: list() in
-// every order, count(), sources(), get() and request_of() of each row, remove().
+// every order, count(), sources(), environments(), get() and request_of() of each row,
+// remove().
 // Properties: nothing throws or crashes; an inserted row is found by get(); list() never
 // returns more than its limit.
 #include <sqlite3.h>
@@ -26,8 +27,8 @@ using cordon::fuzz::require;
 constexpr const char* kColumns =
     "id, started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
     " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json,"
-    " input_files_cbor, artifact_globs_json, client";
-constexpr int kColumnCount = 20;
+    " input_files_cbor, artifact_globs_json, client, environment, environment_digest";
+constexpr int kColumnCount = 22;
 
 struct Db {
   history::HistoryStore store;
@@ -93,8 +94,10 @@ void read_back(const history::HistoryStore& store, Reader& in) {
   query.search = in.field('\x1f');
   query.limit = 1 + in.byte() % 8;
   query.offset = in.byte() % 4;
-  for (const auto sort : {history::SortKey::kTime, history::SortKey::kBackend,
-                          history::SortKey::kOutcome, history::SortKey::kDuration}) {
+  query.environment = in.field('\x1f');
+  for (const auto sort :
+       {history::SortKey::kTime, history::SortKey::kBackend, history::SortKey::kOutcome,
+        history::SortKey::kDuration, history::SortKey::kEnvironment}) {
     query.sort = sort;
     query.descending = !query.descending;
     const auto rows = store.list(query);
@@ -102,6 +105,7 @@ void read_back(const history::HistoryStore& store, Reader& in) {
   }
   (void)store.count(query);
   (void)store.sources();
+  (void)store.environments();
 }
 
 }  // namespace
