@@ -142,6 +142,17 @@ TEST_F(ContainerTest, OutputIsCapped) {
   EXPECT_TRUE(r.stdout_truncated);
 }
 
+// The init connects to cordon's one-shot listener in /.cordon before anything else, and
+// cordon closes and removes it before it sends the order (oci_init_channel.h): the code can
+// never find it, so nothing in the container can pose as the init.
+TEST_F(ContainerTest, TheInitsControlSocketIsGoneBeforeTheCodeRuns) {
+  const RunResult r =
+      run(sh("cat /proc/1/cmdline | tr '\\0' ' '; echo; "
+             "[ -e /.cordon/init.sock ] && echo present || echo absent"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "/.cordon-init oci --connect /.cordon/init.sock \nabsent\n");
+}
+
 // Engine mode has no directory of cordon's in the container for the proxy's socket: a list is
 // refused there before anything runs, never run with no network in silence nor with the
 // host's. The runtime mode carries it (the attack suite's allow-list tests).
@@ -292,12 +303,16 @@ TEST_F(ContainerTest, PooledRunsServeOneRunEachAndAreDestroyed) {
   ASSERT_TRUE(pooled.pool()->wait_ready(Clock::now() + seconds(10))) << pooled.pool()->last_error();
   std::set<std::string> hostnames;
   for (int i = 0; i < 4; ++i) {
-    RunRequest req = sh("ls /tmp; echo x > /tmp/state; cat /proc/1/cmdline | tr '\\0' ' '; echo");
+    RunRequest req =
+        sh("ls /tmp; echo x > /tmp/state; cat /proc/1/cmdline | tr '\\0' ' '; echo; "
+           "[ -e /.cordon/init.sock ] && echo present || echo absent");
     req.stdin_data = "";
     const RunResult r = pooled.run(req, {}, nullptr);
     EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
     // Nothing of the previous run: /tmp starts empty every time.
-    EXPECT_EQ(r.stdout_data, "/.cordon-init oci \n") << r.stdout_data;
+    // Its init connected to a socket that is gone before the code runs, pooled or not.
+    EXPECT_EQ(r.stdout_data, "/.cordon-init oci --connect /.cordon/init.sock \nabsent\n")
+        << r.stdout_data;
   }
   // A timeout and a request with other limits (served cold) through the same instance.
   RunResult r = pooled.run(sh("sleep 5", milliseconds(300)), {}, nullptr);

@@ -75,7 +75,8 @@ TEST(ContainerPlan, ProcessIsTheInitAsNobodyWithNothing) {
   EXPECT_EQ(p["user"]["uid"], 65534);
   EXPECT_EQ(p["user"]["gid"], 65534);
   EXPECT_FALSE(p["user"].contains("additionalGids"));
-  EXPECT_EQ(p["args"], json::array({kInitPath, "oci"}));
+  EXPECT_EQ(p["args"], json::array({kInitPath, "oci", "--connect", kInitSocket}))
+      << "the init connects to cordon's control socket (oci_init_channel.h)";
   EXPECT_TRUE(p["env"].empty()) << "the init starts with an empty environment";
   EXPECT_EQ(p["cwd"], "/tmp");
   EXPECT_EQ(p["noNewPrivileges"], true);

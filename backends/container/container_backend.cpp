@@ -5,6 +5,8 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -51,12 +53,45 @@ constexpr LimitRange kMemoryRange{16ULL << 20, kCgroupMemoryMax};
 constexpr LimitRange kProcessRange{8, kPidsMaxLimit - 1};
 // Scratch: the /tmp tmpfs cordon mounts; a size of 0 would be unlimited to tmpfs.
 
-// A connected AF_UNIX stream pair, both ends CLOEXEC: the init reads a byte stream.
-Result<proc::Pipe> stream_pair() {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    return fail_errno("socketpair");
-  return proc::Pipe{UniqueFd(sv[0]), UniqueFd(sv[1])};
+// The init's control channel (cordon/proc/oci_init_channel.h): a listening AF_UNIX stream
+// socket at `path` that the container's init (uid 65534) may connect to.
+Result<UniqueFd> listen_for_init(const fs::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string& p = path.native();
+  if (p.size() >= sizeof(addr.sun_path)) {
+    return fail(ErrorCode::kSystem, "control socket path too long: " + p);
+  }
+  std::memcpy(addr.sun_path, p.data(), p.size());
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return fail_errno("socket for the container's init");
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return fail_errno("bind " + p);
+  }
+  // connect() needs write permission on the socket file; bind() applied the umask.
+  if (::chmod(p.c_str(), 0666) != 0) return fail_errno("chmod " + p);
+  if (::listen(fd.get(), /*backlog=*/1) != 0) return fail_errno("listen on " + p);
+  return fd;
+}
+
+// The init's one connection, waited for until `until`; the listener is closed and its
+// file removed before anything else reaches the container, so the code, which runs only
+// after the order, can never connect to it.
+Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until) {
+  ScopeExit gone([&] { ::unlink(path.c_str()); });
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
+    if (left <= 0) {
+      return fail(ErrorCode::kTimeout, "the container's init did not connect in time");
+    }
+    pollfd pfd{listener.get(), POLLIN, 0};
+    const int n = ::poll(&pfd, 1, static_cast<int>(left));
+    if (n < 0 && errno != EINTR) return fail_errno("poll for the container's init");
+    if (n <= 0) continue;
+    UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (conn) return conn;
+    if (errno != EINTR && errno != ECONNABORTED) return fail_errno("accept the container's init");
+  }
 }
 
 Status send_all(int fd, std::string_view data) {
@@ -352,30 +387,36 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   if (auto st = write_bundle(bundle, *config, key.scratch_bytes); !st) {
     return std::unexpected(st.error());
   }
-  auto ctl = stream_pair();
+  // The init connects to this before anything else (oci_init_channel.h): one channel for
+  // runc and runsc, which has no --preserve-fds.
+  const fs::path ctl_path = bundle / "code" / kInitSocketName;
+  auto listener = listen_for_init(ctl_path);
+  if (!listener) return std::unexpected(listener.error());
   auto out = proc::make_pipe();
   auto err = proc::make_pipe();
   auto in = proc::make_pipe();
-  if (!ctl || !out || !err || !in) return fail(ErrorCode::kSystem, "cannot make the stdio pipes");
-  c.ctl = std::move(ctl->read);
+  if (!out || !err || !in) return fail(ErrorCode::kSystem, "cannot make the stdio pipes");
   c.stdout_read = std::move(out->read);
   c.stderr_read = std::move(err->read);
   c.stdin_write = std::move(in->write);
-  // The runtime hands its fd 3 (--preserve-fds 1) to the container's process as fd 3.
   // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
   // returns once it started. In the foreground (`runc run` without --detach) it would
   // relay the stdio through pipes of its own and, when the container ended, block writing
   // what it still held into pipes cordon no longer reads after a deadline: nothing but the
   // container's processes may hold a write end of the code's output.
-  const std::vector<int> keep = {ctl->write.get()};
-  if (auto st = runtime_.call(
-          {"run", "--detach", "--bundle", bundle.string(), "--preserve-fds", "1", c.id()}, until,
-          keep, in->read.get(), out->write.get(), err->write.get());
+  if (auto st = runtime_.call({"run", "--detach", "--bundle", bundle.string(), c.id()}, until,
+                              /*keep_fds=*/{}, in->read.get(), out->write.get(), err->write.get());
       !st) {
     // The runtime says why on its stderr, the container's.
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(st.error().code, st.error().message + said);
   }
+  auto ctl = accept_init(std::move(*listener), ctl_path, until);
+  if (!ctl) {
+    const std::string said(last_line(pending_text(c.stderr_read.get())));
+    return fail(ctl.error().code, ctl.error().message + (said.empty() ? "" : " (" + said + ")"));
+  }
+  c.ctl = std::move(*ctl);
   undo.dismiss();
   return c;
 }

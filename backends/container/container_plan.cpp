@@ -134,7 +134,8 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   json process = {
       {"terminal", false},
       {"user", {{"uid", kSandboxUid}, {"gid", kSandboxGid}}},
-      {"args", {kInitPath, "oci"}},  // cordon-init in its container role
+      // cordon-init in its container role, connecting to cordon's control socket.
+      {"args", {kInitPath, "oci", kInitConnectFlag, kInitSocket}},
       {"env", json::array()},
       {"cwd", kScratchDir},
       {"capabilities",

@@ -43,6 +43,9 @@ inline constexpr const char* kCodeFile = "/.cordon/code";
 // A run with a network allow-list: the egress proxy's socket, made in the bundle's code/
 // directory when the run starts (so a pooled container, built before, sees it too).
 inline constexpr const char* kProxySocket = "/.cordon/proxy.sock";
+// The init's control channel (cordon/proc/oci_init_channel.h): cordon's listener in the
+// bundle's code/ directory, there only until the init connected, before any code runs.
+inline constexpr const char* kInitSocket = "/.cordon/init.sock";
 inline constexpr const char* kScratchDir = "/tmp";
 
 // Settings of one backend instance. The test-only switches turn one protection off at a

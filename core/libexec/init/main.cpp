@@ -3,7 +3,7 @@
 // way (cordon/proc/init_end.h): start the code from an order, reap, and once the code's main
 // process has ended kill and reap every other process of the run, then report.
 //   ns      PID 1 of a namespace sandbox (the namespace backend)
-//   oci     PID 1 of a container (the container backend, under runc)
+//   oci     PID 1 of a container (the container backend, under runc or runsc)
 //   reaper  a subreaper for a plain process tree (the subprocess backend without a cgroup)
 // Static: a container's root may have no loader, and the sandbox execs it in a fresh root.
 //
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(role, "oci") == 0) {
     ::prctl(PR_SET_NAME, "cordon-oci-init");
-    return cordon::init::oci_init_main();
+    return cordon::init::oci_init_main(argc - 1, argv + 1);
   }
   if (std::strcmp(role, "reaper") == 0) {
     ::prctl(PR_SET_NAME, "cordon-reaper");

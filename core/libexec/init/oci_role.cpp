@@ -1,7 +1,8 @@
 // cordon-init's "oci" role, cordon-oci-init: PID 1 of each container the container backend
 // runs. The runtime execs it as the container's process (argv: itself and "oci",
-// environment: empty), with the code's stdio on fds 0-2 and cordon's control socket on
-// fd 3 (cordon/proc/oci_init_channel.h).
+// environment: empty), with the code's stdio on fds 0-2; it connects to cordon's control
+// socket (`--connect PATH`) and keeps the connection as fd 3
+// (cordon/proc/oci_init_channel.h).
 //
 // It reads its order (the code's command and environment, and its backstop) from fd 3,
 // starts the code as its child, reaps every process reparented to it, and when the code's
@@ -24,6 +25,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,12 +132,39 @@ bool read_order(Order& order, std::vector<char>& blob) {
   return true;
 }
 
+// Connects to cordon's listener at `path` and makes the connection fd 3. Done first, before
+// any code exists in the container: cordon accepts one connection only and removes the
+// listener before it sends the order.
+bool connect_channel(const char* path) {
+  struct sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::size_t len = std::strlen(path);
+  if (len == 0 || len >= sizeof(addr.sun_path)) return false;
+  std::memcpy(addr.sun_path, path, len);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  if (::connect(fd, reinterpret_cast<const struct sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return false;
+  }
+  if (fd == kInitControlFd) return true;
+  // dup3 leaves O_CLOEXEC on the copy: the code must not inherit the channel.
+  const bool moved = ::dup3(fd, kInitControlFd, O_CLOEXEC) == kInitControlFd;
+  ::close(fd);
+  return moved;
+}
+
 }  // namespace
 
 namespace cordon::init {
 
-int oci_init_main() {
+int oci_init_main(int argc, char** argv) {
   ::prctl(PR_SET_DUMPABLE, 0);
+  if (argc == 3 && std::strcmp(argv[1], cordon::oci::kInitConnectFlag) == 0) {
+    if (!connect_channel(argv[2])) return 2;
+  } else if (argc != 1) {
+    return 2;
+  }
   // The code must not inherit cordon's control socket.
   ::fcntl(kInitControlFd, F_SETFD, FD_CLOEXEC);
 

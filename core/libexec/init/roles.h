@@ -8,7 +8,9 @@ namespace cordon::init {
 int ns_init_main();
 
 // PID 1 of a container (cordon/proc/oci_init_channel.h): the OCI runtime's process.
-int oci_init_main();
+// `argv[0]` is the role's name; `--connect PATH` names cordon's socket to connect to
+// (without it, fd 3 is already the channel).
+int oci_init_main(int argc, char** argv);
 
 // The subprocess backend's fallback subreaper (cordon/proc/reaper_protocol.h). `argv[0]` is
 // the role's name, the role's arguments follow.

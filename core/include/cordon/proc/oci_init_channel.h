@@ -1,6 +1,15 @@
 // How cordon talks to cordon-oci-init (PID 1 inside each container): the protocol of every
-// process-tree helper (cordon/proc/init_protocol.h) over one AF_UNIX stream socket that
-// the runtime passes to the container as fd 3 (`--preserve-fds 1`).
+// process-tree helper (cordon/proc/init_protocol.h) over one AF_UNIX stream socket, the
+// init's fd 3.
+//
+// The channel (issue #18): cordon listens on kInitSocketName in the bundle's code/
+// directory, which every container sees read-only at /.cordon, and the init, started as
+// `cordon-init oci --connect /.cordon/init.sock`, connects to it before anything else and
+// moves the connection to fd 3. cordon accepts exactly one connection, then closes the
+// listener and unlinks its file before it sends the order, so no code ever runs while the
+// socket can be reached. One channel for every runtime: runc could pass an inherited fd
+// (`--preserve-fds`), gVisor's runsc (release 2022-12-19) cannot, but lets the sandbox
+// connect to a host socket bound into it (`--host-uds=open`, through its gofer).
 //
 // cordon -> init: an OrderHeader of kind kRun, then its `size` bytes of records inline:
 //   kExe, kArg…, kEnv…, kBackstop (the runtime gives the stdio, the config the cwd and
@@ -21,6 +30,10 @@
 namespace cordon::oci {
 
 inline constexpr int kInitControlFd = 3;
+// The listener's name in the bundle's code/ directory, and the init's argument before its
+// path inside the container.
+inline constexpr const char* kInitSocketName = "init.sock";
+inline constexpr const char* kInitConnectFlag = "--connect";
 // Bounds the init applies to the order it reads (the code itself travels in argv or a
 // file).
 inline constexpr std::uint32_t kInitMaxOrderBytes = 8U << 20;
