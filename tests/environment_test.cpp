@@ -523,6 +523,27 @@ TEST_P(EnvironmentRun, NoBackendRunsItWithLessIsolationAndNoReportBacksAnotherEn
   EXPECT_NE(claim_of({"--rootfs", tree_.string()}).find(pinned), std::string::npos);
 }
 
+// A tree below a directory other users cannot enter (here 0700, as /root or a temporary
+// directory is): as root the namespace backend binds it as the sandbox's own host uid, so it
+// refuses it up front, naming that directory, instead of failing every run at a mount; the
+// container backend's runtime binds as root and shows it.
+TEST_P(EnvironmentRun, ATreeOtherUsersCannotReachIsRefusedWithTheReasonOrShown) {
+  const fs::path closed = dir_ / "closed";
+  const fs::path tree = cordon::testing::make_shell_environment(closed / "tree");
+  fs::permissions(closed, fs::perms::owner_all);
+  const Ran ran =
+      cordon({"run", "-b", GetParam(), "--rootfs", tree.string(), "-c", "echo shown"}, dir_, env_);
+  if (GetParam() == "namespace") {
+    EXPECT_EQ(ran.status, 125) << ran.out << ran.err;
+    EXPECT_NE(ran.err.find(closed.string() + " does not let other users through"),
+              std::string::npos)
+        << ran.err;
+  } else {
+    EXPECT_EQ(ran.status, 0) << ran.out << ran.err;
+    EXPECT_EQ(ran.out, "shown\n");
+  }
+}
+
 // `cordon environment add NAME IMAGE`: an image podman holds (here one imported from the
 // shell environment's tree: nothing can be pulled) is added as its root filesystem, with the
 // same digest as that tree, its name and id as source, and podman's mount of it undone.

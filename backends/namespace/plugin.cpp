@@ -1,5 +1,9 @@
 // The plugin entry point of the namespace backend.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 #include <optional>
 #include <string>
@@ -8,6 +12,22 @@
 #include "namespace_backend.h"
 
 namespace {
+
+// As root, the set-up process binds an environment's tree as the sandbox's own host uid (a
+// uid slot, never 0: child_setup.cpp), so every directory from / down to the tree must let
+// others through; a tree below /root or a 0700 temporary directory would otherwise fail at
+// the first run with "mount: bind ...: Permission denied". The directory that stops them,
+// or "" when none does. (Without root the sandbox's uid is the caller's own, which reaches
+// whatever the caller named.)
+std::string first_closed_directory(const std::filesystem::path& root) {
+  if (::geteuid() != 0) return "";
+  for (std::filesystem::path p = root; !p.empty(); p = p.parent_path()) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) return p.string();
+    if (p == p.root_path()) break;
+  }
+  return "";
+}
 
 // A long-running host of the plugin (a server, the inspector) asks for sandboxes built
 // ahead of time with the pool_size option, else CORDON_NAMESPACE_POOL_SIZE; the one-shot
@@ -50,6 +70,14 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
     if (given.system_root->empty() || given.system_root->front() != '/') {
       return cordon::fail(cordon::ErrorCode::kInvalidArgument,
                           "namespace: an environment's root must be an absolute path");
+    }
+    if (const std::string closed = first_closed_directory(*given.system_root); !closed.empty()) {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                          "namespace: the environment " + *given.system_root +
+                              " cannot be shown: " + closed +
+                              " does not let other users through (no o+x), and the sandbox "
+                              "binds it as its own uid, not as root; move the tree, or `cordon "
+                              "environment add` it");
     }
     options.system_root = *given.system_root;
     options.system_root_digest = given.system_root_digest.value_or("");
