@@ -119,10 +119,7 @@ Result<environment::Selection> apply_environment(const EnvironmentFlags& flags,
     return fail(selection.error().code,
                 (flags.rootfs ? "--rootfs: " : "--environment: ") + selection.error().describe());
   }
-  if (!selection->is_host()) {
-    options.system_root = selection->root;
-    options.system_root_digest = selection->digest;
-  }
+  environment::show_in(*selection, options);
   return selection;
 }
 

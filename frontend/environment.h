@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/backend_options.h"
 #include "cordon/error.h"
 
 namespace cordon::environment {
@@ -124,6 +125,10 @@ struct Selection {
 };
 [[nodiscard]] Result<Selection> select(const std::optional<std::string>& environment,
                                        const std::optional<std::string>& rootfs);
+
+// Sets `options` to create backends that show `selection` (BackendOptions::system_root and
+// its digest); the host and an engine's image leave them unset.
+void show_in(const Selection& selection, BackendOptions& options);
 
 // The stored inventory, else the one the files tell now (the host's /usr without
 // /usr/local, which the sandbox hides; an unregistered --rootfs with it); none for an

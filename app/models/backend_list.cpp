@@ -17,10 +17,7 @@ BackendList::BackendList()
 
 BackendOptions BackendList::options_for(const environment::Selection& environment) {
   BackendOptions options;
-  if (!environment.is_host()) {
-    options.system_root = environment.root;
-    options.system_root_digest = environment.digest;
-  }
+  environment::show_in(environment, options);
   return options;
 }
 

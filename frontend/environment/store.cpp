@@ -2,7 +2,6 @@
 // inventory) and <dir>/trees/<digest hex>/ the copies they name. A tree is written once,
 // under a temporary name, hashed, then renamed into place: a tree under its digest's
 // name is always complete, and never written again.
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <fstream>
 #include <random>
 
+#include "frontend/data_dir.h"
 #include "frontend/environment.h"
 #include "frontend/environment/tree.h"
 
@@ -21,11 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string_view env(const char* name) {
-  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read at start-up
-  return value != nullptr ? value : "";
-}
 
 std::string now_utc() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -101,21 +96,14 @@ Status remove_tree(const fs::path& root) {
 }  // namespace
 
 Result<fs::path> Store::default_dir() {
-  if (const std::string_view d = env(kStoreEnv); !d.empty()) return fs::path(d);
+  if (const std::string_view d = frontend::env_value(kStoreEnv); !d.empty()) return fs::path(d);
   if (::geteuid() == 0) return fs::path("/var/lib/cordon/environments");
-  if (const std::string_view data = env("XDG_DATA_HOME"); !data.empty() && data.front() == '/') {
-    return fs::path(data) / "cordon" / "environments";
-  }
-  std::string_view home = env("HOME");
-  if (home.empty()) {
-    const passwd* entry = ::getpwuid(::getuid());  // NOLINT(concurrency-mt-unsafe)
-    if (entry != nullptr && entry->pw_dir != nullptr) home = entry->pw_dir;
-  }
-  if (home.empty()) {
+  const std::optional<fs::path> data = frontend::data_dir();
+  if (!data) {
     return fail(ErrorCode::kNotFound,
                 std::string("no place for environments: set ") + kStoreEnv + " or HOME");
   }
-  return fs::path(home) / ".local" / "share" / "cordon" / "environments";
+  return *data / "environments";
 }
 
 Status Store::check_name(const std::string& name) {
@@ -274,6 +262,12 @@ Result<Selection> select(const std::optional<std::string>& environment,
   if (!e) return std::unexpected(e.error());
   return Selection{
       .name = e->name, .digest = e->digest, .root = e->root.string(), .inventory = e->inventory};
+}
+
+void show_in(const Selection& selection, BackendOptions& options) {
+  if (selection.is_host() || selection.engine_image) return;
+  options.system_root = selection.root;
+  options.system_root_digest = selection.digest;
 }
 
 Inventory inventory_for(const Selection& selection) {
