@@ -132,7 +132,7 @@ ReportBinding binding_for(const Backend& backend, const Catalogue& catalogue,
                           const NetworkAccess& network) {
   std::string list = network_binding(network);
   return ReportBinding{.host_fingerprint = host_fingerprint(),
-                       .backend_name = std::string(backend.name()),
+                       .backend_name = backend_label(backend.name(), backend.variant()),
                        .backend_version = std::string(backend.version()),
                        .policy_hash = policy_hash(backend, catalogue, list),
                        .catalogue_hash = catalogue.hash,
@@ -250,7 +250,17 @@ fs::path report_path(const ReportBinding& b) {
   const std::string key = sha256_hex(
       b.host_fingerprint + "\n" + b.backend_name + "\n" + b.backend_version + "\n" + b.policy_hash +
       "\n" + b.catalogue_hash + (b.network.empty() ? "" : "\n" + b.network));
-  return report_dir() / (b.backend_name + "-" + key.substr(0, 16) + ".json");
+  // "container (runsc)" names its file container-runsc-….json.
+  std::string stem;
+  for (const char c : b.backend_name) {
+    if (c == ' ' || c == '(' || c == ')') {
+      if (!stem.empty() && stem.back() != '-') stem += '-';
+    } else {
+      stem += c == '/' ? '_' : c;
+    }
+  }
+  if (!stem.empty() && stem.back() == '-') stem.pop_back();
+  return report_dir() / (stem + "-" + key.substr(0, 16) + ".json");
 }
 
 Status store_report(const AuditReport& report) {

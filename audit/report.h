@@ -23,7 +23,7 @@ inline constexpr int kReportSchemaVersion = 2;
 
 struct ReportBinding {
   std::string host_fingerprint;  // "sha256:..."
-  std::string backend_name;
+  std::string backend_name;      // as lists show it: "container (runsc)" (backend_label())
   std::string backend_version;
   std::string policy_hash;  // "sha256:..."
   std::string catalogue_hash;

@@ -119,7 +119,7 @@ int audit_command(const AuditCommandOptions& options) {
   BackendOptions backend_options = options.backend_options;
   Result<environment::Selection> env = apply_environment(options.environment, backend_options);
   if (!env) return report_failure(env.error().describe(), options.json);
-  const BackendCatalog catalog({}, {}, backend_options);
+  const BackendCatalog catalog({}, {}, backend_options, BackendCatalog::Variants::kList);
   if (Status refused = catalog.options_status(); !refused) {
     return report_failure(refused.error().message, options.json);
   }

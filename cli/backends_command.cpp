@@ -19,7 +19,9 @@ namespace {
 
 nlohmann::json entry_json(const CatalogEntry& entry) {
   nlohmann::json out = {
-      {"name", entry.plugin.name},
+      {"name", entry.label},
+      {"plugin", entry.plugin.name},
+      {"variant", entry.variant},
       {"version", entry.plugin.version},
       {"path", entry.plugin.path.string()},
       {"loaded", entry.plugin.loaded},
@@ -85,7 +87,7 @@ void print_text(const BackendCatalog& catalog) {
   }
   for (const CatalogEntry& entry : catalog.entries()) {
     const bool available = entry.backend != nullptr && entry.probe.available;
-    std::printf("%s %s: %s%s%s\n  %s\n", entry.plugin.name.c_str(),
+    std::printf("%s %s: %s%s%s\n  %s\n", entry.label.c_str(),
                 entry.plugin.version.empty() ? "(unknown version)" : entry.plugin.version.c_str(),
                 available ? "available" : "not available", entry.probe.reason.empty() ? "" : " — ",
                 entry.probe.reason.c_str(), entry.plugin.path.c_str());
@@ -144,7 +146,7 @@ void print_markdown(const BackendCatalog& catalog) {
     std::printf(
         "\n`%s`:\n\n| aspect | enforced | mechanism | value | conditions |\n"
         "|---|---|---|---|---|\n",
-        entry.plugin.name.c_str());
+        entry.label.c_str());
     for (const Capability& c : entry.capabilities.aspects) {
       std::string conditions;
       for (const std::string& condition : c.conditions) {
@@ -160,7 +162,7 @@ void print_markdown(const BackendCatalog& catalog) {
 }  // namespace
 
 int backends_command(const BackendsOptions& options) {
-  const BackendCatalog catalog;
+  const BackendCatalog catalog({}, {}, {}, BackendCatalog::Variants::kList);
   if (options.json) {
     print_json(catalog);
   } else if (options.markdown) {

@@ -60,7 +60,8 @@ int prompt_command(const PromptOptions& given, const NetworkFlags& network_flags
   if (!env) return report_failure(env.error().describe(), kJson);
   options.software = environment::describe(*env);
 
-  const BackendCatalog catalog(*limits, {}, options.backend_options);
+  const BackendCatalog catalog(*limits, {}, options.backend_options,
+                               BackendCatalog::Variants::kList);
   Result<BackendChoice> choice = choose_from(catalog, *limits, options.backend,
                                              /*allow_unisolated=*/false, network->any());
   if (!choice) return report_failure(choice.error().message, kJson);

@@ -16,7 +16,10 @@ namespace cordon::frontend {
 
 struct CatalogEntry {
   PluginInfo plugin;
-  BackendPtr backend;  // null when the plugin failed to load or create() failed
+  // How lists show it: the plugin's name, or a variant's label, "container (runsc)".
+  std::string label;
+  std::string variant;  // Probe::variant, or the one it was asked to be; "" for the plain one
+  BackendPtr backend;   // null when the plugin failed to load or create() failed
   Probe probe;
   Capabilities capabilities;  // for the limits the catalog was built with
   // Why the backend refused the catalog's BackendOptions (a value it has but cannot
@@ -32,8 +35,15 @@ class BackendCatalog {
   // by name: `cordon run -b NAME` pays for one plugin. Otherwise, and when that file is
   // missing or broken, every plugin is (so errors can list the others). Each backend is
   // created with `options` (--pool-size, --engine, --image, --runtime).
+  //
+  // With Variants::kList, and no --runtime given, each variant a backend's probe offers
+  // (Probe::variants: the container backend under gVisor) is created as an entry of its
+  // own, after its plugin's: what the lists (`cordon backends`, `audit --all`, the
+  // inspector) show. `only` may be such a label ("container (runsc)"). Without it a
+  // catalog probes no variant: `auto` never picks one, and `cordon run` does not pay for it.
+  enum class Variants { kSkip, kList };
   explicit BackendCatalog(const Limits& limits = {}, std::string_view only = {},
-                          BackendOptions options = {});
+                          BackendOptions options = {}, Variants variants = Variants::kSkip);
   BackendCatalog(const BackendCatalog&) = delete;
   BackendCatalog& operator=(const BackendCatalog&) = delete;
   ~BackendCatalog();
@@ -47,10 +57,14 @@ class BackendCatalog {
   // user named a value that cannot be honoured here, so nothing runs with another one.
   [[nodiscard]] Status options_status() const;
   [[nodiscard]] std::vector<BackendCandidate> candidates() const;
-  // The backend named `name`, or null.
+  // The backend of that label, else of that plugin when it made one entry; or null.
   [[nodiscard]] Backend* backend(const std::string& name) const;
 
  private:
+  // Creates, probes and appends the entry of `info` made with `options`.
+  void add_entry(const PluginInfo& info, const BackendOptions& options, const Limits& limits,
+                 const std::string& variant = {});
+
   // Declared first so it is destroyed last: the backends' code lives in its plugins.
   PluginRegistry registry_;
   std::vector<std::filesystem::path> search_path_;

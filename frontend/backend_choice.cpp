@@ -67,7 +67,9 @@ std::string auto_reason(const BackendCandidate& best, const BackendCandidate* ne
   return out + "; the next, " + next->name + ", " + strength_text(sn);
 }
 
-// A loaded copy of a name wins over a failed one (a shadowed duplicate, say).
+// A loaded copy of a name wins over a failed one (a shadowed duplicate, say). Without an
+// entry of that label, the plugin of that name when it made just one (`-b container
+// --runtime runsc` lists as "container (runsc)").
 const BackendCandidate* find_candidate(const std::vector<BackendCandidate>& candidates,
                                        std::string_view name) {
   const BackendCandidate* found = nullptr;
@@ -75,6 +77,12 @@ const BackendCandidate* find_candidate(const std::vector<BackendCandidate>& cand
     if (candidate.name != name) continue;
     if (candidate.available) return &candidate;
     if (found == nullptr) found = &candidate;
+  }
+  if (found != nullptr) return found;
+  for (const BackendCandidate& candidate : candidates) {
+    if (candidate.plugin != name) continue;
+    if (found != nullptr) return nullptr;  // several: only their labels name one
+    found = &candidate;
   }
   return found;
 }
@@ -126,7 +134,7 @@ Result<BackendChoice> choose_backend(const std::vector<BackendCandidate>& candid
   const BackendCandidate* best = nullptr;
   const BackendCandidate* next = nullptr;
   for (const BackendCandidate& candidate : candidates) {
-    if (!candidate.available) continue;
+    if (!candidate.available || candidate.opt_in) continue;
     if (best == nullptr || ranks_before(candidate, *best)) {
       if (best != nullptr && best->name != candidate.name) next = best;
       best = &candidate;

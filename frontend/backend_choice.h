@@ -28,11 +28,17 @@ inline constexpr std::string_view kAutoOrder[] = {"namespace", "container"};
 
 // One plugin as the chooser sees it: loaded or not, probed, with its capabilities.
 struct BackendCandidate {
-  std::string name;
+  std::string name;  // as lists show it: "namespace", "container (runsc)" (backend_label())
   std::string version;
   bool available = false;
   std::string reason;  // why not available (failed to load, probe said no); may be empty
   Capabilities capabilities;
+  // The plugin's name when `name` is a variant's label ("container"): `-b container` with
+  // `--runtime runsc` names the one entry that plugin made. Empty: the same as `name`.
+  std::string plugin{};  // NOLINT(readability-redundant-member-init): g++'s missing-initializer
+  // A variant (Probe::variant, e.g. gVisor): chosen only when named, never by `auto`, which
+  // keeps choosing among the kernel-sharing backends by cost.
+  bool opt_in = false;
 };
 
 struct BackendChoice {
@@ -44,7 +50,8 @@ struct BackendChoice {
   std::string reason;
 };
 
-// `requested` is a backend name or "auto". Errors (ErrorCode kNotFound / kUnavailable)
+// `requested` is a backend name (a label, or a plugin's name when that plugin made a single
+// entry) or "auto". Errors (ErrorCode kNotFound / kUnavailable)
 // carry a one-line message that names the problem and the backends available here.
 [[nodiscard]] Result<BackendChoice> choose_backend(const std::vector<BackendCandidate>& candidates,
                                                    std::string_view requested,

@@ -29,6 +29,13 @@ struct Sentence {
 
 std::string value_of(const Capability& c) { return c.value.value_or("?"); }
 
+std::string param_of(const Mechanism& m, std::string_view key) {
+  for (const auto& [name, value] : m.params) {
+    if (name == key) return value;
+  }
+  return "?";
+}
+
 Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& ctx) {
   const Enforcement e = c.enforcement;
   const bool none = e == Enforcement::kNone;
@@ -58,6 +65,15 @@ Sentence sentence_for(Aspect aspect, const Capability& c, const RenderContext& c
       return {"It gets no environment variables, credentials or secrets of the caller.", true};
     case Aspect::kProcessTree:
       if (none) return {"It can see and signal the host user's processes.", false};
+      if (c.by.kind == "user_space_kernel") {
+        // What differs for the code under gVisor, so a model is not puzzled by it.
+        return {"It runs on " + param_of(c.by, "kernel") +
+                    ", a user-space kernel in front of the host's: it sees only its own "
+                    "processes and runs without privileges; /proc shows only its sandbox, and "
+                    "system calls " +
+                    param_of(c.by, "kernel") + " does not implement fail (ENOSYS or EPERM).",
+                true};
+      }
       return {"It sees only its own processes and runs without privileges.", true};
     case Aspect::kSyscallFilter:
       if (none) return {"", false};
@@ -170,7 +186,10 @@ Result<Statement> backed(std::string placeholder, const Sentence& s,
   std::string why = unproven_on(ctx.report, aspects, &contradicted);
   if (why.empty()) return out;
   // A report is bound to the list it was made under: say which audit would make one.
-  std::string audit = "cordon audit --backend " + ctx.backend_name;
+  // A label with a space ("container (runsc)") is quoted, so the command can be pasted.
+  std::string audit = "cordon audit --backend " + (ctx.backend_name.find(' ') == std::string::npos
+                                                       ? ctx.backend_name
+                                                       : "'" + ctx.backend_name + "'");
   if (ctx.network.any()) {
     if (ctx.report == nullptr) why += " with this network allow-list";
     // An entry a shell would expand ("*.pythonhosted.org") is quoted, so the command can be

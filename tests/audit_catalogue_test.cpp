@@ -482,6 +482,20 @@ TEST(AuditReport, TheAllowListIsPartOfTheBinding) {
   EXPECT_NE(report_path(r.binding), report_path(sample_report().binding));
 }
 
+// A variant's report (issue #18) is its own: bound to "container (runsc)", never to the
+// plain container backend's, and kept in a file named without spaces or parentheses.
+TEST(AuditReport, AVariantsReportIsKeptApart) {
+  AuditReport r = sample_report();
+  r.binding.backend_name = "container (runsc)";
+  const std::string file = report_path(r.binding).filename().string();
+  EXPECT_TRUE(file.starts_with("container-runsc-")) << file;
+  EXPECT_EQ(file.find_first_of(" ()"), std::string::npos) << file;
+  AuditReport plain = sample_report();
+  plain.binding.backend_name = "container";
+  EXPECT_NE(report_path(r.binding), report_path(plain.binding));
+  EXPECT_TRUE(report_path(plain.binding).filename().string().starts_with("container-"));
+}
+
 TEST(AuditReport, HostFingerprintIsStable) {
   EXPECT_EQ(host_fingerprint(), host_fingerprint());
   EXPECT_TRUE(host_fingerprint().starts_with("sha256:"));

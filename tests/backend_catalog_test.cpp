@@ -88,5 +88,44 @@ TEST(BackendCatalog, ARefusedOptionFailsTheChoiceWithTheReason) {
   EXPECT_EQ(choice.error().message, status.error().message);
 }
 
+// A variant a backend offers (the container backend under gVisor, issue #18) is an entry
+// of its own where backends are listed, and nowhere else: `auto` and a plain catalog never
+// create it, its label names it, and a runtime the user chose is not listed twice.
+TEST(BackendCatalog, ListsTheVariantsABackendOffersAsEntriesOfTheirOwn) {
+  const FixturePluginPath path;
+  const BackendCatalog listed({}, "fixture", {}, BackendCatalog::Variants::kList);
+  ASSERT_EQ(listed.entries().size(), 2u);
+  EXPECT_EQ(listed.entries()[0].label, "fixture");
+  EXPECT_EQ(listed.entries()[1].label, "fixture (alt)");
+  EXPECT_EQ(listed.entries()[1].variant, "alt");
+  ASSERT_NE(listed.backend("fixture (alt)"), nullptr);
+  EXPECT_EQ(listed.backend("fixture (alt)")->variant(), "alt");
+  EXPECT_EQ(listed.backend("fixture")->variant(), "");
+  const std::vector<BackendCandidate> candidates = listed.candidates();
+  EXPECT_FALSE(candidates[0].opt_in);
+  EXPECT_TRUE(candidates[1].opt_in);
+  EXPECT_EQ(candidates[1].plugin, "fixture");
+
+  const BackendCatalog plain({}, "fixture", {});
+  EXPECT_EQ(plain.entries().size(), 1u);
+  // Named by its label: made, though the catalog was not asked to list variants.
+  const BackendCatalog named({}, "fixture (alt)", {});
+  ASSERT_NE(named.backend("fixture (alt)"), nullptr);
+  const Result<BackendChoice> choice = choose_from(named, {}, "fixture (alt)", true);
+  ASSERT_TRUE(choice) << choice.error().message;
+  EXPECT_EQ(choice->name, "fixture (alt)");
+
+  BackendOptions chosen;
+  chosen.runtime = "fixture-runtime";
+  const BackendCatalog with_runtime({}, "fixture", chosen, BackendCatalog::Variants::kList);
+  ASSERT_EQ(with_runtime.entries().size(), 1u);
+  EXPECT_EQ(with_runtime.entries()[0].label, "fixture (alt)");
+  // `-b fixture --runtime fixture-runtime`: the plugin's name finds its one entry.
+  EXPECT_NE(with_runtime.backend("fixture"), nullptr);
+  const Result<BackendChoice> by_plugin = choose_from(with_runtime, {}, "fixture", true);
+  ASSERT_TRUE(by_plugin) << by_plugin.error().message;
+  EXPECT_EQ(by_plugin->name, "fixture (alt)");
+}
+
 }  // namespace
 }  // namespace cordon::frontend

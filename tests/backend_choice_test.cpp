@@ -192,6 +192,39 @@ TEST(BackendChoiceTest, ALoadedDuplicateWinsOverAShadowedOne) {
   EXPECT_TRUE(choose_backend(candidates, "subprocess", false));
 }
 
+// gVisor (issue #18) is listed as "container (runsc)", a variant of the container plugin:
+// `auto` never picks it, however strong its declaration; it is chosen by its label, or by
+// the plugin's name when the plugin made that one entry (`-b container --runtime runsc`).
+TEST(BackendChoiceTest, AVariantIsChosenOnlyWhenNamed) {
+  BackendCandidate gvisor = candidate(
+      "container (runsc)", true, with_isolation(4, Enforcement::kEnforced, Enforcement::kEnforced));
+  gvisor.plugin = "container";
+  gvisor.opt_in = true;
+  const std::vector<BackendCandidate> candidates = {candidate("namespace", true, with_isolation(4)),
+                                                    gvisor};
+  const auto automatic = choose_backend(candidates, "auto", false);
+  ASSERT_TRUE(automatic) << automatic.error().message;
+  EXPECT_EQ(automatic->name, "namespace");
+  EXPECT_EQ(automatic->reason.find("runsc"), std::string::npos) << automatic->reason;
+
+  const auto by_label = choose_backend(candidates, "container (runsc)", false);
+  ASSERT_TRUE(by_label) << by_label.error().message;
+  EXPECT_EQ(by_label->name, "container (runsc)");
+  const auto by_plugin = choose_backend(candidates, "container", false);
+  ASSERT_TRUE(by_plugin) << by_plugin.error().message;
+  EXPECT_EQ(by_plugin->name, "container (runsc)");
+
+  // With the plain entry listed too, the plugin's name is that one, never the variant.
+  BackendCandidate runc = candidate("container", true, with_isolation(4));
+  runc.plugin = "container";
+  const std::vector<BackendCandidate> both = {runc, gvisor};
+  const auto plain = choose_backend(both, "container", false);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->name, "container");
+  // Only a variant, alone, is not chosen by auto: nothing else is there.
+  EXPECT_FALSE(choose_backend({gvisor}, "auto", false));
+}
+
 TEST(BackendChoiceTest, UnavailableNameSaysWhy) {
   const std::vector<BackendCandidate> candidates = {
       candidate("subprocess", true, with_isolation(0)),

@@ -509,6 +509,19 @@ TEST(HistoryRecord, TakesTheEnvironmentFromTheResultElseTheRequest) {
   EXPECT_EQ(make_record(request, result, now, now, "test").environment, std::nullopt);
 }
 
+// A variant's runs (issue #18) are recorded under its label, so the History lists and
+// filters "container (runsc)" apart from the plain container backend.
+TEST(HistoryRecord, RecordsAVariantUnderItsLabel) {
+  RunRequest request;
+  request.code = "true";
+  RunResult result;
+  result.backend = {.name = "container", .version = "1", .variant = "runsc"};
+  const auto now = system_clock::now();
+  EXPECT_EQ(make_record(request, result, now, now, "test").backend, "container (runsc)");
+  result.backend.variant.clear();
+  EXPECT_EQ(make_record(request, result, now, now, "test").backend, "container");
+}
+
 TEST(HistoryStore, RoundTripOfAnMcpRunKeepsSourceAndClient) {
   const TempDir dir = make_dir();
   auto store = HistoryStore::open(dir.path() / "mcp.sqlite3");

@@ -187,6 +187,22 @@ TEST(PluginWire, CapabilitiesProbeAndPlanRoundTrip) {
   EXPECT_FALSE(probe->available);
   EXPECT_EQ(probe->reason, "no");
   EXPECT_FALSE(wire::probe_from_json(json{{"reason", "x"}}));
+  // A variant and the variants a host offers (issue #18) cross too; a plugin that says
+  // nothing of them is read as the plain one with none.
+  Probe gvisor{true, "runsc"};
+  gvisor.variant = "runsc";
+  gvisor.variants = {{.label = "other", .runtime = "other-rt"}};
+  const Result<Probe> back = wire::probe_from_json(crossed(wire::to_json(gvisor)));
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->variant, "runsc");
+  EXPECT_EQ(back->variants, gvisor.variants);
+  EXPECT_TRUE(probe->variant.empty());
+  EXPECT_TRUE(probe->variants.empty());
+  EXPECT_FALSE(wire::probe_from_json(json{{"available", true}, {"variant", 3}}));
+  EXPECT_FALSE(wire::probe_from_json(json{{"available", true}, {"variant", ""}}));
+  EXPECT_FALSE(wire::probe_from_json(json{{"available", true}, {"variants", "runsc"}}));
+  EXPECT_FALSE(wire::probe_from_json(
+      json{{"available", true}, {"variants", json::array({json{{"label", "runsc"}}})}}));
 
   Plan sent;
   sent.backend_name = "x";

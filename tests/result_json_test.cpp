@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "cordon/backend.h"
 #include "cordon/capabilities.h"
 #include "cordon/json_number.h"
 #include "cordon/text.h"
@@ -129,6 +130,24 @@ TEST(ResultJson, EnvironmentNameAndDigest) {
   EXPECT_EQ(back->environment, r.environment);
   json bad = j;
   bad["environment"]["digest"] = 7;
+  EXPECT_FALSE(result_from_json(bad).has_value());
+}
+
+// The backend's variant (issue #18: "container (runsc)") is part of its identity: written
+// only when there is one, read back, and its label is what lists and the history show.
+TEST(ResultJson, BackendVariant) {
+  RunResult r = sample();
+  EXPECT_FALSE(to_json(r)["backend"].contains("variant"));
+  r.backend = BackendId{.name = "container", .version = "0.1.0", .variant = "runsc"};
+  const json j = to_json(r);
+  EXPECT_EQ(j["backend"]["variant"], "runsc");
+  Result<RunResult> back = result_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->backend.variant, "runsc");
+  EXPECT_EQ(backend_label(back->backend), "container (runsc)");
+  EXPECT_EQ(backend_label("namespace", ""), "namespace");
+  json bad = j;
+  bad["backend"]["variant"] = 7;
   EXPECT_FALSE(result_from_json(bad).has_value());
 }
 

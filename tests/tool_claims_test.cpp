@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cordon/backend_options.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/units.h"
 #include "frontend/prompt_render.h"
@@ -52,7 +53,13 @@ class ToolClaims : public ::testing::TestWithParam<const char*> {
     // Run by hand, it keeps its reports in the build tree too, never in the home directory.
     ::setenv("CORDON_AUDIT_DIR", CORDON_TEST_AUDIT_DIR, /*overwrite=*/0);
     registry_.discover({cordon::testing::plugin_dir()});
-    auto backend = registry_.create(GetParam());
+    // "container (runsc)": the container plugin under gVisor (a variant, issue #18).
+    const std::string label = GetParam();
+    const std::size_t paren = label.find(" (");
+    BackendOptions options;
+    if (paren != std::string::npos)
+      options.runtime = label.substr(paren + 2, label.size() - paren - 3);
+    auto backend = registry_.create(label.substr(0, paren), options);
     if (!backend) CORDON_SKIP_OR_FAIL(backend.error().describe());
     backend_ = std::move(*backend);
     const Probe probe = backend_->probe();
@@ -137,7 +144,14 @@ TEST_P(ToolClaims, EverySentenceOfTheDefaultDescriptionIsBackedByTheAudit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBackend, ToolClaims,
-                         ::testing::Values("subprocess", "namespace", "container"));
+                         ::testing::Values("subprocess", "namespace", "container",
+                                           "container (runsc)"),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           std::string name = param.param;
+                           std::erase_if(name, [](char c) { return c == ' ' || c == ')'; });
+                           std::ranges::replace(name, '(', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace cordon::prompts

@@ -195,6 +195,38 @@ TEST(ToolDescription, ABackendWithoutNetworkIsolationCannotSayNoNetwork) {
   EXPECT_NE(sandboxed->description.find("no network access"), std::string::npos);
 }
 
+// Under gVisor (issue #18) the description says the code runs on a user-space kernel and
+// what that changes for it; an unproven claim's hint names the variant so it can be pasted.
+TEST(ToolDescription, AUserSpaceKernelIsSaidWithWhatItChanges) {
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  Capabilities caps = isolating();
+  for (Capability& c : caps.aspects) {
+    if (c.aspect == Aspect::kProcessTree) {
+      c.by = Mechanism{"user_space_kernel", {{"kernel", "gVisor"}, {"platform", "ptrace"}}};
+    }
+  }
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto r = render_tool(*t, context(caps, &proven));
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  EXPECT_NE(r->description.find("It runs on gVisor, a user-space kernel in front of the host's"),
+            std::string::npos)
+      << r->description;
+  EXPECT_NE(r->description.find("system calls gVisor does not implement fail (ENOSYS or EPERM)"),
+            std::string::npos);
+  const auto plain = render_tool(*t, context(isolating(), &proven));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->description.find("gVisor"), std::string::npos);
+
+  RenderContext unproven = context(caps, nullptr);
+  unproven.backend_name = "container (runsc)";
+  const auto refused = render_tool(*t, unproven);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("cordon audit --backend 'container (runsc)'"),
+            std::string::npos)
+      << refused.error().message;
+}
+
 TEST(ToolDescription, AClaimAnAttemptContradictsIsRefusedNamingTheAttempt) {
   const auto t = find_template("run_code", 1);
   ASSERT_TRUE(t.has_value());

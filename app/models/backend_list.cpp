@@ -22,7 +22,7 @@ BackendOptions BackendList::options_for(const environment::Selection& environmen
 }
 
 BackendList::BackendList(const environment::Selection& environment)
-    : catalog_({}, {}, options_for(environment)),
+    : catalog_({}, {}, options_for(environment), frontend::BackendCatalog::Variants::kList),
       environment_{.name = environment.name, .digest = environment.digest},
       software_(environment::describe(environment)) {}
 

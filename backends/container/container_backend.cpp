@@ -51,6 +51,12 @@ constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after
 // 5 none: 8 leaves headroom. pids.max is set one above the request, for the init.
 constexpr LimitRange kMemoryRange{16ULL << 20, kCgroupMemoryMax};
 constexpr LimitRange kProcessRange{8, kPidsMaxLimit - 1};
+// Under gVisor (runsc 2022-12-19, platform ptrace) the same groups hold gVisor's own kernel:
+// the sentry, the gofer and the ptrace stubs, ~20 MiB and ~64 host threads for an idle
+// python before the code does anything. Below these a sandbox fails to start or is killed
+// for gVisor's use, not the code's.
+constexpr LimitRange kGvisorMemoryRange{64ULL << 20, kCgroupMemoryMax};
+constexpr LimitRange kGvisorProcessRange{128, kPidsMaxLimit - 1};
 // Scratch: the /tmp tmpfs cordon mounts; a size of 0 would be unlimited to tmpfs.
 
 // The init's control channel (cordon/proc/oci_init_channel.h): a listening AF_UNIX stream
@@ -196,7 +202,20 @@ void ContainerBackend::discover() const {
 
 Probe ContainerBackend::probe() const {
   discover();
-  return probe_;
+  Probe out = probe_;
+  out.variant = variant();
+  // gVisor enforces other things than runc (its own kernel in front of the host's), so a
+  // host that has it offers it as a backend of its own beside the runc one, for listing,
+  // auditing and comparing; only runtime mode drives it.
+  if (out.variant.empty() && options_.engine.empty() && !find_tool("runsc").empty()) {
+    out.variants.push_back({.label = "runsc", .runtime = "runsc"});
+  }
+  return out;
+}
+
+std::string ContainerBackend::variant() const {
+  // runc is the plain container backend; crun enforces what runc does, runsc does not.
+  return options_.runtime == "runsc" ? "runsc" : "";
 }
 
 Result<void> ContainerBackend::prepare() {
@@ -449,49 +468,93 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
                                                                       options_.system_root_digest));
   }
   root.params.emplace_back("tmpfs_bytes", std::to_string(key.scratch_bytes));
+  // gVisor (runsc): the code's system calls go to gVisor's own kernel (the sentry), which
+  // implements them in user space and reaches the host only through its own narrow set;
+  // files come through its gofer. What cordon sets up is the same bundle; what enforces it,
+  // and what the groups count, differ, and the words say so.
+  const bool gvisor = !engine_ && runtime_probe_.name == "runsc";
+  if (gvisor) root.params.emplace_back("served_by", "gvisor_gofer");
   Capabilities caps;
   // A run may have an allow-list in runtime mode: the proxy's socket in the bundle's code/
   // directory, relayed by the init (kRelay). Engine mode has no such directory of cordon's.
   caps.aspects.push_back(network_namespace_claim(
       options_.network_namespace,
-      "OCI network namespace without interfaces but lo; no route out; the host's loopback and "
-      "abstract unix sockets are unreachable",
+      gvisor ? "gVisor's own network stack with loopback only (runsc --network=none), in an OCI "
+               "network namespace without interfaces but lo; no route out; the host's loopback "
+               "and abstract unix sockets are unreachable; host unix sockets bound into the "
+               "sandbox can be connected to (--host-uds=open: only cordon's /.cordon is)"
+             : "OCI network namespace without interfaces but lo; no route out; the host's "
+               "loopback and abstract unix sockets are unreachable",
       /*egress_proxy=*/options_.network_namespace && options_.engine.empty()));
   caps.aspects.push_back(claim(
       Aspect::kFilesystem, Enforcement::kEnforced, root, std::nullopt,
-      rt + " mount namespace and pivot_root into a read-only root" +
+      (gvisor ? std::string("gVisor's kernel over a read-only root its gofer serves")
+              : rt + " mount namespace and pivot_root into a read-only root") +
           (options_.system_root.empty()
                ? std::string()
                : " (/usr, /bin and /lib* of the environment at " + options_.system_root + ")") +
           "; the host's /root, /home, "
           "/tmp, /run and /var are not visible; writable only /tmp (a tmpfs cordon mounted) "
-          "and /dev/shm; /proc and /sys paths masked or read-only as runtimes do"));
+          "and /dev/shm; " +
+          (gvisor ? "/proc and /sys are gVisor's own, showing only the sandbox"
+                  : "/proc and /sys paths masked or read-only as runtimes do")));
   caps.aspects.push_back(claim(Aspect::kEnvironment, Enforcement::kEnforced,
                                {"clean_environment", {{"mount_namespace", "yes"}}}, std::nullopt,
                                "only PATH, HOME, LANG and the request's variables; the "
                                "container's init starts with an empty environment"));
   caps.aspects.push_back(
-      claim(Aspect::kProcessTree, Enforcement::kEnforced,
-            {"namespace", {{"type", "pid"}, {"runtime", rt}}}, std::nullopt,
-            "the code sees only its container's processes; uid 65534 with no capabilities and "
-            "no_new_privs; the container is killed at the deadline and on cancel, and its init "
-            "ends it when cordon dies; concurrent containers share the host uid 65534"));
-  caps.aspects.push_back(seccomp_claim(
+      gvisor ? claim(Aspect::kProcessTree, Enforcement::kEnforced,
+                     {"user_space_kernel",
+                      {{"kernel", "gVisor"}, {"platform", runtime_probe_.platform}}},
+                     std::nullopt,
+                     "the code runs on gVisor's kernel (the sentry), which implements the system "
+                     "calls itself in front of the host kernel; it sees only its sandbox's "
+                     "processes; uid 65534 with no capabilities and no_new_privs; the sandbox is "
+                     "killed at the deadline and on cancel, and its init ends it when cordon "
+                     "dies. Not covered: a flaw in gVisor itself, or in the host system calls "
+                     "the sentry makes")
+             : claim(Aspect::kProcessTree, Enforcement::kEnforced,
+                     {"namespace", {{"type", "pid"}, {"runtime", rt}}}, std::nullopt,
+                     "the code sees only its container's processes; uid 65534 with no "
+                     "capabilities and no_new_privs; the container is killed at the deadline "
+                     "and on cancel, and its init ends it when cordon dies; concurrent "
+                     "containers share the host uid 65534"));
+  Capability filter = seccomp_claim(
       options_.seccomp, policy_name_, policy_version_, policy_hash_,
-      "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls fail with "
-      "ENOSYS, dangerous ones with EPERM"));
-  caps.aspects.push_back(claim(Aspect::kMemory, Enforcement::kEnforced,
-                               group_limit("memory", "--memory"),
-                               Quantity{Unit::kBytes, key.memory_bytes, ""},
-                               "the whole container, swap included; an OOM kill is reported as "
-                               "oom_killed",
-                               kMemoryRange, ceiling_conditions(limits.memory_bytes.has_value())));
+      gvisor ? "the namespace backend's allow-list, applied by gVisor's kernel to the code's "
+               "system calls (runsc --oci-seccomp); a denied or unknown one fails with EPERM; "
+               "gVisor also answers ENOSYS for calls it does not implement"
+             : "the namespace backend's allow-list as OCI linux.seccomp; unknown syscalls fail "
+               "with ENOSYS, dangerous ones with EPERM");
+  if (gvisor && options_.seccomp) {
+    // Who applies the filter is part of the claim's data (the audit's policy hash).
+    filter.by.params.emplace_back("applied_by", "gvisor");
+    filter.mechanism = render_mechanism(filter.by);
+  }
+  caps.aspects.push_back(std::move(filter));
   caps.aspects.push_back(
-      claim(Aspect::kProcesses, Enforcement::kEnforced, group_limit("pids", "--pids-limit"),
-            Quantity{Unit::kCount, key.max_processes, ""},
-            "every process and thread of the container (its init not "
-            "counted)",
-            kProcessRange, ceiling_conditions(limits.max_processes.has_value())));
+      claim(Aspect::kMemory, Enforcement::kEnforced, group_limit("memory", "--memory"),
+            Quantity{Unit::kBytes, key.memory_bytes, ""},
+            gvisor ? "the whole sandbox, gVisor's own kernel and gofer included (~20 MiB), swap "
+                     "included; an OOM kill is reported as oom_killed"
+                   : "the whole container, swap included; an OOM kill is reported as oom_killed",
+            gvisor ? kGvisorMemoryRange : kMemoryRange,
+            ceiling_conditions(limits.memory_bytes.has_value())));
+  // Under gVisor the pids group counts host threads: gVisor's own (~64 for an idle python)
+  // and those its tasks run on. The sandbox as a whole stays bounded (a fork bomb cannot
+  // exhaust the host), but the code gets fewer processes than the number, and past it
+  // gVisor may fail the whole sandbox rather than the code's fork: partial.
+  caps.aspects.push_back(
+      gvisor
+          ? claim(Aspect::kProcesses, Enforcement::kPartial, group_limit("pids", "--pids-limit"),
+                  Quantity{Unit::kCount, key.max_processes, ""},
+                  "every host thread of the sandbox, gVisor's own included: the code's "
+                  "processes get fewer than this, and past it the sandbox may end as a whole",
+                  kGvisorProcessRange, ceiling_conditions(limits.max_processes.has_value()))
+          : claim(Aspect::kProcesses, Enforcement::kEnforced, group_limit("pids", "--pids-limit"),
+                  Quantity{Unit::kCount, key.max_processes, ""},
+                  "every process and thread of the container (its init not counted)", kProcessRange,
+                  ceiling_conditions(limits.max_processes.has_value())));
   if (key.cpu_time) {
     // Whole seconds, rounded up, as the config's (or the engine's) RLIMIT_CPU has it.
     caps.aspects.push_back(rlimit_cpu_claim(*key.cpu_time, "container"));

@@ -48,6 +48,8 @@ class ContainerBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return "container"; }
   [[nodiscard]] std::string_view version() const override { return "0.1.0"; }
+  // "runsc" under gVisor (listed as "container (runsc)"), else "".
+  [[nodiscard]] std::string variant() const override;
   // Found once (discover()), read-only: the runtime (`runc --version`-style questions) or
   // the engine and its image, the cgroup hierarchies, the host layout, cordon-oci-init.
   [[nodiscard]] Probe probe() const override;

@@ -23,6 +23,8 @@ struct RuntimeProbe {
   std::filesystem::path path;
   bool usable = false;
   std::string reason;  // why not, or caveats
+  // runsc only: the gVisor platform its sandboxes run on ("ptrace", "kvm"); empty for runc.
+  std::string platform;
 };
 
 // Looks `name` up on a fixed system PATH and says whether it can run containers here:

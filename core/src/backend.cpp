@@ -13,6 +13,12 @@
 #include "cordon/units.h"
 
 namespace cordon {
+
+std::string backend_label(std::string_view name, std::string_view variant) {
+  std::string out(name);
+  if (!variant.empty()) out.append(" (").append(variant).append(")");
+  return out;
+}
 namespace {
 
 // The value asked for a limit aspect, as people read it; unset when none was asked for.

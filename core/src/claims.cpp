@@ -86,7 +86,11 @@ std::string render_mechanism(const Mechanism& m) {
   if (k == "seccomp") {
     const std::string hash = param(m, "hash");
     return "seccomp " + param(m, "policy") + " v" + param(m, "version") +
-           (hash.empty() ? "" : " " + hash);
+           (hash.empty() ? "" : " " + hash) +
+           (param(m, "applied_by") == "gvisor" ? " (applied by gVisor's kernel)" : "");
+  }
+  if (k == "user_space_kernel") {
+    return param(m, "kernel") + " user-space kernel (platform " + param(m, "platform") + ")";
   }
   if (k == "tmpfs") return "tmpfs size";
   if (k == "capture_cap") return "capture cap per stream";

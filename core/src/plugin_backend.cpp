@@ -66,6 +66,11 @@ PluginBackend::PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_
 
 PluginBackend::~PluginBackend() { descriptor_->destroy(handle_); }
 
+std::string PluginBackend::variant() const {
+  std::call_once(variant_once_, [this] { variant_ = probe().variant; });
+  return variant_;
+}
+
 Probe PluginBackend::probe() const {
   Result<Probe> probe = answer(descriptor_, descriptor_->probe(handle_), &wire::probe_from_json);
   if (!probe) return Probe{false, from_plugin(descriptor_, probe.error())};
@@ -109,9 +114,10 @@ RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cance
   }
   Result<RunResult> result = answer(
       descriptor_, descriptor_->run(handle_, request_json.c_str(), &events), &result_from_json);
-  RunResult out = result ? std::move(*result)
-                         : sandbox_error(BackendId{std::string(name()), std::string(version())},
-                                         from_plugin(descriptor_, result.error()));
+  RunResult out =
+      result ? std::move(*result)
+             : sandbox_error(BackendId{std::string(name()), std::string(version()), variant()},
+                             from_plugin(descriptor_, result.error()));
   // The environment is the backend's (fixed when it was created); the front end named it.
   out.environment = request.environment;
   return out;

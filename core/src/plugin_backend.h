@@ -5,6 +5,9 @@
 // C++ backends is cordon/plugin_export.h.
 #pragma once
 
+#include <mutex>
+#include <string>
+
 #include "cordon/backend.h"
 #include "cordon/plugin_abi.h"
 
@@ -20,6 +23,8 @@ class PluginBackend final : public Backend {
 
   [[nodiscard]] std::string_view name() const override { return descriptor_->name; }
   [[nodiscard]] std::string_view version() const override { return descriptor_->version; }
+  // From the plugin's probe JSON ("variant"), asked once: it is fixed when created.
+  [[nodiscard]] std::string variant() const override;
   // A plugin's answer that is missing or not the JSON agreed on is the plugin's failure:
   // probe unavailable, no capabilities, a sandbox error, a kPlugin error; each says so.
   [[nodiscard]] Probe probe() const override;
@@ -35,6 +40,8 @@ class PluginBackend final : public Backend {
  private:
   const cordon_plugin_descriptor* descriptor_;
   cordon_backend* handle_;
+  mutable std::once_flag variant_once_;
+  mutable std::string variant_;
 };
 
 }  // namespace cordon

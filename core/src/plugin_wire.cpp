@@ -164,7 +164,17 @@ Result<RunRequest> request_from_json(const json& in) {
 }
 
 json to_json(const Probe& probe) {
-  return json{{"available", probe.available}, {"reason", to_valid_utf8(probe.reason)}};
+  json out{{"available", probe.available}, {"reason", to_valid_utf8(probe.reason)}};
+  if (!probe.variant.empty()) out["variant"] = to_valid_utf8(probe.variant);
+  if (!probe.variants.empty()) {
+    json variants = json::array();
+    for (const BackendVariant& v : probe.variants) {
+      variants.push_back(
+          {{"label", to_valid_utf8(v.label)}, {"runtime", to_valid_utf8(v.runtime)}});
+    }
+    out["variants"] = std::move(variants);
+  }
+  return out;
 }
 
 Result<Probe> probe_from_json(const json& in) {
@@ -175,6 +185,29 @@ Result<Probe> probe_from_json(const json& in) {
   Probe out{available->get<bool>(), ""};
   if (const json* reason = member(in, "reason"); reason != nullptr && reason->is_string()) {
     out.reason = reason->get<std::string>();
+  }
+  // A plugin may name its variant and the others the host has (Probe); an older plugin's
+  // probe has neither. One that is malformed is the plugin's failure, as above.
+  if (const json* variant = member(in, "variant"); variant != nullptr) {
+    if (!variant->is_string() || variant->get<std::string>().empty()) {
+      return fail(ErrorCode::kInvalidArgument, "a probe's 'variant' is a non-empty string");
+    }
+    out.variant = variant->get<std::string>();
+  }
+  if (const json* variants = member(in, "variants"); variants != nullptr) {
+    if (!variants->is_array()) {
+      return fail(ErrorCode::kInvalidArgument, "a probe's 'variants' is an array");
+    }
+    for (const json& v : *variants) {
+      const json* label = v.is_object() ? member(v, "label") : nullptr;
+      const json* runtime = v.is_object() ? member(v, "runtime") : nullptr;
+      if (label == nullptr || !label->is_string() || label->get<std::string>().empty() ||
+          runtime == nullptr || !runtime->is_string() || runtime->get<std::string>().empty()) {
+        return fail(ErrorCode::kInvalidArgument,
+                    "a probe's variant has a non-empty 'label' and 'runtime': " + v.dump());
+      }
+      out.variants.push_back({label->get<std::string>(), runtime->get<std::string>()});
+    }
   }
   return out;
 }

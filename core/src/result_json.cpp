@@ -101,6 +101,7 @@ json to_json(const RunResult& result) {
   out["memory_peak_kb"] = figure(result.memory_peak_kb);
   out["backend"] =
       json{{"name", text(result.backend.name)}, {"version", text(result.backend.version)}};
+  if (!result.backend.variant.empty()) out["backend"]["variant"] = text(result.backend.variant);
   out["policy"] =
       result.policy ? json{{"name", text(result.policy->name)}, {"hash", text(result.policy->hash)}}
                     : json(nullptr);
@@ -170,7 +171,9 @@ json result_json_schema() {
       {"max_rss_kb", figure},
       {"memory_peak_kb", figure},
       {"backend",
-       object_of({{"name", typed("string")}, {"version", typed("string")}}, {"name", "version"})},
+       object_of(
+           {{"name", typed("string")}, {"version", typed("string")}, {"variant", typed("string")}},
+           {"name", "version"})},
       {"policy",
        object_of({{"name", typed("string")}, {"hash", typed("string")}}, {"name", "hash"})},
       {"enforced",
@@ -338,8 +341,9 @@ Result<RunResult> result_from_json(const json& in) {
     return std::unexpected(s.error());
   }
   if (const auto backend = in.find("backend"); backend != in.end() && backend->is_object()) {
-    if (Status s = first_failure(
-            {read(*backend, "name", r.backend.name), read(*backend, "version", r.backend.version)});
+    if (Status s = first_failure({read(*backend, "name", r.backend.name),
+                                  read(*backend, "version", r.backend.version),
+                                  read(*backend, "variant", r.backend.variant)});
         !s) {
       return std::unexpected(s.error());
     }

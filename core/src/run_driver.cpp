@@ -76,7 +76,7 @@ RunResult cancelled_before_start(BackendId backend, RunClock::time_point setup_s
 
 RunSetup::RunSetup(Backend& backend, const RunRequest& request, RunObserver* observer,
                    const Probe* probe)
-    : id{std::string(backend.name()), std::string(backend.version())},
+    : id{std::string(backend.name()), std::string(backend.version()), backend.variant()},
       started(RunClock::now()),
       until(started + request.setup_bound),
       state(observer) {

@@ -2,6 +2,7 @@
 // request (re-run).
 #include <utility>
 
+#include "cordon/backend.h"
 #include "cordon/result_json.h"
 #include "frontend/history.h"
 
@@ -16,7 +17,7 @@ RunRecord make_record(const RunRequest& request, const RunResult& result,
   record.source = std::move(source);
   record.code = request.code;
   record.language = request.language;
-  record.backend = result.backend.name;
+  record.backend = backend_label(result.backend);  // "container (runsc)": its own entry
   record.timeout_ms = effective_timeout(request).count();
   record.limits = request.limits;
   // Names only: the values may be secrets (API keys handed to the code) and a history

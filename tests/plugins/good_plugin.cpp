@@ -27,10 +27,18 @@ namespace {
 
 class FixtureBackend final : public cordon::Backend {
  public:
-  explicit FixtureBackend(bool fail_prepare) : fail_prepare_(fail_prepare) {}
+  FixtureBackend(bool fail_prepare, bool alt) : fail_prepare_(fail_prepare), alt_(alt) {}
   std::string_view name() const override { return "fixture"; }
   std::string_view version() const override { return FIXTURE_VERSION; }
-  cordon::Probe probe() const override { return {true, "fixture probe"}; }
+  // Made with --runtime fixture-runtime it is the variant "alt"; the plain one offers it, as
+  // the container backend offers gVisor (issue #18).
+  std::string variant() const override { return alt_ ? "alt" : ""; }
+  cordon::Probe probe() const override {
+    cordon::Probe out{true, "fixture probe"};
+    out.variant = variant();
+    if (!alt_) out.variants = {{.label = "alt", .runtime = "fixture-runtime"}};
+    return out;
+  }
   cordon::Capabilities capabilities(const cordon::Limits& limits) const override {
     cordon::Capabilities caps;
     for (const cordon::Aspect aspect : cordon::kAllAspects) {
@@ -87,6 +95,7 @@ class FixtureBackend final : public cordon::Backend {
 
  private:
   bool fail_prepare_;
+  bool alt_;
   cordon::PrepareOnce prepared_;
 };
 
@@ -100,7 +109,7 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& opti
     return cordon::fail(cordon::ErrorCode::kInvalidArgument,
                         "--runtime " + *options.runtime + ": only fixture-runtime is supported");
   }
-  return new FixtureBackend(options.image == "fail-prepare");
+  return new FixtureBackend(options.image == "fail-prepare", options.runtime.has_value());
 }
 
 }  // namespace

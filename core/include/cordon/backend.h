@@ -22,10 +22,30 @@
 
 namespace cordon {
 
+// Another configuration of a backend that this host offers, made by creating the backend
+// with one more option: the container backend under gVisor's runsc. A front end that lists
+// backends (`cordon backends`, `audit --all`, the inspector) lists it as a backend of its
+// own, "container (runsc)"; `auto` never picks one (it is chosen only when asked).
+struct BackendVariant {
+  std::string label;    // "runsc": listed as "container (runsc)"
+  std::string runtime;  // the BackendOptions::runtime it is created with
+  bool operator==(const BackendVariant&) const = default;
+};
+
 struct Probe {
   bool available = false;
   std::string reason;  // why not, in words a user can act on; may explain caveats if available
+  // This backend's own variant (Backend::variant()), "" for the plain one.
+  std::string variant{};  // NOLINT(readability-redundant-member-init): g++'s missing-initializer
+  // The other variants this host has (found, not necessarily usable: each is probed itself).
+  std::vector<BackendVariant> variants{};  // NOLINT(readability-redundant-member-init): as above
 };
+
+// How every list shows a backend: "container (runsc)", or the name alone.
+[[nodiscard]] std::string backend_label(std::string_view name, std::string_view variant);
+[[nodiscard]] inline std::string backend_label(const BackendId& id) {
+  return backend_label(id.name, id.variant);
+}
 
 class Backend {
  public:
@@ -33,6 +53,11 @@ class Backend {
 
   [[nodiscard]] virtual std::string_view name() const = 0;
   [[nodiscard]] virtual std::string_view version() const = 0;
+  // Which configuration of this backend it is, when it has more than one that enforce
+  // different things ("runsc" for the container backend under gVisor), else "". Part of
+  // its identity: results (BackendId), history and audit reports carry it. Crosses the
+  // plugin boundary in the probe JSON, so it needs no descriptor entry of its own.
+  [[nodiscard]] virtual std::string variant() const { return {}; }
 
   // Construction only stores the options: it reads nothing of the host and changes
   // nothing, so `cordon backends` and `cordon plan` can make every backend for free.

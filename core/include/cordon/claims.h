@@ -33,7 +33,8 @@ inline constexpr std::string_view kRoot = "root";           // holds because cor
 // The words of a mechanism (Capability::mechanism, Enforced::mechanism). Kinds: "rlimit"
 // (resource, per), "cgroup" (version, files — LimitApplied's words — or controller, group),
 // "engine" (flag), "namespace" (type, runtime), "root_fs" (root, image, tmpfs_bytes),
-// "clean_environment" (mount_namespace), "seccomp" (policy, version, hash), "tmpfs",
+// "clean_environment" (mount_namespace), "seccomp" (policy, version, hash, applied_by),
+// "user_space_kernel" (kernel, platform: gVisor's sentry in front of the host's), "tmpfs",
 // "capture_cap", "deadline" (kill, runtime). An unknown kind renders as its identifier
 // and parameters, never as nothing.
 [[nodiscard]] std::string render_mechanism(const Mechanism& mechanism);

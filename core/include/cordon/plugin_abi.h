@@ -26,7 +26,9 @@
  *             "stderr_base64" (and an artifact's "path_base64") holding the raw bytes
  *             when the text form is lossy. Only "outcome" is required.
  *   capabilities  the array `cordon backends --json` shows per backend.
- *   probe     {"available": bool, "reason": string}.
+ *   probe     {"available": bool, "reason": string}, optionally "variant": string (this
+ *             backend's configuration, e.g. "runsc") and "variants": [{"label", "runtime"}]
+ *             (others this host offers, each made by create with that runtime).
  *   plan      {"plan": {...}} or {"error": {"code": "invalid_argument", "message": ...}}.
  *
  * Every char* a plugin returns is NUL-terminated, owned by the plugin, and handed back to

@@ -90,6 +90,8 @@ struct NetworkReport {
 struct BackendId {
   std::string name;
   std::string version;
+  std::string
+      variant{};  // NOLINT(readability-redundant-member-init): Backend::variant(), "" for none
 };
 
 struct PolicyId {
