@@ -314,6 +314,26 @@ void with_raw_output(const RunResult& result, json& out) {
   }
 }
 
+namespace {
+
+// The optional object `key` of two members (policy, tool_description, environment): unset
+// when absent or not an object, else both read, failing on a member of the wrong type.
+template <typename T, typename A, typename B>
+Status read_pair(const json& in, std::string_view key, std::string_view a_key, A T::* a,
+                 std::string_view b_key, B T::* b, std::optional<T>& out) {
+  const json* object = member(in, key);
+  if (object == nullptr || !object->is_object()) return {};
+  T value{};
+  if (Status s = first_failure({read(*object, a_key, value.*a), read(*object, b_key, value.*b)});
+      !s) {
+    return s;
+  }
+  out = std::move(value);
+  return {};
+}
+
+}  // namespace
+
 Result<RunResult> result_from_json(const json& in) {
   if (!in.is_object()) return fail(ErrorCode::kInvalidArgument, "a result is a JSON object");
   RunResult r;
@@ -348,13 +368,14 @@ Result<RunResult> result_from_json(const json& in) {
       return std::unexpected(s.error());
     }
   }
-  if (const auto policy = in.find("policy"); policy != in.end() && policy->is_object()) {
-    PolicyId id;
-    if (Status s = first_failure({read(*policy, "name", id.name), read(*policy, "hash", id.hash)});
-        !s) {
-      return std::unexpected(s.error());
-    }
-    r.policy = std::move(id);
+  if (Status s = first_failure(
+          {read_pair(in, "policy", "name", &PolicyId::name, "hash", &PolicyId::hash, r.policy),
+           read_pair(in, "tool_description", "id", &ToolDescriptionRef::id, "version",
+                     &ToolDescriptionRef::version, r.tool_description),
+           read_pair(in, "environment", "name", &EnvironmentRef::name, "digest",
+                     &EnvironmentRef::digest, r.environment)});
+      !s) {
+    return std::unexpected(s.error());
   }
   const Result<std::vector<json>> enforced_items = items(in, "enforced");
   const Result<std::vector<json>> artifact_items = items(in, "artifacts");
@@ -385,22 +406,6 @@ Result<RunResult> result_from_json(const json& in) {
     if (!bytes) return fail(ErrorCode::kInvalidArgument, "artifact content is not base64");
     artifact.content = std::move(*bytes);
     r.artifacts.push_back(std::move(artifact));
-  }
-  if (const auto tool = in.find("tool_description"); tool != in.end() && tool->is_object()) {
-    ToolDescriptionRef ref;
-    if (Status s = first_failure({read(*tool, "id", ref.id), read(*tool, "version", ref.version)});
-        !s) {
-      return std::unexpected(s.error());
-    }
-    r.tool_description = std::move(ref);
-  }
-  if (const auto env = in.find("environment"); env != in.end() && env->is_object()) {
-    EnvironmentRef ref;
-    if (Status s = first_failure({read(*env, "name", ref.name), read(*env, "digest", ref.digest)});
-        !s) {
-      return std::unexpected(s.error());
-    }
-    r.environment = std::move(ref);
   }
   if (const json* network = member(in, "network")) {
     NetworkReport report;

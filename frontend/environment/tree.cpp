@@ -3,7 +3,6 @@
 #include "frontend/environment/tree.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <memory>
 #include <ranges>
 
+#include "cordon/sha256.h"
 #include "cordon/text.h"
 #include "cordon/unique_fd.h"
 #include "frontend/environment.h"
@@ -22,35 +22,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using Md = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
-
-Md new_sha256() {
-  Md ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) ctx.reset();
-  return ctx;
-}
-
-std::string finish_hex(EVP_MD_CTX* ctx) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx, md.data(), &n);
-  return hex_encode(std::string_view(reinterpret_cast<const char*>(md.data()), n));
-}
-
 Result<std::string> file_sha256(const fs::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return fail_errno("open " + path.string());
-  Md ctx = new_sha256();
-  if (!ctx) return fail(ErrorCode::kInternal, "no SHA-256 from libcrypto");
+  Sha256 hash;
   std::array<char, 1 << 16> buf{};
   for (;;) {
     const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail_errno("read " + path.string());
     if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
+    hash.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
   }
-  return finish_hex(ctx.get());
+  return hash.finish_hex();
 }
 
 Status walk_dir(const fs::path& root, const std::string& rel, const TreeVisitor& visit) {
@@ -102,13 +86,12 @@ Status walk_tree(const fs::path& root, const TreeVisitor& visit) {
 }
 
 Result<std::string> tree_digest(const fs::path& root) {
-  Md manifest = new_sha256();
-  if (!manifest) return fail(ErrorCode::kInternal, "no SHA-256 from libcrypto");
+  Sha256 manifest;
   // One record per entry, fields ended by NUL (no path holds one): type, octal mode, the
   // file's sha256 or the link's target, the path relative to the root.
   const auto add = [&](std::string_view field) {
-    EVP_DigestUpdate(manifest.get(), field.data(), field.size());
-    EVP_DigestUpdate(manifest.get(), "", 1);
+    manifest.update(field);
+    manifest.update(std::string_view("", 1));
   };
   Status walked = walk_tree(root, [&](const TreeEntry& e) -> Status {
     std::array<char, 8> mode{};
@@ -137,7 +120,7 @@ Result<std::string> tree_digest(const fs::path& root) {
     return {};
   });
   if (!walked) return std::unexpected(walked.error());
-  return "sha256:" + finish_hex(manifest.get());
+  return "sha256:" + manifest.finish_hex();
 }
 
 Status copy_tree(const fs::path& source, const fs::path& target) {

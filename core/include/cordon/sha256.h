@@ -1,8 +1,10 @@
-// SHA-256 (FIPS 180-4) for artifact digests and policy hashes.
+// SHA-256 for artifact digests, policy hashes, audit keys and environment trees: libcrypto's
+// (OpenSSL's EVP), not one of cordon's own. One way to hash, used by core and front ends.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -10,16 +12,23 @@ namespace cordon {
 
 class Sha256 {
  public:
+  // Throws std::bad_alloc when libcrypto cannot allocate its context (its only failure).
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
   void update(std::string_view bytes);
+  // The digest; the object is spent afterwards.
   [[nodiscard]] std::array<std::uint8_t, 32> finish();
+  // finish() as lower-case hex.
+  [[nodiscard]] std::string finish_hex();
 
  private:
-  void block(const std::uint8_t* p);
-  std::array<std::uint32_t, 8> h_;
-  std::array<std::uint8_t, 64> buf_{};
-  std::size_t buf_len_ = 0;
-  std::uint64_t total_ = 0;
+  struct Context;
+  std::unique_ptr<Context> ctx_;
 };
 
 // Lower-case hex digest of `bytes`.
