@@ -94,7 +94,8 @@ int environment_command(const EnvironmentOptions& options) {
                    .root = "/",
                    .source = "the host's /usr (/usr/local hidden); not pinned",
                    .added_at = "",
-                   .inventory = environment::read_inventory("/", /*usr_local=*/false)};
+                   .inventory = environment::inventory_for(environment::Selection{
+                       .name = environment::kHostName, .digest = "", .root = ""})};
   if (options.json) {
     json out = json::array({environment_json(host)});
     for (const Environment& e : *listed) out.push_back(environment_json(e));

@@ -48,7 +48,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/lib)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "runc, podman")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "runc, runsc, podman")
 # Stripped: a Debug build's binaries are ten times the size, and nothing in the package
 # reads its own debug information.
 set(CPACK_STRIP_FILES ON)
