@@ -5,6 +5,8 @@
 //   pooled:  Backend::run(true), warm pool      vs Backend::run(true), cold          target >= 2.5x
 //   faster python:  the same two comparisons on python3 -c pass reported sustained: runs/s of
 //   `true` through a pool of 2 on 2 threads                     reported
+//   gVisor (runsc), where usable: cold vs runc cold (reported), pooled vs cold (target
+//   >= 5x faster), python start vs the namespace backend (reported)
 //
 // The equivalent bundle is the backend's own plan (same mounts, namespaces, resources,
 // seccomp section) with the code as the container's process instead of cordon's init;
@@ -12,6 +14,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "container_backend.h"
+#include "cordon/backend_options.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/temp_dir.h"
 #include "harness.h"
@@ -48,6 +52,56 @@ void must_run(cordon::Backend& b, const cordon::RunRequest& r) {
                  res.error.value_or("not ok").c_str(), res.stderr_data.c_str());
     std::exit(2);
   }
+}
+
+// gVisor (issue #18), where runsc is installed and usable, through the same plugin made with
+// --runtime runsc: a cold runsc run against a cold runc run (reported: what the user-space
+// kernel costs), a pooled runsc run against a cold one (target >= 5x faster: its start is
+// where a pool pays most), and python's start under runsc against the namespace backend's
+// (reported). Returns the targets missed.
+int gvisor(cordon::PluginRegistry& registry, cordon::Backend& runc, int rounds) {
+  cordon::BackendOptions options;
+  options.runtime = "runsc";
+  auto cold = registry.create("container", options);
+  if (!cold || !(*cold)->probe().available) {
+    std::printf("runsc: skipped (%s)\n",
+                cold ? (*cold)->probe().reason.c_str() : cold.error().describe().c_str());
+    return 0;
+  }
+  options.pool_size = 2;
+  auto pooled = registry.create("container", options);
+  auto ns = registry.create("namespace");
+  if (!pooled) return 1;
+  int missed = 0;
+  // A run costs ~0.3-0.5 s cold under runsc: fewer rounds than runc's.
+  const int few = std::max(rounds / 4, 5);
+  const auto sh_true = request("true", cordon::Language::kSh);
+  const auto py_pass = request("pass", cordon::Language::kPython);
+  const auto c1 = cordon::bench::compare(
+      "runsc cold vs runc cold, `true`", "Backend::run, runsc", [&] { must_run(**cold, sh_true); },
+      "Backend::run, runc", [&] { must_run(runc, sh_true); }, few, 1, /*target=*/0);
+  cordon::bench::print(c1);
+  cordon::bench::print_json(c1);
+
+  auto* pool = static_cast<cordon::oci::ContainerBackend*>(pooled->get())->pool();
+  const auto settle = [&] { (void)pool->wait_ready(Clock::now() + std::chrono::seconds(20)); };
+  const auto c2 = cordon::bench::compare(
+      "runsc pooled vs runsc cold, `true`", "Backend::run, runsc, warm pool of 2",
+      [&] { must_run(**pooled, sh_true); }, "Backend::run, runsc, cold",
+      [&] { must_run(**cold, sh_true); }, few, 1, /*target=*/0.2, settle);
+  cordon::bench::print(c2);
+  cordon::bench::print_json(c2);
+  if (!c2.met()) ++missed;
+
+  if (ns && (*ns)->probe().available) {
+    const auto c3 = cordon::bench::compare(
+        "python start: runsc vs namespace, python3 -c pass", "Backend::run, runsc, cold",
+        [&] { must_run(**cold, py_pass); }, "Backend::run, namespace, cold",
+        [&] { must_run(**ns, py_pass); }, few, 1, /*target=*/0);
+    cordon::bench::print(c3);
+    cordon::bench::print_json(c3);
+  }
+  return missed;
 }
 
 }  // namespace
@@ -141,6 +195,7 @@ int main(int argc, char** argv) {
                                                      std::chrono::seconds(5));
   std::printf("sustained: %.1f runs/s of `true` with a pool of 2 on 2 threads\n", rate);
   pooled->reset();
+  missed += gvisor(registry, **cold, rounds);
   cold->reset();
   for (const char* b : {"/t/b/scratch", "/p/b/scratch"}) {
     ::umount2((tmp->path().string() + b).c_str(), MNT_DETACH);
