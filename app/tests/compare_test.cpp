@@ -312,6 +312,52 @@ class CompareTest : public QObject {
     QVERIFY2(diff.contains("+ 65534"), qPrintable(diff));
   }
 
+  // gVisor (issue #18) is offered as a backend of its own, "container (runsc)", and compared
+  // beside runc: the same code, the other kernel (gVisor's uname is its own), each column's
+  // Result naming its variant and the History recording the label.
+  void compareRuncAndGvisor() {
+    const bool runsc_found =
+        std::filesystem::exists("/usr/bin/runsc") || std::filesystem::exists("/usr/sbin/runsc");
+    if (!runsc_found) {
+      if (test::require_kernel_features())
+        QFAIL("runsc is not installed (install-deps installs it)");
+      QSKIP("runsc is not installed here");
+    }
+    RunRequest request;
+    request.code = "uname -r";
+    request.timeout = std::chrono::seconds(30);
+    CompareTab tab(backends_, [&] { return request; });
+    const auto history = std::filesystem::path(dir_.filePath("gvisor.sqlite3").toStdString());
+    tab.set_history_path(history);
+    tab.repeats_box()->setValue(1);
+    QStringList shown;
+    for (int i = 0; i < tab.findChild<QListWidget*>()->count(); ++i) {
+      shown << tab.findChild<QListWidget*>()->item(i)->text();
+    }
+    QVERIFY2(shown.contains("container (runsc)"), qPrintable(shown.join(", ")));
+    if (!have("container") || !have("container (runsc)")) {
+      if (test::require_kernel_features()) QFAIL("container or container (runsc) unavailable");
+      QSKIP("container or container (runsc) unavailable here");
+    }
+    compare_in(tab, {"container", "container (runsc)"});
+    const CompareModel& model = *tab.model();
+    const int runc = static_cast<int>(model.backends().indexOf("container"));
+    const int gvisor = static_cast<int>(model.backends().indexOf("container (runsc)"));
+    QCOMPARE(cell(model, CompareModel::kOutcome, runc), QString("OK"));
+    QCOMPARE(cell(model, CompareModel::kOutcome, gvisor), QString("OK"));
+    QVERIFY(model.differs(CompareModel::kStdout));  // the host's kernel release, and gVisor's
+    QCOMPARE(model.result(gvisor)->backend.variant, std::string("runsc"));
+    QCOMPARE(model.result(runc)->backend.variant, std::string());
+    auto store = history::HistoryStore::open(history);
+    QVERIFY(store);
+    const auto runs = store->list(history::Query{});
+    QVERIFY(runs);
+    QStringList recorded;
+    for (const auto& run : *runs) recorded << QString::fromStdString(run.backend);
+    recorded.sort();
+    QCOMPARE(recorded, (QStringList{"container", "container (runsc)"}));
+  }
+
   // Compare across environments (issue #17): one backend, the host's /usr and a stored
   // environment holding only a shell, one column each, each Result recording its own.
   void compareOneBackendInTwoEnvironments() {
