@@ -212,7 +212,9 @@ Status ContainerBackend::prepare_once() {
                 "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe());
   }
   instance_.emplace(std::move(*inst));
-  runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
+  runtime_ =
+      RuntimeCli(runtime_probe_.path, instance_->state_dir(),
+                 runtime_global_args(runtime_probe_, options_.network_namespace, options_.seccomp));
   // What instances of a killed cordon left: their containers, cgroups, mounts.
   const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
   (void)sweep_dead_instances(
@@ -526,6 +528,12 @@ Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   // What only this backend's plan says: the runtime, and the engine's command line or the
   // bundle's config.json itself.
   nlohmann::json extra = {{"runtime", runtime_probe_.name}, {"env", payload->env}};
+  // runsc: the gVisor platform, and the flags every call of it gets (runtime_global_args()).
+  if (!runtime_probe_.platform.empty()) {
+    extra["platform"] = runtime_probe_.platform;
+    extra["runtime_args"] =
+        runtime_global_args(runtime_probe_, options_.network_namespace, options_.seccomp);
+  }
   if (engine_) {
     const EngineSettings settings = engine_settings();
     if (auto argv =

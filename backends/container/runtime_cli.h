@@ -23,13 +23,27 @@ struct RuntimeProbe {
   std::filesystem::path path;
   bool usable = false;
   std::string reason;  // why not, or caveats
+  // runsc only: the gVisor platform its sandboxes run on ("ptrace", "kvm"); empty for runc.
+  std::string platform;
 };
 
 // Looks `name` up on a fixed system PATH and says whether it can run containers here:
 // runc needs root (cordon does not drive rootless runc); crun refuses a cgroup v1 hybrid
 // host ("cgroups in hybrid mode not supported"), which is read from the mounts without
-// running it; runsc (gVisor) is reported as found but not driven by this version.
+// running it; runsc (gVisor, issue #18) on the platform runsc_platform_for() chooses
+// (runsc_platform.h), refused with the reason when that platform cannot be used.
 [[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
+
+// The global options every call of this runtime takes, after `--root` and before the
+// subcommand. runsc's decide what a sandbox is and are not kept in its state, so `run`,
+// `kill` and `delete` (a later instance's sweep too) must all be given the same set: the
+// platform; no network stack but loopback (`--network=none`; the host's with the network
+// namespace off, a positive control only); connecting to host unix sockets bound into the
+// sandbox (`--host-uds=open`: the init's control socket, the egress proxy's; not `create`,
+// which would let the sandbox make host-visible sockets); the config's seccomp filter,
+// which runsc ignores without `--oci-seccomp`. runc takes none.
+[[nodiscard]] std::vector<std::string> runtime_global_args(const RuntimeProbe& probe,
+                                                           bool network_namespace, bool seccomp);
 
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
@@ -42,10 +56,13 @@ using proc::ToolIo;
 class RuntimeCli {
  public:
   RuntimeCli() = default;
-  RuntimeCli(std::filesystem::path binary, std::filesystem::path state_root)
-      : binary_(std::move(binary)), state_root_(std::move(state_root)) {}
+  RuntimeCli(std::filesystem::path binary, std::filesystem::path state_root,
+             std::vector<std::string> global_args = {})
+      : binary_(std::move(binary)),
+        state_root_(std::move(state_root)),
+        global_args_(std::move(global_args)) {}
 
-  // argv for `<runtime> --root <state> <args...>`.
+  // argv for `<runtime> --root <state> <global args...> <args...>`.
   [[nodiscard]] std::vector<std::string> argv(const std::vector<std::string>& args) const;
 
   // Runs a short subcommand (kill, delete, run --detach) to completion; fails with its
@@ -59,10 +76,12 @@ class RuntimeCli {
 
   [[nodiscard]] const std::filesystem::path& binary() const { return binary_; }
   [[nodiscard]] const std::filesystem::path& state_root() const { return state_root_; }
+  [[nodiscard]] const std::vector<std::string>& global_args() const { return global_args_; }
 
  private:
   std::filesystem::path binary_;
   std::filesystem::path state_root_;
+  std::vector<std::string> global_args_;
 };
 
 }  // namespace cordon::oci
