@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -76,21 +77,42 @@ Result<UniqueFd> listen_for_init(const fs::path& path) {
 
 // The init's one connection, waited for until `until`; the listener is closed and its
 // file removed before anything else reaches the container, so the code, which runs only
-// after the order, can never connect to it.
-Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until) {
+// after the order, can never connect to it. `runner`: an attached runtime's pidfd (or -1);
+// its exit before the init connected is the runtime's failure, said at once.
+Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until,
+                             int runner) {
   ScopeExit gone([&] { ::unlink(path.c_str()); });
   for (;;) {
     const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
     if (left <= 0) {
       return fail(ErrorCode::kTimeout, "the container's init did not connect in time");
     }
-    pollfd pfd{listener.get(), POLLIN, 0};
-    const int n = ::poll(&pfd, 1, static_cast<int>(left));
+    std::array<pollfd, 2> pfd = {pollfd{listener.get(), POLLIN, 0}, pollfd{runner, POLLIN, 0}};
+    const int n = ::poll(pfd.data(), pfd.size(), static_cast<int>(left));
     if (n < 0 && errno != EINTR) return fail_errno("poll for the container's init");
     if (n <= 0) continue;
+    if ((pfd[0].revents & POLLIN) == 0 && (pfd[1].revents & POLLIN) != 0) {
+      return fail(ErrorCode::kSystem, "the runtime ended before the container's init connected");
+    }
+    if ((pfd[0].revents & POLLIN) == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (conn) return conn;
     if (errno != EINTR && errno != ECONNABORTED) return fail_errno("accept the container's init");
+  }
+}
+
+// Waits until an attached runtime's `run` (a pidfd; -1: none) has exited, without reaping
+// it: it reaps the sandbox and deletes the container first, and holds the stdio's write
+// ends until then.
+Status wait_exited(int pidfd, Clock::time_point until) {
+  if (pidfd < 0) return {};
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
+    if (left <= 0) return fail(ErrorCode::kTimeout, "the runtime did not end the container");
+    pollfd pfd{pidfd, POLLIN, 0};
+    const int n = ::poll(&pfd, 1, static_cast<int>(left));
+    if (n > 0) return {};
+    if (n < 0 && errno != EINTR) return fail_errno("poll the runtime");
   }
 }
 
@@ -369,8 +391,19 @@ Result<std::string> ContainerBackend::config_text(const BundleKey& key,
 void ContainerBackend::remove(LiveContainer& c) {
   if (c.name.empty() || !instance_) return;
   c.ctl.reset();  // the init exits on EOF, if it still runs
-  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_,
-                                   Clock::now() + kDefaultSetupBound);
+  const auto until = Clock::now() + kDefaultSetupBound;
+  // An attached runtime's `run` deletes the container itself once it ended: only one
+  // that did not end by itself in time (killed here, with its sandbox: runsc starts it
+  // attached to its own life) leaves the runtime's state for `delete --force`.
+  bool deleted = false;
+  if (!c.runner.reaped()) {
+    (void)wait_exited(c.runner.pidfd(), until);
+    auto ended = c.runner.try_wait();
+    deleted = ended && ended->has_value() && (*ended)->exited();
+    c.runner = proc::ChildProcess();  // kills and reaps one still running
+  }
+  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_, until,
+                                   /*runtime_deleted=*/deleted);
   c.name.clear();
 }
 
@@ -401,19 +434,27 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   c.stdout_read = std::move(out->read);
   c.stderr_read = std::move(err->read);
   c.stdin_write = std::move(in->write);
-  // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
-  // returns once it started. In the foreground (`runc run` without --detach) it would
-  // relay the stdio through pipes of its own and, when the container ended, block writing
-  // what it still held into pipes cordon no longer reads after a deadline: nothing but the
-  // container's processes may hold a write end of the code's output.
-  if (auto st = runtime_.call({"run", "--detach", "--bundle", bundle.string(), c.id()}, until,
-                              /*keep_fds=*/{}, in->read.get(), out->write.get(), err->write.get());
-      !st) {
+  if (runtime_runs_attached(runtime_probe_)) {
+    // runsc in the foreground (runtime_cli.h): it hands these fds to the sandbox as they
+    // are, and reaps and deletes it when it ends.
+    auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
+                                 out->write.get(), err->write.get());
+    if (!runner) return std::unexpected(runner.error());
+    c.runner = std::move(*runner);
+  } else if (auto st =
+                 runtime_.call({"run", "--detach", "--bundle", bundle.string(), c.id()}, until,
+                               /*keep_fds=*/{}, in->read.get(), out->write.get(), err->write.get());
+             !st) {
+    // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
+    // returns once it started. In the foreground (`runc run` without --detach) it would
+    // relay the stdio through pipes of its own and, when the container ended, block
+    // writing what it still held into pipes cordon no longer reads after a deadline:
+    // nothing but the container's processes may hold a write end of the code's output.
     // The runtime says why on its stderr, the container's.
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(st.error().code, st.error().message + said);
   }
-  auto ctl = accept_init(std::move(*listener), ctl_path, until);
+  auto ctl = accept_init(std::move(*listener), ctl_path, until, c.runner.pidfd());
   if (!ctl) {
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(ctl.error().code, ctl.error().message + (said.empty() ? "" : " (" + said + ")"));
@@ -602,6 +643,9 @@ class ContainerTree final : public StartedTree {
     if (!report_) {
       if (auto st = c_.cgroups.wait_empty(until); !st) return st;
     }
+    // An attached runtime (runsc) ends with its sandbox, after reaping it: the figures
+    // below are final then, and the stdio pipes, whose write ends it holds too, reach EOF.
+    if (auto st = wait_exited(c_.runner.pidfd(), until); !st) return st;
     // The container's cgroup counters, while cordon's parent groups and the stopped
     // container's own group (removed with the container) still hold them.
     stats_ = c_.cgroups.stats();

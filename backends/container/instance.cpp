@@ -95,9 +95,9 @@ std::string Instance::next_name() { return id_ + "-" + std::to_string(counter_.f
 Status remove_container_leftovers(const fs::path& bundles_dir, const std::string& name,
                                   const RuntimeCli& runtime,
                                   const std::vector<proc::CgroupHierarchy>& hierarchies,
-                                  Clock::time_point until) {
+                                  Clock::time_point until, bool runtime_deleted) {
   const std::string id = kContainerPrefix + name;
-  Status result = runtime.destroy(id, until);
+  Status result = runtime_deleted ? Status() : runtime.destroy(id, until);
   // The container's own group went with the runtime's delete; its parents are cordon's
   // (and the ones the runtime made in other hierarchies).
   remove_container_cgroups(hierarchies, id);

@@ -78,6 +78,8 @@ std::vector<std::string> runtime_global_args(const RuntimeProbe& probe, bool net
   return out;
 }
 
+bool runtime_runs_attached(const RuntimeProbe& probe) { return probe.name == "runsc"; }
+
 std::vector<std::string> RuntimeCli::argv(const std::vector<std::string>& args) const {
   std::vector<std::string> out = {binary_.string(), "--root", state_root_.string()};
   out.insert(out.end(), global_args_.begin(), global_args_.end());
@@ -93,6 +95,19 @@ Status RuntimeCli::call(const std::vector<std::string>& args, Clock::time_point 
   auto out = run_tool(full, until, ToolIo{keep_fds, stdin_fd, stdout_fd, stderr_fd});
   if (!out) return std::unexpected(out.error());
   return {};
+}
+
+Result<proc::ChildProcess> RuntimeCli::start(const std::vector<std::string>& args, int stdin_fd,
+                                             int stdout_fd, int stderr_fd) const {
+  proc::SpawnOptions so;
+  so.argv = argv(args);
+  so.path = so.argv.front();
+  // As run_tool() runs every tool: the system PATH and nothing else of ours.
+  so.env = {std::string("PATH=") + proc::kSystemPath};
+  so.stdin_fd = stdin_fd;
+  so.stdout_fd = stdout_fd;
+  so.stderr_fd = stderr_fd;
+  return proc::spawn(so);
 }
 
 Status RuntimeCli::destroy(const std::string& id, Clock::time_point until) const {

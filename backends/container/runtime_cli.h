@@ -45,6 +45,16 @@ struct RuntimeProbe {
 [[nodiscard]] std::vector<std::string> runtime_global_args(const RuntimeProbe& probe,
                                                            bool network_namespace, bool seccomp);
 
+// Whether cordon keeps this runtime's `run` in the foreground as its own child (attached)
+// instead of `run --detach`. runsc: its sandbox process is the child of whoever ran
+// `create`/`run`; detached it is orphaned, and on a host whose PID 1 reaps late its zombie
+// kept `runsc delete` polling for ~1-2 s per container (docs/notes-runsc.md). Attached, the
+// foreground `runsc run` reaps the sandbox and deletes the container by itself as soon as
+// it ends, and it hands the stdio fds to the sandbox as they are (no relay). runc: its
+// foreground mode relays the stdio through pipes of its own and blocks on a full one, so it
+// stays detached (its container init's parent is runc's, reaped at once).
+[[nodiscard]] bool runtime_runs_attached(const RuntimeProbe& probe);
+
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
 
@@ -70,6 +80,12 @@ class RuntimeCli {
   [[nodiscard]] Status call(const std::vector<std::string>& args, Clock::time_point until,
                             const std::vector<int>& keep_fds = {}, int stdin_fd = -1,
                             int stdout_fd = -1, int stderr_fd = -1) const;
+
+  // Starts a long-running subcommand (an attached `run`) as a child cordon owns, with
+  // `stdin_fd`/`stdout_fd`/`stderr_fd` as its stdio; the ChildProcess kills and reaps it
+  // if nobody waited for it.
+  [[nodiscard]] Result<proc::ChildProcess> start(const std::vector<std::string>& args, int stdin_fd,
+                                                 int stdout_fd, int stderr_fd) const;
 
   // `delete --force <id>` (kills it first if it runs); a missing container is not an error.
   [[nodiscard]] Status destroy(const std::string& id, Clock::time_point until) const;
