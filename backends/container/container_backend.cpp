@@ -645,10 +645,20 @@ class ContainerTree final : public StartedTree {
     }
     // An attached runtime (runsc) ends with its sandbox, after reaping it: the figures
     // below are final then, and the stdio pipes, whose write ends it holds too, reach EOF.
-    if (auto st = wait_exited(c_.runner.pidfd(), until); !st) return st;
-    // The container's cgroup counters, while cordon's parent groups and the stopped
-    // container's own group (removed with the container) still hold them.
-    stats_ = c_.cgroups.stats();
+    // It also removes the container's own group, where a refused fork may be counted
+    // (container_cgroups.cpp): that count is read before, while the group still is there.
+    // (stats() consumes the v1 OOM eventfd's count: the first reading's is kept too.)
+    if (c_.runner.pidfd() >= 0) {
+      const ContainerStats before = c_.cgroups.stats();
+      if (auto st = wait_exited(c_.runner.pidfd(), until); !st) return st;
+      stats_ = c_.cgroups.stats();
+      stats_.pids_limit_hit |= before.pids_limit_hit;
+      stats_.oom_killed |= before.oom_killed;
+    } else {
+      // The container's cgroup counters, while cordon's parent groups and the stopped
+      // container's own group (removed with the container) still hold them.
+      stats_ = c_.cgroups.stats();
+    }
     if (!killed_)
       return fail(ErrorCode::kSystem, "kill the container: " + killed_.error().describe());
     return {};
@@ -772,6 +782,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
     network->enforce_in(frame.enforced);
   }
   if (cancel.cancelled()) return setup.cancelled();
+  c.cgroups.mark_run_start();
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
       !st) {
     return setup.error(st.error().describe());
