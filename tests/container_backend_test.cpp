@@ -319,6 +319,8 @@ TEST_P(ContainerTest, NothingLeftAfterEveryOutcome) {
   EXPECT_TRUE(runtime_processes(runtime_.path).empty());
 }
 
+// The sweeper is a default (runc) backend: a dead instance's containers are removed by the
+// runtime, and with the global flags, that made them (instance.h), whatever the sweeper's own.
 TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart) {
   pid_t cli = 0;
   const std::string code = "echo > /tmp/started; sleep 43.25";
@@ -365,12 +367,19 @@ TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   ASSERT_TRUE(running());
   ::kill(cli, SIGKILL);
   ::waitpid(cli, nullptr, 0);
-  // The init reads EOF on its control socket and takes the container down (under runsc,
-  // cordon's foreground `runsc run`, which outlives it, then deletes the container).
+  // runc: the init reads EOF on its control socket and takes the container down, and
+  // the runtime's state stays. runsc: the same EOF ends the sandbox, and cordon's
+  // foreground `runsc run`, which outlives it, deletes the container by itself (the crash
+  // test shows that); killed together with it, as here, the sandbox dies with it (runsc
+  // starts it attached) and the runtime's state stays for the sweep, as runc's does.
+  if (runsc()) {
+    EXPECT_GT(audit::kill_host_processes_with((dir / "state").string()), 0);
+  }
   until = Clock::now() + seconds(10);
   while (running() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_FALSE(running()) << "the container outlived the killed cordon";
   EXPECT_FALSE(bundles(dir).empty()) << "a killed cordon leaves its bundle";
+  EXPECT_FALSE(entries(dir / "state").empty()) << "and the runtime's state of its container";
   // The next instance sweeps the dead one's container, cgroups, mount, bundle and shared
   // root, and leaves a live instance's alone (this test's: its shared root stays).
   {

@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "proc_test_support.h"
 #include "runsc_platform.h"
 #include "runtime_cli.h"
+#include "runtime_record.h"
 
 namespace cordon::oci {
 namespace {
@@ -103,6 +107,34 @@ TEST(RunscPlatform, TheInstalledRunscOffersPtrace) {
   ::unsetenv(kRunscPlatformVariable);
   EXPECT_FALSE(refused.usable);
   EXPECT_NE(refused.reason.find("'nonesuch'"), std::string::npos) << refused.reason;
+}
+
+// A bundle records the runtime that made it, so a later sweep asks that one with the same
+// flags; a record that names anything else than a runtime cordon would find is not run.
+TEST(RuntimeRecord, ASweepAsksTheRuntimeThatMadeTheContainer) {
+  const auto runsc = find_tool("runsc");
+  const auto runc = find_tool("runc");
+  if (runsc.empty() || runc.empty()) GTEST_SKIP() << "needs runc and runsc installed";
+  const cordon::testing::ScratchDir dir;
+  const std::filesystem::path bundle(dir.path);
+  const RuntimeCli made(runsc, "/run/x/state", runtime_global_args(runsc_on("ptrace"), true, true));
+  ASSERT_TRUE(record_runtime(bundle, made));
+  const RuntimeCli sweeper(runc, "/run/x/state");
+  const RuntimeCli asked = recorded_runtime(bundle, sweeper);
+  EXPECT_EQ(asked.argv({"delete", "c"}), made.argv({"delete", "c"}));
+  EXPECT_FALSE(record_runtime(bundle, made)) << "a record is written once, never replaced";
+
+  auto with_record = [&](const std::string& text) {
+    std::ofstream(bundle / kRuntimeRecordName, std::ios::trunc) << text;
+    return recorded_runtime(bundle, sweeper).argv({"delete", "c"});
+  };
+  const Args fallback = sweeper.argv({"delete", "c"});
+  EXPECT_EQ(with_record("/bin/sh\n--platform=ptrace\n"), fallback);
+  EXPECT_EQ(with_record("/tmp/runsc\n"), fallback) << "a runsc cordon would not find";
+  EXPECT_EQ(with_record(runsc.string() + "\nrm -rf /\n"), fallback) << "options only";
+  EXPECT_EQ(with_record(""), fallback);
+  std::filesystem::remove(bundle / kRuntimeRecordName);
+  EXPECT_EQ(recorded_runtime(bundle, sweeper).argv({"delete", "c"}), fallback);
 }
 
 }  // namespace

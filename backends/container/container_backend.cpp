@@ -35,6 +35,7 @@
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_report.h"
+#include "runtime_record.h"
 
 namespace cordon::oci {
 namespace {
@@ -422,6 +423,8 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   if (auto st = write_bundle(bundle, *config, key.scratch_bytes); !st) {
     return std::unexpected(st.error());
   }
+  // Before the runtime makes anything: a sweep after cordon died asks the same runtime.
+  if (auto st = record_runtime(bundle, runtime_); !st) return std::unexpected(st.error());
   // The init connects to this before anything else (oci_init_channel.h): one channel for
   // runc and runsc, which has no --preserve-fds.
   const fs::path ctl_path = bundle / "code" / kInitSocketName;
