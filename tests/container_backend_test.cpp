@@ -173,6 +173,11 @@ INSTANTIATE_TEST_SUITE_P(Runtime, ContainerTest, ::testing::Values("runc", "runs
 
 // ---- runs ----
 
+void expect_ok_printing(const RunResult& r, std::string_view out) {
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, out);
+}
+
 TEST_P(ContainerTest, OutputIsCapped) {
   RunRequest req = sh("head -c 300000 /dev/zero");
   req.limits.output_bytes = 1000;
@@ -188,8 +193,7 @@ TEST_P(ContainerTest, TheInitsControlSocketIsGoneBeforeTheCodeRuns) {
   const RunResult r =
       run(sh("cat /proc/1/cmdline | tr '\\0' ' '; echo; "
              "[ -e /.cordon/init.sock ] && echo present || echo absent"));
-  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
-  EXPECT_EQ(r.stdout_data, "/.cordon-init oci --connect /.cordon/init.sock \nabsent\n");
+  expect_ok_printing(r, "/.cordon-init oci --connect /.cordon/init.sock \nabsent\n");
 }
 
 // Engine mode has no directory of cordon's in the container for the proxy's socket: a list is
@@ -253,6 +257,15 @@ TEST_P(ContainerTest, FiguresAreTheContainersOwn) {
   EXPECT_EQ(killed.outcome, Outcome::kLimitExceeded) << killed.error.value_or("");
   EXPECT_EQ(killed.limit, LimitKind::kMemory);
   EXPECT_TRUE(killed.oom_killed);
+}
+
+// Threads start under either runtime: python's and node's go through glibc's
+// pthread_create, which falls back from clone3 to clone only on ENOSYS (under runsc the
+// policy's ENOSYS would read EPERM: container_plan.h oci_seccomp_for_runtime).
+TEST_P(ContainerTest, ThreadsStart) {
+  expect_ok_printing(run(py("import threading\nt = threading.Thread(target=lambda: "
+                            "print('thread'))\nt.start()\nt.join()\n")),
+                     "thread\n");
 }
 
 // The code still printing at the deadline: the pipes are full and nobody reads them any

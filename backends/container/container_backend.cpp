@@ -169,7 +169,9 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   policy_name_ = pol.name;
   policy_version_ = pol.version;
   policy_hash_ = policy::content_hash(pol);
-  if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
+  if (options_.seccomp) {
+    seccomp_ = oci_seccomp_for_runtime(policy::to_oci_seccomp(pol), options_.runtime);
+  }
 }
 
 void ContainerBackend::discover() const {
