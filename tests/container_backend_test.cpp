@@ -113,7 +113,44 @@ class ContainerTarget final : public testing::AttackTarget {
     // runsc's kill and its sandbox's end cost more (`runsc kill` ~0.1 s, the foreground
     // run's own delete ~0.1 s, under load several times that).
     static const Facts kRunc = facts_with(milliseconds(1200), "41");
-    static const Facts kRunsc = facts_with(milliseconds(2500), "47");
+    static const Facts kRunsc = [] {
+      Facts f = facts_with(milliseconds(2500), "47");
+      f.user_space_kernel = true;
+      // What the container backend's declaration says is still runc's (issue #18 item 2,
+      // claims.h, not in this change): its ranges start at runc's 16 MiB and 8 processes,
+      // and its process limit is one on the code's processes. Under gVisor the host's pids
+      // group counts the sentry's, gofer's and ptrace stubs' threads (~64 for an idle
+      // python; 96 was the least that started python, ~24 MiB the least memory), and a
+      // fork at the ceiling ends the whole sandbox instead of failing with EAGAIN.
+      const std::string declaration =
+          "the runsc declaration (limit ranges and what the process limit bounds) is pending, "
+          "issue #18 item 2: ";
+      f.pending = {
+          {"LimitsHoldTheDeclaredRangesAtBothEnds",
+           declaration + "runsc needs ~24 MiB and ~96 processes, runc's minimum is declared"},
+          {"ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive",
+           declaration + "32 processes cannot start a gVisor sandbox"},
+          {"AFailureAfterARefusedForkIsTheProcessLimit",
+           declaration + "a fork at the ceiling ends the sandbox, code cannot cope with EAGAIN"},
+          {"ForkBombWithoutLimitsEndsAtTheDefaultCeiling",
+           declaration + "a fork at the ceiling ends the sandbox, not the code's fork"},
+      };
+      // CI's lean set under runsc: what gVisor changes (privileges, syscalls, network,
+      // files, memory, ending every process); the rest runs in the full tier.
+      f.lean = {"NoCapabilitiesNoNewPrivsSeccompUid65534OnlyStdFds",
+                "DeniedSyscallsFailWithEperm",
+                "HostLoopbackListenerReceivesNothing",
+                "NoRouteOutButLoopbackWorksInside",
+                "AnAllowListReachesWhatItNamesOnlyThroughTheProxy",
+                "WritesOutsideTmpDoNotLandAndUsrLocalIsHidden",
+                "HomeCanaryIsNeitherReadableNorDeletable",
+                "CallersSecretIsNowhereInTheSandbox",
+                "MemoryHogIsOomKilled",
+                "ExitCodeSignalTimeoutCancel",
+                "SetsidAndNohupDescendantsAreGoneAfterExitAndTimeout",
+                "StdinInputFilesArtifactsAndLongCode"};
+      return f;
+    }();
     return runtime_name_ == "runsc" ? kRunsc : kRunc;
   }
   static Facts facts_with(milliseconds stop_slack, std::string mark) {
@@ -123,7 +160,10 @@ class ContainerTarget final : public testing::AttackTarget {
             .submount_visible = false,
             .samples_cpu = true,
             .mark = std::move(mark),
-            .default_process_ceiling = oci::kDefaultProcessCeiling};
+            .default_process_ceiling = oci::kDefaultProcessCeiling,
+            .user_space_kernel = false,
+            .pending = {},
+            .lean = {}};
   }
   // This target's options with `weakening` applied (its runtime kept).
   [[nodiscard]] oci::ContainerOptions options_with(const testing::Weakening& weakening) const {
@@ -142,9 +182,14 @@ class ContainerTarget final : public testing::AttackTarget {
 }  // namespace cordon
 
 namespace cordon::testing {
-CORDON_INSTANTIATE_BACKEND_ATTACKS("container", []() -> std::unique_ptr<AttackTarget> {
-  return std::make_unique<ContainerTarget>();
-});
+// runsc with its warm pool: the suite's runs then cost what a pooled run does.
+CORDON_INSTANTIATE_BACKEND_ATTACK_TARGETS(
+    (AttackParam{
+        "container",
+        []() -> std::unique_ptr<AttackTarget> { return std::make_unique<ContainerTarget>(); }}),
+    (AttackParam{"container_runsc", []() -> std::unique_ptr<AttackTarget> {
+                   return std::make_unique<ContainerTarget>("runsc", /*pool_size=*/1);
+                 }}));
 }  // namespace cordon::testing
 
 namespace cordon {
