@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_features.h"
 #include "proc_test_support.h"
 #include "runsc_platform.h"
 #include "runtime_cli.h"
@@ -93,7 +94,7 @@ TEST(RunscPlatform, AnUnusableChoiceIsRefusedWithTheReason) {
 // probe names the platform it chose.
 TEST(RunscPlatform, TheInstalledRunscOffersPtrace) {
   const auto runsc = find_tool("runsc");
-  if (runsc.empty()) GTEST_SKIP() << "runsc is not installed";
+  if (runsc.empty()) CORDON_SKIP_OR_FAIL("runsc is not installed");
   const auto offered = runsc_platforms(runsc);
   EXPECT_NE(std::find(offered.begin(), offered.end(), "ptrace"), offered.end());
   EXPECT_EQ(runsc_platforms(runsc), offered);
@@ -114,7 +115,7 @@ TEST(RunscPlatform, TheInstalledRunscOffersPtrace) {
 TEST(RuntimeRecord, ASweepAsksTheRuntimeThatMadeTheContainer) {
   const auto runsc = find_tool("runsc");
   const auto runc = find_tool("runc");
-  if (runsc.empty() || runc.empty()) GTEST_SKIP() << "needs runc and runsc installed";
+  if (runsc.empty() || runc.empty()) CORDON_SKIP_OR_FAIL("needs runc and runsc installed");
   const cordon::testing::ScratchDir dir;
   const std::filesystem::path bundle(dir.path);
   const RuntimeCli made(runsc, "/run/x/state", runtime_global_args(runsc_on("ptrace"), true, true));

@@ -393,19 +393,22 @@ Result<std::string> ContainerBackend::config_text(const BundleKey& key,
 
 void ContainerBackend::remove(LiveContainer& c) {
   if (c.name.empty() || !instance_) return;
+  // A container whose init never connected (its start failed) has nothing that would end it.
+  const bool connected = static_cast<bool>(c.ctl);
   c.ctl.reset();  // the init exits on EOF, if it still runs
-  const auto until = Clock::now() + kDefaultSetupBound;
   // An attached runtime's `run` deletes the container itself once it ended: only one
   // that did not end by itself in time (killed here, with its sandbox: runsc starts it
   // attached to its own life) leaves the runtime's state for `delete --force`.
   bool deleted = false;
   if (!c.runner.reaped()) {
-    (void)wait_exited(c.runner.pidfd(), until);
+    if (connected) (void)wait_exited(c.runner.pidfd(), Clock::now() + kDefaultSetupBound);
     auto ended = c.runner.try_wait();
     deleted = ended && ended->has_value() && (*ended)->exited();
     c.runner = proc::ChildProcess();  // kills and reaps one still running
   }
-  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_, until,
+  // A bound of its own: the wait above may have used all of one.
+  (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_,
+                                   Clock::now() + kDefaultSetupBound,
                                    /*runtime_deleted=*/deleted);
   c.name.clear();
 }
