@@ -2,7 +2,7 @@
 """Crash safety of cordon (issue #13): SIGKILL at random points, host-side faults, and the
 history database under concurrent writers.
 
-  crash_test.py kill --cordon BIN --backend namespace|container --kills N [--seed S]
+  crash_test.py kill --cordon BIN --backend namespace|container [--runtime runsc] --kills N [--seed S]
       `cordon run` and `cordon mcp` (a warm pool, size 2) are SIGKILLed N times at random
       points: while the process starts and sweeps, while it builds a sandbox, mid-run,
       while it tears down, with its pool full, while it records the history. After each
@@ -11,6 +11,10 @@ history database under concurrent writers.
       the next start that is not killed nothing of any dead cordon may remain: cgroups in
       every hierarchy, run directories, bundles, lock and uid-slot files, runc state,
       mounts. The history database written by the killed runs must pass integrity_check.
+      With --runtime (the container backend's OCI runtime, e.g. gVisor's runsc) the code
+      runs inside a user-space kernel, where no host process carries its marker: what must
+      not survive there is every host process of the runtime's (its sandbox, gofer and
+      foreground run name the runtime dir) besides those in a dead cordon's cgroup.
 
   crash_test.py writers --cordon BIN --per-writer N
       4 writer processes into one history database at once: `cordon run` CLIs, a `cordon
@@ -84,22 +88,26 @@ def owned_names(pid):
     return ["cordon-%d-" % pid, "cordon-run-%d-" % pid, "cordon-oci-%d-" % pid]
 
 
-def survivors(mark, dead_pids):
-    """Processes of the code (marked) or left in a cgroup of a dead cordon."""
+def survivors(mark, dead_pids, runtime_dir=None):
+    """Processes of the code (marked) or left in a cgroup of a dead cordon; with
+    `runtime_dir`, also every process naming it (a user-space kernel's sandbox)."""
     found = []
     needles = [n for pid in dead_pids if not alive(pid) for n in owned_names(pid)]
     for pid, comm, environ, cgroup in live_processes():
         marked = mark.encode() in environ
         in_dead_group = any("/" + n in cgroup for n in needles)
-        if marked or in_dead_group:
-            found.append("%d %s%s" % (pid, comm, " (marked)" if marked else " (in a dead cordon's cgroup)"))
+        runtimes = runtime_dir is not None and runtime_dir.encode() in read("/proc/%d/cmdline" % pid)
+        if marked or in_dead_group or runtimes:
+            found.append("%d %s%s" % (pid, comm, " (marked)" if marked else
+                                      " (in a dead cordon's cgroup)" if in_dead_group else
+                                      " (the runtime's)"))
     return found
 
 
-def wait_no_survivors(mark, dead_pids, seconds=5.0):
+def wait_no_survivors(mark, dead_pids, runtime_dir=None, seconds=5.0):
     deadline = time.monotonic() + seconds
     while True:
-        left = survivors(mark, dead_pids)
+        left = survivors(mark, dead_pids, runtime_dir)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
@@ -209,10 +217,18 @@ def code_of(mark, rng):
     return "export CRASH_MARK=%s; sleep 1000 & %s; echo done" % (mark, fg), seconds
 
 
+def backend_args(args, backend=None):
+    """-b BACKEND, and the container backend's runtime when one was given."""
+    out = ["-b", backend or args.backend]
+    if getattr(args, "runtime", "") and (backend or args.backend) == "container":
+        out += ["--runtime", args.runtime]
+    return out
+
+
 def cli_once(args, env, mark, rng, overhead):
     code, seconds = code_of(mark, rng)
     timeout = "0.5s" if seconds == 0.5 else "20s"
-    cmd = [args.cordon, "run", "-b", args.backend, "-t", timeout, "-c", code]
+    cmd = [args.cordon, "run", *backend_args(args), "-t", timeout, "-c", code]
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     # Anywhere from its start to a little past its expected end: set-up, the sweep, the
@@ -225,7 +241,7 @@ def cli_once(args, env, mark, rng, overhead):
 
 class Mcp:
     def __init__(self, args, env, pool, backend=None, extra=()):
-        cmd = [args.cordon, "mcp", "-b", backend or args.backend, "--no-audit", "--unverified",
+        cmd = [args.cordon, "mcp", *backend_args(args, backend), "--no-audit", "--unverified",
                "-t", "20s", "--pool-size", str(pool), *extra]
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
@@ -303,7 +319,7 @@ def calibrate(args, env):
     best = None
     for _ in range(3):
         begin = time.monotonic()
-        subprocess.run([args.cordon, "run", "-b", args.backend, "-t", "20s", "-c", "true"],
+        subprocess.run([args.cordon, "run", *backend_args(args), "-t", "20s", "-c", "true"],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         took = time.monotonic() - begin
         best = took if best is None else min(best, took)
@@ -317,8 +333,10 @@ def command_kill(args):
     runtime_dir = env["CORDON_RUNTIME_DIR"]
     dirs = [env["CORDON_RUN_DIR"], "/tmp", "/dev/shm"]
     whole = calibrate(args, env)
+    what = args.backend + (" (%s)" % args.runtime if args.runtime else "")
     print("kill: backend %s, %d kills, seed %s, a whole run takes %.0f ms"
-          % (args.backend, args.kills, args.seed, whole * 1000), flush=True)
+          % (what, args.kills, args.seed, whole * 1000), flush=True)
+    watch = runtime_dir if args.runtime else None
     dead = []
     phases = {}
     begin = time.monotonic()
@@ -330,12 +348,12 @@ def command_kill(args):
             pid, phase = mcp_once(args, env, mark, rng, whole)
         dead.append(pid)
         phases[phase] = phases.get(phase, 0) + 1
-        left = wait_no_survivors(mark, [pid])
+        left = wait_no_survivors(mark, [pid], watch, 10.0 if watch else 5.0)
         if left:
             fail("kill %d (%s, pid %d): processes survive: %s" % (i, phase, pid, "; ".join(left)))
     # The next start that is not killed sweeps what every dead cordon left.
     before_sweep = leftovers(dead, dirs, runtime_dir)
-    done = subprocess.run([args.cordon, "run", "-b", args.backend, "-t", "20s", "-c", "echo swept"],
+    done = subprocess.run([args.cordon, "run", *backend_args(args), "-t", "20s", "-c", "echo swept"],
                           env=env, capture_output=True, check=False)
     if done.returncode != 0 or b"swept" not in done.stdout:
         fail("the run after the kills failed: %r %r" % (done.returncode, done.stderr[-500:]))
@@ -355,7 +373,7 @@ def command_kill(args):
         rows = -1
     print("kill: backend %s: %d kills in %.1f s (%s); %d runs recorded; %d host objects of"
           " dead cordons before the last start, %d failures"
-          % (args.backend, args.kills, time.monotonic() - begin,
+          % (what, args.kills, time.monotonic() - begin,
              ", ".join("%s %d" % kv for kv in sorted(phases.items())), rows, len(before_sweep),
              len(FAILURES)),
           flush=True)
@@ -697,6 +715,7 @@ def main():
     k = sub.add_parser("kill")
     k.add_argument("--cordon", required=True)
     k.add_argument("--backend", required=True)
+    k.add_argument("--runtime", default="")
     k.add_argument("--kills", type=int, default=20)
     k.add_argument("--seed", type=int, default=None)
     w = sub.add_parser("writers")

@@ -27,6 +27,14 @@ std::chrono::duration<Rep, Period> slack(std::chrono::duration<Rep, Period> boun
   return bound * time_factor();
 }
 
+// The full tier (scripts/test.sh --full) sets CORDON_TEST_FULL=1: tests too slow for CI's
+// budget in every configuration run then (e.g. the attack suite under runsc beyond its lean
+// set).
+inline bool full_tier() {
+  const char* v = std::getenv("CORDON_TEST_FULL");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
 inline bool require_kernel_features() {
   const char* v = std::getenv("CORDON_REQUIRE_KERNEL_FEATURES");
   return v != nullptr && std::string_view(v) == "1";

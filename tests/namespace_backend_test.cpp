@@ -159,7 +159,10 @@ class NamespaceTarget final : public testing::AttackTarget {
                               .submount_visible = true,
                               .samples_cpu = false,
                               .mark = "31",
-                              .default_process_ceiling = ns::kDefaultProcessCeiling};
+                              .default_process_ceiling = ns::kDefaultProcessCeiling,
+                              .user_space_kernel = false,
+                              .pending = {},
+                              .lean = {}};
     return kFacts;
   }
 

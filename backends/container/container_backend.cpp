@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -34,6 +35,7 @@
 #include "cordon/units.h"
 #include "cordon/workspace.h"
 #include "init_report.h"
+#include "runtime_record.h"
 
 namespace cordon::oci {
 namespace {
@@ -82,21 +84,42 @@ Result<UniqueFd> listen_for_init(const fs::path& path) {
 
 // The init's one connection, waited for until `until`; the listener is closed and its
 // file removed before anything else reaches the container, so the code, which runs only
-// after the order, can never connect to it.
-Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until) {
+// after the order, can never connect to it. `runner`: an attached runtime's pidfd (or -1);
+// its exit before the init connected is the runtime's failure, said at once.
+Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until,
+                             int runner) {
   ScopeExit gone([&] { ::unlink(path.c_str()); });
   for (;;) {
     const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
     if (left <= 0) {
       return fail(ErrorCode::kTimeout, "the container's init did not connect in time");
     }
-    pollfd pfd{listener.get(), POLLIN, 0};
-    const int n = ::poll(&pfd, 1, static_cast<int>(left));
+    std::array<pollfd, 2> pfd = {pollfd{listener.get(), POLLIN, 0}, pollfd{runner, POLLIN, 0}};
+    const int n = ::poll(pfd.data(), pfd.size(), static_cast<int>(left));
     if (n < 0 && errno != EINTR) return fail_errno("poll for the container's init");
     if (n <= 0) continue;
+    if ((pfd[0].revents & POLLIN) == 0 && (pfd[1].revents & POLLIN) != 0) {
+      return fail(ErrorCode::kSystem, "the runtime ended before the container's init connected");
+    }
+    if ((pfd[0].revents & POLLIN) == 0) continue;
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (conn) return conn;
     if (errno != EINTR && errno != ECONNABORTED) return fail_errno("accept the container's init");
+  }
+}
+
+// Waits until an attached runtime's `run` (a pidfd; -1: none) has exited, without reaping
+// it: it reaps the sandbox and deletes the container first, and holds the stdio's write
+// ends until then.
+Status wait_exited(int pidfd, Clock::time_point until) {
+  if (pidfd < 0) return {};
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
+    if (left <= 0) return fail(ErrorCode::kTimeout, "the runtime did not end the container");
+    pollfd pfd{pidfd, POLLIN, 0};
+    const int n = ::poll(&pfd, 1, static_cast<int>(left));
+    if (n > 0) return {};
+    if (n < 0 && errno != EINTR) return fail_errno("poll the runtime");
   }
 }
 
@@ -152,7 +175,9 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
   policy_name_ = pol.name;
   policy_version_ = pol.version;
   policy_hash_ = policy::content_hash(pol);
-  if (options_.seccomp) seccomp_ = policy::to_oci_seccomp(pol);
+  if (options_.seccomp) {
+    seccomp_ = oci_seccomp_for_runtime(policy::to_oci_seccomp(pol), options_.runtime);
+  }
 }
 
 void ContainerBackend::discover() const {
@@ -231,7 +256,9 @@ Status ContainerBackend::prepare_once() {
                 "runtime directory " + runtime_dir_.string() + ": " + inst.error().describe());
   }
   instance_.emplace(std::move(*inst));
-  runtime_ = RuntimeCli(runtime_probe_.path, instance_->state_dir());
+  runtime_ =
+      RuntimeCli(runtime_probe_.path, instance_->state_dir(),
+                 runtime_global_args(runtime_probe_, options_.network_namespace, options_.seccomp));
   // What instances of a killed cordon left: their containers, cgroups, mounts.
   const fs::path engine = options_.engine.empty() ? fs::path() : find_tool(options_.engine);
   (void)sweep_dead_instances(
@@ -385,9 +412,23 @@ Result<std::string> ContainerBackend::config_text(const BundleKey& key,
 
 void ContainerBackend::remove(LiveContainer& c) {
   if (c.name.empty() || !instance_) return;
+  // A container whose init never connected (its start failed) has nothing that would end it.
+  const bool connected = static_cast<bool>(c.ctl);
   c.ctl.reset();  // the init exits on EOF, if it still runs
+  // An attached runtime's `run` deletes the container itself once it ended: only one
+  // that did not end by itself in time (killed here, with its sandbox: runsc starts it
+  // attached to its own life) leaves the runtime's state for `delete --force`.
+  bool deleted = false;
+  if (!c.runner.reaped()) {
+    if (connected) (void)wait_exited(c.runner.pidfd(), Clock::now() + kDefaultSetupBound);
+    auto ended = c.runner.try_wait();
+    deleted = ended && ended->has_value() && (*ended)->exited();
+    c.runner = proc::ChildProcess();  // kills and reaps one still running
+  }
+  // A bound of its own: the wait above may have used all of one.
   (void)remove_container_leftovers(instance_->bundles_dir(), c.name, runtime_, hierarchies_,
-                                   Clock::now() + kDefaultSetupBound);
+                                   Clock::now() + kDefaultSetupBound,
+                                   /*runtime_deleted=*/deleted);
   c.name.clear();
 }
 
@@ -406,6 +447,8 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   if (auto st = write_bundle(bundle, *config, key.scratch_bytes); !st) {
     return std::unexpected(st.error());
   }
+  // Before the runtime makes anything: a sweep after cordon died asks the same runtime.
+  if (auto st = record_runtime(bundle, runtime_); !st) return std::unexpected(st.error());
   // The init connects to this before anything else (oci_init_channel.h): one channel for
   // runc and runsc, which has no --preserve-fds.
   const fs::path ctl_path = bundle / "code" / kInitSocketName;
@@ -418,19 +461,27 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   c.stdout_read = std::move(out->read);
   c.stderr_read = std::move(err->read);
   c.stdin_write = std::move(in->write);
-  // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
-  // returns once it started. In the foreground (`runc run` without --detach) it would
-  // relay the stdio through pipes of its own and, when the container ended, block writing
-  // what it still held into pipes cordon no longer reads after a deadline: nothing but the
-  // container's processes may hold a write end of the code's output.
-  if (auto st = runtime_.call({"run", "--detach", "--bundle", bundle.string(), c.id()}, until,
-                              /*keep_fds=*/{}, in->read.get(), out->write.get(), err->write.get());
-      !st) {
+  if (runtime_runs_attached(runtime_probe_)) {
+    // runsc in the foreground (runtime_cli.h): it hands these fds to the sandbox as they
+    // are, and reaps and deletes it when it ends.
+    auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
+                                 out->write.get(), err->write.get());
+    if (!runner) return std::unexpected(runner.error());
+    c.runner = std::move(*runner);
+  } else if (auto st =
+                 runtime_.call({"run", "--detach", "--bundle", bundle.string(), c.id()}, until,
+                               /*keep_fds=*/{}, in->read.get(), out->write.get(), err->write.get());
+             !st) {
+    // Detached, the runtime gives the container cordon's pipes themselves as its stdio and
+    // returns once it started. In the foreground (`runc run` without --detach) it would
+    // relay the stdio through pipes of its own and, when the container ended, block
+    // writing what it still held into pipes cordon no longer reads after a deadline:
+    // nothing but the container's processes may hold a write end of the code's output.
     // The runtime says why on its stderr, the container's.
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(st.error().code, st.error().message + said);
   }
-  auto ctl = accept_init(std::move(*listener), ctl_path, until);
+  auto ctl = accept_init(std::move(*listener), ctl_path, until, c.runner.pidfd());
   if (!ctl) {
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(ctl.error().code, ctl.error().message + (said.empty() ? "" : " (" + said + ")"));
@@ -589,6 +640,12 @@ Result<Plan> ContainerBackend::describe_plan(const RunRequest& request) const {
   // What only this backend's plan says: the runtime, and the engine's command line or the
   // bundle's config.json itself.
   nlohmann::json extra = {{"runtime", runtime_probe_.name}, {"env", payload->env}};
+  // runsc: the gVisor platform, and the flags every call of it gets (runtime_global_args()).
+  if (!runtime_probe_.platform.empty()) {
+    extra["platform"] = runtime_probe_.platform;
+    extra["runtime_args"] =
+        runtime_global_args(runtime_probe_, options_.network_namespace, options_.seccomp);
+  }
   if (engine_) {
     const EngineSettings settings = engine_settings();
     if (auto argv =
@@ -657,9 +714,22 @@ class ContainerTree final : public StartedTree {
     if (!report_) {
       if (auto st = c_.cgroups.wait_empty(until); !st) return st;
     }
-    // The container's cgroup counters, while cordon's parent groups and the stopped
-    // container's own group (removed with the container) still hold them.
-    stats_ = c_.cgroups.stats();
+    // An attached runtime (runsc) ends with its sandbox, after reaping it: the figures
+    // below are final then, and the stdio pipes, whose write ends it holds too, reach EOF.
+    // It also removes the container's own group, where a refused fork may be counted
+    // (container_cgroups.cpp): that count is read before, while the group still is there.
+    // (stats() consumes the v1 OOM eventfd's count: the first reading's is kept too.)
+    if (c_.runner.pidfd() >= 0) {
+      const ContainerStats before = c_.cgroups.stats();
+      if (auto st = wait_exited(c_.runner.pidfd(), until); !st) return st;
+      stats_ = c_.cgroups.stats();
+      stats_.pids_limit_hit |= before.pids_limit_hit;
+      stats_.oom_killed |= before.oom_killed;
+    } else {
+      // The container's cgroup counters, while cordon's parent groups and the stopped
+      // container's own group (removed with the container) still hold them.
+      stats_ = c_.cgroups.stats();
+    }
     if (!killed_)
       return fail(ErrorCode::kSystem, "kill the container: " + killed_.error().describe());
     return {};
@@ -783,6 +853,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
     network->enforce_in(frame.enforced);
   }
   if (cancel.cancelled()) return setup.cancelled();
+  c.cgroups.mark_run_start();
   if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
       !st) {
     return setup.error(st.error().describe());

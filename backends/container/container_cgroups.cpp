@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 #include <thread>
 
@@ -127,6 +128,17 @@ Result<ContainerCgroups> ContainerCgroups::create(
       return std::unexpected(st.error());
     }
   }
+  // CPU time is read where every process of the container is counted. On a hybrid host
+  // that is the v1 cpuacct hierarchy: runc joins the controller-less v2 tree as well, but
+  // runsc's sandbox joins only the v1 hierarchies (its v2 group stays empty and reads 0,
+  // which used to overwrite the v1 figure). The v2 tree where no v1 cpuacct exists.
+  for (std::size_t i = 0; i < hierarchies.size(); ++i) {
+    if (!hierarchies[i].v2 && has(hierarchies[i], "cpuacct")) {
+      cg.cpu_hierarchy_ = static_cast<int>(i);
+    } else if (hierarchies[i].v2 && cg.cpu_hierarchy_ < 0) {
+      cg.cpu_hierarchy_ = static_cast<int>(i);
+    }
+  }
   // Fail closed: an isolating backend never runs without both ceilings.
   if (!memory || !pids) {
     remove_container_cgroups(hierarchies, group);
@@ -177,12 +189,18 @@ ContainerStats ContainerCgroups::stats() const {
     if (h.v2 || has(h, "memory")) {
       if (auto bytes = cgfs::memory_peak(dir, h.v2)) s.memory_peak_kb = *bytes / 1024;
     }
-    if (h.v2 || has(h, "cpuacct")) {
-      if (auto usec = cgfs::cpu_usec(dir, h.v2)) s.cpu_usec = usec;
-    }
   }
+  if (auto usec = cpu_usec_now()) s.cpu_usec = std::max<std::int64_t>(0, *usec - cpu_base_usec_);
   return s;
 }
+
+std::optional<std::int64_t> ContainerCgroups::cpu_usec_now() const {
+  if (cpu_hierarchy_ < 0) return std::nullopt;
+  const auto& h = hierarchies_[static_cast<std::size_t>(cpu_hierarchy_)];
+  return proc::cgroupfs::cpu_usec(proc::group_parent_dir(h) / group_, h.v2);
+}
+
+void ContainerCgroups::mark_run_start() { cpu_base_usec_ = cpu_usec_now().value_or(0); }
 
 std::optional<ResourceSample> ContainerCgroups::usage() const {
   ResourceSample out;
@@ -193,11 +211,9 @@ std::optional<ResourceSample> ContainerCgroups::usage() const {
         out.memory_bytes = static_cast<std::uint64_t>(*bytes);
       }
     }
-    if (h.v2 || has(h, "cpuacct")) {
-      if (auto usec = proc::cgroupfs::cpu_usec(dir, h.v2); usec && *usec >= 0) {
-        out.cpu_usec = static_cast<std::uint64_t>(*usec);
-      }
-    }
+  }
+  if (auto usec = cpu_usec_now(); usec && *usec >= cpu_base_usec_) {
+    out.cpu_usec = static_cast<std::uint64_t>(*usec - cpu_base_usec_);
   }
   if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
   return out;

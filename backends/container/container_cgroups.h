@@ -59,6 +59,10 @@ class ContainerCgroups {
   // Waits until the container's own group ("<group>/c") holds no process (or is gone),
   // giving up at `until`.
   [[nodiscard]] Status wait_empty(std::chrono::steady_clock::time_point until) const;
+  // Call when the run's order is sent: the CPU figures from here on count from this
+  // point, so a container's start (runc's init before its exec; a gVisor sandbox's boot,
+  // ~0.1-0.3 s of CPU; a pooled container's idle wait) is not charged to the code's run.
+  void mark_run_start();
   // Call after the container ended, before removal.
   [[nodiscard]] ContainerStats stats() const;
   // What the container uses now (memory charged, CPU so far), read from the parent
@@ -66,9 +70,15 @@ class ContainerCgroups {
   [[nodiscard]] std::optional<ResourceSample> usage() const;
 
  private:
+  // The CPU time the container's processes used so far, from the one hierarchy that
+  // holds them all (cpu_hierarchy_); nullopt where none measures it.
+  [[nodiscard]] std::optional<std::int64_t> cpu_usec_now() const;
+
   std::string group_;
   std::vector<proc::CgroupHierarchy> hierarchies_;
-  UniqueFd oom_event_;  // v1: eventfd counting OOM events of the memory parent
+  UniqueFd oom_event_;              // v1: eventfd counting OOM events of the memory parent
+  int cpu_hierarchy_ = -1;          // index into hierarchies_ of the one CPU is read from
+  std::int64_t cpu_base_usec_ = 0;  // cpu_usec_now() at mark_run_start()
 };
 
 // Removes "<group>/c" and "<group>" in every hierarchy (empty groups only: rmdir). Safe

@@ -292,4 +292,19 @@ std::string encode_init_request(const RunPayload& payload, std::chrono::millisec
   return out + records;
 }
 
+nlohmann::json oci_seccomp_for_runtime(nlohmann::json seccomp, const std::string& runtime) {
+  if (runtime != "runsc") return seccomp;
+  // Out of any rule that names it (the policy's ENOSYS is the default action, but say it
+  // once), then allowed.
+  nlohmann::json rules = nlohmann::json::array();
+  for (auto& rule : seccomp["syscalls"]) {
+    auto& names = rule["names"];
+    names.erase(std::remove(names.begin(), names.end(), "clone3"), names.end());
+    if (!names.empty()) rules.push_back(std::move(rule));
+  }
+  rules.push_back({{"names", {"clone3"}}, {"action", "SCMP_ACT_ALLOW"}});
+  seccomp["syscalls"] = std::move(rules);
+  return seccomp;
+}
+
 }  // namespace cordon::oci

@@ -121,6 +121,16 @@ struct BundlePlan {
 // it says what the config.json beside it says.
 [[nodiscard]] Plan plan_view(const BundlePlan& plan);
 
+// The policy's OCI seccomp section as `runtime` applies it. runsc (release 2022-12-19, with
+// --oci-seccomp) ignores errnoRet and defaultErrnoRet and answers every refused syscall
+// with EPERM. The policy refuses clone3 with ENOSYS (its flags are in memory, where a
+// filter cannot check them) so that libc falls back to clone, whose flags it checks; given
+// EPERM instead, glibc's pthread_create fails and no thread starts (python's threading,
+// node). Under runsc clone3 is passed to the sentry, which does not implement it and
+// answers ENOSYS itself, so libc still falls back to the checked clone.
+[[nodiscard]] nlohmann::json oci_seccomp_for_runtime(nlohmann::json seccomp,
+                                                     const std::string& runtime);
+
 // What the init receives once the container is started.
 struct RunPayload {
   std::vector<std::string> argv;

@@ -18,6 +18,7 @@
 #include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/temp_dir.h"
+#include "runtime_record.h"
 
 namespace cordon::oci {
 namespace {
@@ -95,9 +96,9 @@ std::string Instance::next_name() { return id_ + "-" + std::to_string(counter_.f
 Status remove_container_leftovers(const fs::path& bundles_dir, const std::string& name,
                                   const RuntimeCli& runtime,
                                   const std::vector<proc::CgroupHierarchy>& hierarchies,
-                                  Clock::time_point until) {
+                                  Clock::time_point until, bool runtime_deleted) {
   const std::string id = kContainerPrefix + name;
-  Status result = runtime.destroy(id, until);
+  Status result = runtime_deleted ? Status() : runtime.destroy(id, until);
   // The container's own group went with the runtime's delete; its parents are cordon's
   // (and the ones the runtime made in other hierarchies).
   remove_container_cgroups(hierarchies, id);
@@ -159,7 +160,9 @@ bool sweep_instance(const fs::path& runtime_dir, const std::string& instance,
   }
   if (ec) return false;
   for (const std::string& name : names) {
-    (void)remove_container_leftovers(runtime_dir / "bundles", name, runtime, hierarchies, until);
+    // By the runtime that made it, with its flags (runtime_record.h), not necessarily ours.
+    const RuntimeCli made_by = recorded_runtime(runtime_dir / "bundles" / name, runtime);
+    (void)remove_container_leftovers(runtime_dir / "bundles", name, made_by, hierarchies, until);
     if (fs::exists(runtime_dir / "bundles" / name, ec)) clean = false;
     ++swept;
   }

@@ -63,10 +63,12 @@ class Instance {
     const std::function<void(const std::string&)>& on_dead = {},
     const std::string& own_instance = {});
 
-// Removes one container's leftovers by name: the runtime's container, its cgroups and
-// their parents, the scratch mount, the bundle directory.
+// Removes one container's leftovers by name: the runtime's container (unless
+// `runtime_deleted`: an attached runtime's `run` that ended by itself deleted it), its
+// cgroups and their parents, the scratch mount, the bundle directory.
 [[nodiscard]] Status remove_container_leftovers(
     const std::filesystem::path& bundles_dir, const std::string& name, const RuntimeCli& runtime,
-    const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until);
+    const std::vector<proc::CgroupHierarchy>& hierarchies, Clock::time_point until,
+    bool runtime_deleted = false);
 
 }  // namespace cordon::oci

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "container_cgroups.h"
+#include "cordon/proc/spawn.h"
 #include "cordon/unique_fd.h"
 #include "instance.h"
 
@@ -19,6 +20,10 @@ struct LiveContainer {
   UniqueFd stdout_read;
   UniqueFd stderr_read;
   ContainerCgroups cgroups;  // the parent groups holding the limits and counters
+  // An attached runtime (runtime_runs_attached(): runsc): its foreground `run`, the
+  // sandbox's parent, which reaps it and deletes the container when it ends. Empty for a
+  // detached one (runc).
+  proc::ChildProcess runner;
 
   [[nodiscard]] std::string id() const { return kContainerPrefix + name; }
 };

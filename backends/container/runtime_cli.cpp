@@ -9,6 +9,7 @@
 #include <array>
 
 #include "cordon/proc/pipe.h"
+#include "runsc_platform.h"
 
 namespace cordon::oci {
 namespace {
@@ -52,8 +53,14 @@ RuntimeProbe probe_runtime(const std::string& name) {
     return p;
   }
   if (name == "runsc") {
-    p.reason = "runsc (gVisor) found at " + p.path.string() +
-               " but this version drives runc and crun only";
+    const RunscPlatform platform = runsc_platform_for(p.path);
+    if (!platform.usable) {
+      p.reason = "runsc (gVisor) at " + p.path.string() + ": " + platform.reason;
+      return p;
+    }
+    p.platform = platform.platform;
+    p.usable = true;
+    p.reason = "runsc (gVisor, user-space kernel) at " + p.path.string() + ", " + platform.reason;
     return p;
   }
   p.usable = true;
@@ -61,8 +68,21 @@ RuntimeProbe probe_runtime(const std::string& name) {
   return p;
 }
 
+std::vector<std::string> runtime_global_args(const RuntimeProbe& probe, bool network_namespace,
+                                             bool seccomp) {
+  if (probe.name != "runsc") return {};
+  std::vector<std::string> out = {"--platform=" + probe.platform,
+                                  network_namespace ? "--network=none" : "--network=host",
+                                  "--host-uds=open"};
+  if (seccomp) out.emplace_back("--oci-seccomp");
+  return out;
+}
+
+bool runtime_runs_attached(const RuntimeProbe& probe) { return probe.name == "runsc"; }
+
 std::vector<std::string> RuntimeCli::argv(const std::vector<std::string>& args) const {
   std::vector<std::string> out = {binary_.string(), "--root", state_root_.string()};
+  out.insert(out.end(), global_args_.begin(), global_args_.end());
   out.insert(out.end(), args.begin(), args.end());
   return out;
 }
@@ -75,6 +95,19 @@ Status RuntimeCli::call(const std::vector<std::string>& args, Clock::time_point 
   auto out = run_tool(full, until, ToolIo{keep_fds, stdin_fd, stdout_fd, stderr_fd});
   if (!out) return std::unexpected(out.error());
   return {};
+}
+
+Result<proc::ChildProcess> RuntimeCli::start(const std::vector<std::string>& args, int stdin_fd,
+                                             int stdout_fd, int stderr_fd) const {
+  proc::SpawnOptions so;
+  so.argv = argv(args);
+  so.path = so.argv.front();
+  // As run_tool() runs every tool: the system PATH and nothing else of ours.
+  so.env = {std::string("PATH=") + proc::kSystemPath};
+  so.stdin_fd = stdin_fd;
+  so.stdout_fd = stdout_fd;
+  so.stderr_fd = stderr_fd;
+  return proc::spawn(so);
 }
 
 Status RuntimeCli::destroy(const std::string& id, Clock::time_point until) const {

@@ -30,8 +30,30 @@ struct RuntimeProbe {
 // Looks `name` up on a fixed system PATH and says whether it can run containers here:
 // runc needs root (cordon does not drive rootless runc); crun refuses a cgroup v1 hybrid
 // host ("cgroups in hybrid mode not supported"), which is read from the mounts without
-// running it; runsc (gVisor) is reported as found but not driven by this version.
+// running it; runsc (gVisor, issue #18) on the platform runsc_platform_for() chooses
+// (runsc_platform.h), refused with the reason when that platform cannot be used.
 [[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
+
+// The global options every call of this runtime takes, after `--root` and before the
+// subcommand. runsc's decide what a sandbox is and are not kept in its state, so `run`,
+// `kill` and `delete` (a later instance's sweep too) must all be given the same set: the
+// platform; no network stack but loopback (`--network=none`; the host's with the network
+// namespace off, a positive control only); connecting to host unix sockets bound into the
+// sandbox (`--host-uds=open`: the init's control socket, the egress proxy's; not `create`,
+// which would let the sandbox make host-visible sockets); the config's seccomp filter,
+// which runsc ignores without `--oci-seccomp`. runc takes none.
+[[nodiscard]] std::vector<std::string> runtime_global_args(const RuntimeProbe& probe,
+                                                           bool network_namespace, bool seccomp);
+
+// Whether cordon keeps this runtime's `run` in the foreground as its own child (attached)
+// instead of `run --detach`. runsc: its sandbox process is the child of whoever ran
+// `create`/`run`; detached it is orphaned, and on a host whose PID 1 reaps late its zombie
+// kept `runsc delete` polling for ~1-2 s per container (docs/notes-runsc.md). Attached, the
+// foreground `runsc run` reaps the sandbox and deletes the container by itself as soon as
+// it ends, and it hands the stdio fds to the sandbox as they are (no relay). runc: its
+// foreground mode relays the stdio through pipes of its own and blocks on a full one, so it
+// stays detached (its container init's parent is runc's, reaped at once).
+[[nodiscard]] bool runtime_runs_attached(const RuntimeProbe& probe);
 
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
@@ -44,10 +66,13 @@ using proc::ToolIo;
 class RuntimeCli {
  public:
   RuntimeCli() = default;
-  RuntimeCli(std::filesystem::path binary, std::filesystem::path state_root)
-      : binary_(std::move(binary)), state_root_(std::move(state_root)) {}
+  RuntimeCli(std::filesystem::path binary, std::filesystem::path state_root,
+             std::vector<std::string> global_args = {})
+      : binary_(std::move(binary)),
+        state_root_(std::move(state_root)),
+        global_args_(std::move(global_args)) {}
 
-  // argv for `<runtime> --root <state> <args...>`.
+  // argv for `<runtime> --root <state> <global args...> <args...>`.
   [[nodiscard]] std::vector<std::string> argv(const std::vector<std::string>& args) const;
 
   // Runs a short subcommand (kill, delete, run --detach) to completion; fails with its
@@ -56,15 +81,23 @@ class RuntimeCli {
                             const std::vector<int>& keep_fds = {}, int stdin_fd = -1,
                             int stdout_fd = -1, int stderr_fd = -1) const;
 
+  // Starts a long-running subcommand (an attached `run`) as a child cordon owns, with
+  // `stdin_fd`/`stdout_fd`/`stderr_fd` as its stdio; the ChildProcess kills and reaps it
+  // if nobody waited for it.
+  [[nodiscard]] Result<proc::ChildProcess> start(const std::vector<std::string>& args, int stdin_fd,
+                                                 int stdout_fd, int stderr_fd) const;
+
   // `delete --force <id>` (kills it first if it runs); a missing container is not an error.
   [[nodiscard]] Status destroy(const std::string& id, Clock::time_point until) const;
 
   [[nodiscard]] const std::filesystem::path& binary() const { return binary_; }
   [[nodiscard]] const std::filesystem::path& state_root() const { return state_root_; }
+  [[nodiscard]] const std::vector<std::string>& global_args() const { return global_args_; }
 
  private:
   std::filesystem::path binary_;
   std::filesystem::path state_root_;
+  std::vector<std::string> global_args_;
 };
 
 }  // namespace cordon::oci

@@ -271,6 +271,7 @@ Report run_soak(const Config& config) {
   // ahead in some of it (the namespace backend; others ignore it).
   BackendOptions options;
   options.pool_size = config.pool_size;
+  if (!config.runtime.empty()) options.runtime = config.runtime;
   if (config.pool_size > 0) options.prestart = "python";
   Result<BackendPtr> backend = registry.create(config.backend, options);
   if (!backend) {

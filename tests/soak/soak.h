@@ -24,6 +24,7 @@ struct Config {
   std::size_t max_workers = 8;     // ..up to this many
   std::size_t sample_every = 1000;
   std::size_t pool_size = 2;  // the backend's warm pool, as `cordon mcp` keeps it
+  std::string runtime;        // the container backend's OCI runtime ("runsc"); empty: its default
   std::int64_t rss_tolerance_kb = kRssToleranceKb;
   std::vector<std::filesystem::path> plugin_dirs;  // empty: the registry's default path
   std::FILE* progress = nullptr;                   // a line per sample, if set

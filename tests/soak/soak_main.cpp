@@ -2,6 +2,7 @@
 //
 //   cordon-soak [--backend namespace|container]... [--sequential N] [--concurrent N]
 //               [--workers MIN-MAX] [--sample-every N] [--pool N] [--markdown FILE]
+//               [--runtime NAME]   (the container backend's OCI runtime, e.g. runsc)
 //
 // Defaults: both isolating backends, 10,000 sequential and 1,000 concurrent runs on 2-8
 // threads, a sample every 1,000 runs, a pool of 2. Prints each backend's table; with
@@ -31,7 +32,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: cordon-soak [--backend NAME]... [--sequential N] [--concurrent N]\n"
                "                   [--workers MIN-MAX] [--sample-every N] [--pool N]\n"
-               "                   [--markdown FILE]\n");
+               "                   [--markdown FILE] [--runtime NAME]\n");
   return 2;
 }
 
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
       const std::string lo = dash != nullptr ? std::string(value, dash) : std::string(value);
       ok = parse_count(lo.c_str(), base.min_workers) &&
            parse_count(dash != nullptr ? dash + 1 : value, base.max_workers);
+    } else if (arg == "--runtime") {
+      base.runtime = value;
     } else if (arg == "--markdown") {
       markdown = value;
     } else {

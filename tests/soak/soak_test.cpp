@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "kernel_features.h"
 #include "test_paths.h"
@@ -27,14 +28,24 @@ Config ci_config(const std::string& backend) {
   return c;
 }
 
-void soak(const std::string& backend) {
-  const Config config = ci_config(backend);
+// `pending`: a kind whose outcome this configuration does not meet yet (said in the test);
+// its runs still count for the leak columns.
+void soak(const std::string& backend, const std::string& runtime = {},
+          std::optional<Kind> pending = std::nullopt) {
+  Config config = ci_config(backend);
+  config.runtime = runtime;
   const Report report = run_soak(config);
   std::printf("%s\n", report.markdown(config).c_str());
   if (!report.skipped.empty()) CORDON_SKIP_OR_FAIL(report.skipped);
   ASSERT_EQ(report.error, "");
-  EXPECT_EQ(report.total_wrong(), 0u);
-  for (const std::string& w : report.wrong_examples) ADD_FAILURE() << w;
+  for (std::size_t i = 0; i < kAllKinds.size(); ++i) {
+    if (kAllKinds[i] != pending) {
+      EXPECT_EQ(report.wrong[i], 0u) << to_string(kAllKinds[i]);
+    }
+  }
+  if (!pending) {
+    for (const std::string& w : report.wrong_examples) ADD_FAILURE() << w;
+  }
   for (const Leak& l : report.leaks) {
     ADD_FAILURE() << "leak: " << l.column << " grew from " << l.first << " to " << l.last;
   }
@@ -43,6 +54,14 @@ void soak(const std::string& backend) {
 
 TEST(Soak, NamespaceBackendStaysFlat) { soak("namespace"); }
 TEST(Soak, ContainerBackendStaysFlat) { soak("container"); }
+// The same under gVisor's runsc (its pool, its sandboxes' host processes, its sweep): at
+// ~0.5 s a run, CI's size takes minutes, so it runs in the full tier.
+TEST(Soak, ContainerBackendUnderRunscStaysFlat) {
+  if (!cordon_test::full_tier()) GTEST_SKIP() << "full tier only (CORDON_TEST_FULL=1)";
+  // The fork bomb's 32 processes cannot start a gVisor sandbox (its sentry's threads count
+  // in the pids group): pending the runsc declaration, issue #18 item 2.
+  soak("container", "runsc", Kind::kForkBomb);
+}
 
 }  // namespace
 }  // namespace cordon::soak
