@@ -192,8 +192,28 @@ Result<RunResult> run_retargeted(Backend& backend, const Attempt& attempt, HostF
                      CancelToken{}, nullptr);
 }
 
-AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+namespace {
+
+// `attempt` with its memory and process limits brought into the ranges `declared` accepts:
+// a backend may not take an attempt's small limit (gVisor's sandbox needs more than runc's
+// container to start), and then it is attacked, and judged, at the nearest one it does.
+Attempt within_ranges(const Attempt& attempt, const Capabilities& declared) {
+  Attempt out = attempt;
+  const auto clamp = [&](std::optional<std::uint64_t>& value, Aspect aspect) {
+    const Capability* c = declared.find(aspect);
+    if (!value || c == nullptr || !c->range) return;
+    value = std::clamp(*value, c->range->min, c->range->max);
+  };
+  clamp(out.limits.memory_bytes, Aspect::kMemory);
+  clamp(out.limits.max_processes, Aspect::kProcesses);
+  return out;
+}
+
+}  // namespace
+
+AttemptVerdict run_attempt(Backend& backend, const Attempt& asked, HostFixture& fixture,
                            const AuditOptions& options) {
+  const Attempt attempt = within_ranges(asked, backend.capabilities(asked.limits));
   const auto start = Clock::now();
   AttemptVerdict v;
   v.id = attempt.id;

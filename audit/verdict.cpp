@@ -115,6 +115,12 @@ Finding judge_peak(const Attempt& attempt, const Evidence& ev) {
   if (auto b = line_starting(run.stdout_data, "BLOCKED")) {
     return blocked(*b + "; host peak " + std::to_string(ev.process_peak));
   }
+  // The ceiling held by ending the whole run (gVisor's sentry cannot go on without the
+  // threads it was refused): the code never got past it, which is what is claimed.
+  if (run.outcome == Outcome::kLimitExceeded && run.limit == LimitKind::kProcesses) {
+    return blocked("the run ended at its process limit; host peak " +
+                   std::to_string(ev.process_peak));
+  }
   return error(did_not_run(run));
 }
 

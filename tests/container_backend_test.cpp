@@ -116,25 +116,6 @@ class ContainerTarget final : public testing::AttackTarget {
     static const Facts kRunsc = [] {
       Facts f = facts_with(milliseconds(2500), "47");
       f.user_space_kernel = true;
-      // What the container backend's declaration says is still runc's (issue #18 item 2,
-      // claims.h, not in this change): its ranges start at runc's 16 MiB and 8 processes,
-      // and its process limit is one on the code's processes. Under gVisor the host's pids
-      // group counts the sentry's, gofer's and ptrace stubs' threads (~64 for an idle
-      // python; 96 was the least that started python, ~24 MiB the least memory), and a
-      // fork at the ceiling ends the whole sandbox instead of failing with EAGAIN.
-      const std::string declaration =
-          "the runsc declaration (limit ranges and what the process limit bounds) is pending, "
-          "issue #18 item 2: ";
-      f.pending = {
-          {"LimitsHoldTheDeclaredRangesAtBothEnds",
-           declaration + "runsc needs ~24 MiB and ~96 processes, runc's minimum is declared"},
-          {"ForkBombEndsAtThePidsLimitAndTheHostStaysResponsive",
-           declaration + "32 processes cannot start a gVisor sandbox"},
-          {"AFailureAfterARefusedForkIsTheProcessLimit",
-           declaration + "a fork at the ceiling ends the sandbox, code cannot cope with EAGAIN"},
-          {"ForkBombWithoutLimitsEndsAtTheDefaultCeiling",
-           declaration + "a fork at the ceiling ends the sandbox, not the code's fork"},
-      };
       // CI's lean set under runsc: what gVisor changes (privileges, syscalls, network,
       // files, memory, ending every process); the rest runs in the full tier.
       f.lean = {"NoCapabilitiesNoNewPrivsSeccompUid65534OnlyStdFds",

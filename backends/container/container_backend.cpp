@@ -592,20 +592,19 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
             gvisor ? kGvisorMemoryRange : kMemoryRange,
             ceiling_conditions(limits.memory_bytes.has_value())));
   // Under gVisor the pids group counts host threads: gVisor's own (~64 for an idle python)
-  // and those its tasks run on. The sandbox as a whole stays bounded (a fork bomb cannot
-  // exhaust the host), but the code gets fewer processes than the number, and past it
-  // gVisor may fail the whole sandbox rather than the code's fork: partial.
-  caps.aspects.push_back(
-      gvisor
-          ? claim(Aspect::kProcesses, Enforcement::kPartial, group_limit("pids", "--pids-limit"),
-                  Quantity{Unit::kCount, key.max_processes, ""},
-                  "every host thread of the sandbox, gVisor's own included: the code's "
-                  "processes get fewer than this, and past it the sandbox may end as a whole",
-                  kGvisorProcessRange, ceiling_conditions(limits.max_processes.has_value()))
-          : claim(Aspect::kProcesses, Enforcement::kEnforced, group_limit("pids", "--pids-limit"),
-                  Quantity{Unit::kCount, key.max_processes, ""},
-                  "every process and thread of the container (its init not counted)", kProcessRange,
-                  ceiling_conditions(limits.max_processes.has_value())));
+  // and several for each of the code's processes (ptrace platform: a stub per address
+  // space, a host thread per task). The number still bounds the sandbox as a whole, so the
+  // code never has more; it has fewer, and at the ceiling gVisor ends the whole sandbox
+  // rather than failing one fork (the run is limit_exceeded, processes, all the same).
+  caps.aspects.push_back(claim(
+      Aspect::kProcesses, Enforcement::kEnforced, group_limit("pids", "--pids-limit"),
+      Quantity{Unit::kCount, key.max_processes, ""},
+      gvisor ? "every host thread of the sandbox, gVisor's own included: the code's processes "
+               "are fewer than this (each costs gVisor several), and at the ceiling the "
+               "sandbox ends as a whole instead of a fork failing"
+             : "every process and thread of the container (its init not counted)",
+      gvisor ? kGvisorProcessRange : kProcessRange,
+      ceiling_conditions(limits.max_processes.has_value())));
   if (key.cpu_time) {
     // Whole seconds, rounded up, as the config's (or the engine's) RLIMIT_CPU has it.
     caps.aspects.push_back(rlimit_cpu_claim(*key.cpu_time, "container"));
@@ -681,9 +680,14 @@ namespace {
 // A started container as the run driver sees it (cordon/run_driver.h).
 class ContainerTree final : public StartedTree {
  public:
+  // `gvisor`: the runtime is runsc, whose sentry dies when the pids group refuses it a thread.
   ContainerTree(LiveContainer& c, const RuntimeCli& runtime, std::filesystem::path scratch,
-                std::function<void()> remove)
-      : c_(c), runtime_(runtime), scratch_(std::move(scratch)), remove_(std::move(remove)) {}
+                std::function<void()> remove, bool gvisor)
+      : c_(c),
+        runtime_(runtime),
+        scratch_(std::move(scratch)),
+        remove_(std::move(remove)),
+        gvisor_(gvisor) {}
 
   // Readable when the init reports the code's end, or closes (it died).
   [[nodiscard]] int exit_fd() const override { return c_.ctl.get(); }
@@ -750,6 +754,9 @@ class ContainerTree final : public StartedTree {
     if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
     result.memory_peak_kb = stats_.memory_peak_kb;
     if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
+    // gVisor's sentry cannot carry on without the host threads the pids group refused it:
+    // the sandbox ends unreported, and the code's forks are what hit the ceiling.
+    if (!report_ && t.process_ceiling_hit && gvisor_) return {};
     if (report_ && report_->start_errno != 0) {
       return fail(ErrorCode::kSystem, "the container could not start the interpreter: errno " +
                                           std::to_string(report_->start_errno));
@@ -786,6 +793,7 @@ class ContainerTree final : public StartedTree {
   Status killed_;
   std::optional<init::Report> report_;
   ContainerStats stats_;
+  bool gvisor_;
   bool done_ = false;
 };
 
@@ -829,15 +837,18 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   // Whatever happens next, the container, its cgroups, mounts and bundle go (a pooled
   // one in the pool's background thread).
   const fs::path bundle = instance_->bundles_dir() / c.name;
-  ContainerTree tree(c, runtime_, bundle / "scratch", [this, &c, from_pool] {
-    if (c.name.empty()) return;
-    if (from_pool) {
-      c.ctl.reset();
-      pool_->retire(std::exchange(c, LiveContainer{}));
-    } else {
-      remove(c);
-    }
-  });
+  ContainerTree tree(
+      c, runtime_, bundle / "scratch",
+      [this, &c, from_pool] {
+        if (c.name.empty()) return;
+        if (from_pool) {
+          c.ctl.reset();
+          pool_->retire(std::exchange(c, LiveContainer{}));
+        } else {
+          remove(c);
+        }
+      },
+      /*gvisor=*/runtime_probe_.name == "runsc");
 
   // 3. The run's files, the network allow-list's proxy (its socket beside the code, in the
   //    directory the container sees read-only at /.cordon), then the code to the init.
