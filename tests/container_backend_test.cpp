@@ -361,22 +361,10 @@ TEST_P(ContainerTest, NothingLeftAfterEveryOutcome) {
 // The sweeper is a default (runc) backend: a dead instance's containers are removed by the
 // runtime, and with the global flags, that made them (instance.h), whatever the sweeper's own.
 TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart) {
-  pid_t cli = 0;
   const std::string code = "echo > /tmp/started; sleep 43.25";
-  const char* cli_binary = testing::cli_binary();
-  const std::string runtime = GetParam();
-  char* argv[] = {const_cast<char*>(cli_binary),
-                  const_cast<char*>("run"),
-                  const_cast<char*>("-b"),
-                  const_cast<char*>("container"),
-                  const_cast<char*>("--runtime"),
-                  const_cast<char*>(runtime.c_str()),
-                  const_cast<char*>("-t"),
-                  const_cast<char*>("20s"),
-                  const_cast<char*>("-c"),
-                  const_cast<char*>(code.c_str()),
-                  nullptr};
-  ASSERT_EQ(::posix_spawn(&cli, cli_binary, nullptr, nullptr, argv, environ), 0);
+  const pid_t cli = testing::spawn_cli(
+      {"run", "-b", "container", "--runtime", GetParam(), "-t", "20s", "-c", code});
+  ASSERT_GT(cli, 0);
   const fs::path dir = fs::path(runtime_.path) / "oci";
   auto until = Clock::now() + seconds(15);
   // The code started: its mark in the scratch directory, the host's side of its /tmp.

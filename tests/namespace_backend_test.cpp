@@ -441,21 +441,10 @@ TEST_F(NamespaceTest, NothingLeftAfterABatchOrAfterCordonIsKilledMidRun) {
 
   // A cordon CLI SIGKILLed while its sandbox runs: the init dies with it (PDEATHSIG), the
   // kernel kills the namespace; its limit groups are swept by the next backend.
-  pid_t cli = 0;
   const std::string code = "sleep 33.25";
-  const char* cli_binary = testing::cli_binary();
-  char* argv[] = {const_cast<char*>(cli_binary),
-                  const_cast<char*>("run"),
-                  const_cast<char*>("-b"),
-                  const_cast<char*>("namespace"),
-                  const_cast<char*>("--memory"),
-                  const_cast<char*>("64M"),
-                  const_cast<char*>("-t"),
-                  const_cast<char*>("20s"),
-                  const_cast<char*>("-c"),
-                  const_cast<char*>(code.c_str()),
-                  nullptr};
-  ASSERT_EQ(::posix_spawn(&cli, cli_binary, nullptr, nullptr, argv, environ), 0);
+  const pid_t cli =
+      testing::spawn_cli({"run", "-b", "namespace", "--memory", "64M", "-t", "20s", "-c", code});
+  ASSERT_GT(cli, 0);
   const auto until = Clock::now() + seconds(5);
   while (host_processes_with("33.25").size() < 2 && Clock::now() < until) {
     std::this_thread::sleep_for(milliseconds(10));

@@ -133,9 +133,8 @@ Result<ContainerCgroups> ContainerCgroups::create(
   // runsc's sandbox joins only the v1 hierarchies (its v2 group stays empty and reads 0,
   // which used to overwrite the v1 figure). The v2 tree where no v1 cpuacct exists.
   for (std::size_t i = 0; i < hierarchies.size(); ++i) {
-    if (!hierarchies[i].v2 && has(hierarchies[i], "cpuacct")) {
-      cg.cpu_hierarchy_ = static_cast<int>(i);
-    } else if (hierarchies[i].v2 && cg.cpu_hierarchy_ < 0) {
+    const bool v1_cpuacct = !hierarchies[i].v2 && has(hierarchies[i], "cpuacct");
+    if (v1_cpuacct || (hierarchies[i].v2 && cg.cpu_hierarchy_ < 0)) {
       cg.cpu_hierarchy_ = static_cast<int>(i);
     }
   }
@@ -203,20 +202,15 @@ std::optional<std::int64_t> ContainerCgroups::cpu_usec_now() const {
 void ContainerCgroups::mark_run_start() { cpu_base_usec_ = cpu_usec_now().value_or(0); }
 
 std::optional<ResourceSample> ContainerCgroups::usage() const {
-  ResourceSample out;
+  std::optional<std::int64_t> memory;
   for (const auto& h : hierarchies_) {
-    const fs::path dir = proc::group_parent_dir(h) / group_;
     if (h.v2 || has(h, "memory")) {
-      if (auto bytes = proc::cgroupfs::memory_current(dir, h.v2); bytes && *bytes >= 0) {
-        out.memory_bytes = static_cast<std::uint64_t>(*bytes);
+      if (auto bytes = proc::cgroupfs::memory_current(proc::group_parent_dir(h) / group_, h.v2)) {
+        memory = bytes;
       }
     }
   }
-  if (auto usec = cpu_usec_now(); usec && *usec >= cpu_base_usec_) {
-    out.cpu_usec = static_cast<std::uint64_t>(*usec - cpu_base_usec_);
-  }
-  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
-  return out;
+  return sample_of(memory, cpu_usec_now(), cpu_base_usec_);
 }
 
 void remove_container_cgroups(const std::vector<proc::CgroupHierarchy>& hierarchies,

@@ -44,7 +44,7 @@ RuntimeCli recorded_runtime(const fs::path& bundle, const RuntimeCli& fallback) 
     if (!line.starts_with("--")) return fallback;
     args.push_back(line);
   }
-  return RuntimeCli(binary, fallback.state_root(), std::move(args));
+  return {binary, fallback.state_root(), std::move(args)};
 }
 
 }  // namespace cordon::oci

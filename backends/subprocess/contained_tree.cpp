@@ -145,16 +145,9 @@ Status SubprocessTree::teardown(RunClock::time_point until) {
 
 std::optional<ResourceSample> ContainedTree::usage() const {
   if (!cgroup_) return std::nullopt;
-  ResourceSample out;
-  if (auto bytes = proc::cgroupfs::memory_current(cgroup_->path(), /*v2=*/true);
-      bytes && *bytes >= 0) {
-    out.memory_bytes = static_cast<std::uint64_t>(*bytes);
-  }
-  if (auto usec = cgroup_->cpu_usage_usec(); usec && *usec >= cpu_base_us_) {
-    out.cpu_usec = static_cast<std::uint64_t>(*usec - cpu_base_us_);
-  }
-  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
-  return out;
+  const auto usec = cgroup_->cpu_usage_usec();
+  return sample_of(proc::cgroupfs::memory_current(cgroup_->path(), /*v2=*/true),
+                   usec ? std::optional<std::int64_t>(*usec) : std::nullopt, cpu_base_us_);
 }
 
 }  // namespace cordon::subprocess

@@ -29,6 +29,23 @@ struct ResourceSample {
   std::optional<std::uint64_t> cpu_usec;      // CPU time used so far, every process
 };
 
+// A sample from a group's readings (a negative or missing one is not measured): the CPU
+// counted from `cpu_base_usec`, the group's figure when the run started (a counter read
+// lower than it is not measured either). Nullopt when neither figure is.
+[[nodiscard]] inline std::optional<ResourceSample> sample_of(
+    std::optional<std::int64_t> memory_bytes, std::optional<std::int64_t> cpu_usec,
+    std::int64_t cpu_base_usec) {
+  ResourceSample out;
+  if (memory_bytes && *memory_bytes >= 0) {
+    out.memory_bytes = static_cast<std::uint64_t>(*memory_bytes);
+  }
+  if (cpu_usec && *cpu_usec >= cpu_base_usec && cpu_base_usec >= 0) {
+    out.cpu_usec = static_cast<std::uint64_t>(*cpu_usec - cpu_base_usec);
+  }
+  if (!out.memory_bytes && !out.cpu_usec) return std::nullopt;
+  return out;
+}
+
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
