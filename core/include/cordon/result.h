@@ -138,8 +138,9 @@ struct RunResult {
   // inspector) would otherwise report that process's size.
   std::optional<std::int64_t> max_rss_kb;
   // The peak of memory charged to the sandbox's cgroup (memory.max_usage_in_bytes, v2
-  // memory.peak): the memory the limit counts, of every process of the sandbox. Shared file
-  // pages first read by someone else are charged to them, not here.
+  // memory.peak): the memory the limit counts, of every process of the sandbox (under gVisor,
+  // `container (runsc)`, its own kernel's too). Shared file pages first read by someone else
+  // are charged to them, not here.
   std::optional<std::int64_t> memory_peak_kb;
 
   BackendId backend;
