@@ -12,7 +12,8 @@ QString BackendItem::label() const {
 }
 
 BackendList::BackendList()
-    : software_(environment::describe(environment::Selection{
+    : catalog_({}, {}, {}, frontend::BackendCatalog::Variants::kList),
+      software_(environment::describe(environment::Selection{
           .name = environment::kHostName, .digest = "", .root = "", .inventory = std::nullopt})) {}
 
 BackendOptions BackendList::options_for(const environment::Selection& environment) {
