@@ -45,8 +45,9 @@ struct AuditOptions {
                                                                const Catalogue& catalogue,
                                                                const AuditOptions& options);
 
-// One attempt; `fixture` from HostFixture::create().
-[[nodiscard]] AttemptVerdict run_attempt(Backend& backend, const Attempt& attempt,
+// One attempt, `asked` at the nearest memory and process limits `backend` accepts;
+// `fixture` from HostFixture::create().
+[[nodiscard]] AttemptVerdict run_attempt(Backend& backend, const Attempt& asked,
                                          HostFixture& fixture, const AuditOptions& options);
 
 // One run of `attempt` through `backend` and its judgement, without control or claims.

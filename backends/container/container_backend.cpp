@@ -443,6 +443,11 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
       ContainerCgroups::create(hierarchies_, c.id(), key.memory_bytes, key.max_processes);
   if (!cgroups) return std::unexpected(cgroups.error());
   c.cgroups = std::move(*cgroups);
+  // gVisor's sentry dies when the pids group refuses it a thread, and runsc removes the
+  // groups it made right after: a group made here is left for cordon to read and remove.
+  if (runtime_probe_.name == "runsc") {
+    if (auto st = c.cgroups.make_own_pids_group(); !st) return std::unexpected(st.error());
+  }
   const fs::path bundle = instance_->bundles_dir() / name;
   if (auto st = write_bundle(bundle, *config, key.scratch_bytes); !st) {
     return std::unexpected(st.error());

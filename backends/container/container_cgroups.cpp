@@ -199,6 +199,16 @@ std::optional<std::int64_t> ContainerCgroups::cpu_usec_now() const {
   return proc::cgroupfs::cpu_usec(proc::group_parent_dir(h) / group_, h.v2);
 }
 
+Status ContainerCgroups::make_own_pids_group() const {
+  for (const auto& h : hierarchies_) {
+    if (h.v2 || !has(h, "pids")) continue;
+    const fs::path own = proc::group_parent_dir(h) / group_ / "c";
+    if (::mkdir(own.c_str(), 0755) != 0 && errno != EEXIST)
+      return fail_errno("mkdir " + own.string());
+  }
+  return {};
+}
+
 void ContainerCgroups::mark_run_start() { cpu_base_usec_ = cpu_usec_now().value_or(0); }
 
 std::optional<ResourceSample> ContainerCgroups::usage() const {

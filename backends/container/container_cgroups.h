@@ -54,6 +54,12 @@ class ContainerCgroups {
   ContainerCgroups& operator=(const ContainerCgroups&) = delete;
   ~ContainerCgroups() = default;  // removal is remove_container_cgroups(), by name
 
+  // Makes the container's own group ("<group>/c") in every v1 pids hierarchy before the
+  // runtime starts it. For runsc: it joins a group that exists as it is and never removes
+  // it (gVisor's cgroup Install/Uninstall only own what they made), so the count of refused
+  // forks, which v1 keeps only in the forking task's group, is still there to be read
+  // after the sandbox ended; removal (remove_container_cgroups) takes it with ours.
+  [[nodiscard]] Status make_own_pids_group() const;
   // The OCI cgroupsPath for the container: "<group>/c".
   [[nodiscard]] std::string cgroups_path() const { return group_ + "/c"; }
   // Waits until the container's own group ("<group>/c") holds no process (or is gone),
