@@ -41,8 +41,10 @@ std::string signal_name(int signal) {
 namespace {
 
 std::string backend_tag(const RunResult& result) {
+  // "[container 0.1.0 (runsc)]": the variant after the version, as the lists name it.
   std::string tag = " [" + result.backend.name;
   if (!result.backend.version.empty()) tag += " " + result.backend.version;
+  if (!result.backend.variant.empty()) tag += " (" + result.backend.variant + ")";
   return tag + "]";
 }
 

@@ -91,7 +91,7 @@ Result<std::string> tree_digest(const fs::path& root) {
   // file's sha256 or the link's target, the path relative to the root.
   const auto add = [&](std::string_view field) {
     manifest.update(field);
-    manifest.update(std::string_view("", 1));
+    manifest.update(std::string_view("\0", 1));  // the field's end
   };
   Status walked = walk_tree(root, [&](const TreeEntry& e) -> Status {
     std::array<char, 8> mode{};

@@ -62,7 +62,9 @@ inline constexpr InterpreterSpec kInterpreters[] = {
      .extensions = {".sh", ""},
      .executable = "sh",
      .inline_flag = "-c",
-     .version_probe = "exe=$(readlink /proc/$$/exe) && echo \"${exe##*/}\"\n",
+     // gVisor's /proc answers EINVAL for /proc/PID/exe: then the program `sh` names on PATH.
+     .version_probe = "exe=$(readlink /proc/$$/exe) || exe=$(readlink -f \"$(command -v sh)\")"
+                      " && echo \"${exe##*/}\"\n",
      .reserves_address_space = false},
     {.language = Language::kJavaScript,
      .name = "javascript",
