@@ -406,7 +406,12 @@ TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   while (running() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_FALSE(running()) << "the container outlived the killed cordon";
   EXPECT_FALSE(bundles(dir).empty()) << "a killed cordon leaves its bundle";
-  EXPECT_FALSE(entries(dir / "state").empty()) << "and the runtime's state of its container";
+  // runc's state always stays for the sweep; runsc's only when its foreground `run` was
+  // killed before it deleted the container itself (it races the sandbox's end: seen both
+  // ways in CI). Either way the sweep below must leave none.
+  if (!runsc()) {
+    EXPECT_FALSE(entries(dir / "state").empty()) << "and the runtime's state of its container";
+  }
   // The next instance sweeps the dead one's container, cgroups, mount, bundle and shared
   // root, and leaves a live instance's alone (this test's: its shared root stays).
   {
