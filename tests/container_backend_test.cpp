@@ -399,9 +399,8 @@ TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   // foreground `runsc run`, which outlives it, deletes the container by itself (the crash
   // test shows that); killed together with it, as here, the sandbox dies with it (runsc
   // starts it attached) and the runtime's state stays for the sweep, as runc's does.
-  if (runsc()) {
-    EXPECT_GT(audit::kill_host_processes_with((dir / "state").string()), 0);
-  }
+  // (It may have ended already: killing is then nothing.)
+  if (runsc()) (void)audit::kill_host_processes_with((dir / "state").string());
   until = Clock::now() + seconds(10);
   while (running() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_FALSE(running()) << "the container outlived the killed cordon";
