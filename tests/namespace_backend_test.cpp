@@ -60,6 +60,7 @@
 #include "cordon/net/address.h"
 #include "cordon/net/resolver.h"
 #include "cordon/plugin_registry.h"
+#include "cordon/proc/ns_init_channel.h"
 #include "kernel_features.h"
 #include "loopback_server.h"
 #include "proc_test_support.h"
@@ -595,6 +596,29 @@ TEST(NamespacePool, AReadySandboxServesOneRunAndNothingCarriesOver) {
   ASSERT_TRUE(r2.ok()) << r2.error.value_or("") << r2.stderr_data;
   EXPECT_GE(init_age(r2), aged_ticks()) << r2.stdout_data;
   EXPECT_NE(r2.stdout_data.find("False False False"), std::string::npos) << r2.stdout_data;
+}
+
+// The order travels in the control message when it fits (kInlineOrderMaxBytes), else in a
+// memfd: either way, pooled or built for the run, the code and its files arrive whole.
+TEST(NamespacePool, OrdersOnEitherSideOfTheInlineSizeArriveWhole) {
+  ns::NamespaceBackend b(with_pool(1));
+  if (!b.probe().available) CORDON_SKIP_OR_FAIL(b.probe().reason);
+  auto* pool = b.pool();
+  ASSERT_NE(pool, nullptr);
+  for (const std::size_t bytes : {std::size_t{16}, std::size_t{ns::kInlineOrderMaxBytes} / 2,
+                                  std::size_t{ns::kInlineOrderMaxBytes} * 8}) {
+    std::string data(bytes, '\0');
+    for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>('a' + (i * 7) % 26);
+    for (const bool pooled : {true, false}) {
+      if (pooled) ready_and_aged(*pool);
+      RunRequest req = sh("cat in.txt");
+      if (!pooled) req.limits.memory_bytes = 96u << 20;  // not the pool's shape: built for it
+      req.input_files = {{"in.txt", data}};
+      const RunResult r = b.run(req, {}, nullptr);
+      ASSERT_TRUE(r.ok()) << bytes << " " << pooled << " " << r.error.value_or("") << r.stderr_data;
+      EXPECT_EQ(r.stdout_data, data) << bytes << " bytes, pooled " << pooled;
+    }
+  }
 }
 
 TEST(NamespacePool, OtherLimitsBuildTheirOwnSandbox) {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cordon/claims.h"
+#include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/net/run_network.h"
 #include "cordon/policy/syscall_policy.h"
@@ -35,6 +36,12 @@ constexpr LimitRange kCgroupMemoryRange{16ULL << 20, kCgroupMemoryMax};
 // set one above the request, for the namespace's init.
 constexpr LimitRange kProcessRange{1, kPidsMaxLimit - 1};
 // The rlimit fallbacks (no cgroup) cannot go above this process's hard limits.
+bool same_limits(const Limits& a, const Limits& b) {
+  return a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
+         a.cpu_time == b.cpu_time && a.output_bytes == b.output_bytes &&
+         a.scratch_bytes == b.scratch_bytes;
+}
+
 LimitRange rlimit_memory_range() {
   return rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
 }
@@ -82,6 +89,9 @@ void NamespaceBackend::discover() const {
       // O_PATH: only for execveat; it keeps working after the sandbox's pivot_root.
       init_exe_.reset(::open(init->c_str(), O_PATH | O_CLOEXEC));
     }
+    // What a run without stdin data reads: opened once, not on every run's path (a run
+    // whose open failed here opens its own in SandboxProcess::send_order).
+    dev_null_.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));  // as send_order opens it
     if (!init_exe_ && why.empty()) {
       why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
@@ -145,12 +155,21 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   discover();
   // What a run's limit groups will report as enforced (LimitGroup::planned).
   GroupFacts planned;
+  {
+    const std::lock_guard lock(memo_mutex_);
+    if (last_capabilities_ && same_limits(last_capabilities_->first, limits)) {
+      return last_capabilities_->second;
+    }
+  }
   for (const auto kind : {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses}) {
     if (cgroup_available(static_cast<int>(kind))) {
       planned[static_cast<int>(kind)] = limit_planned_[static_cast<int>(kind)];
     }
   }
-  return declare(limits, planned);
+  Capabilities declared = declare(limits, planned);
+  const std::lock_guard lock(memo_mutex_);
+  last_capabilities_.emplace(limits, declared);
+  return declared;
 }
 
 Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& groups) const {
@@ -268,6 +287,21 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
     in.policy_hash = seccomp_->policy_hash;
   }
   in.nofile_hard = hard_rlimit(RLIMIT_NOFILE);
+  in.find_interpreter = [this](Language language, std::string_view search_path,
+                               const std::filesystem::path& root) -> Result<std::filesystem::path> {
+    {
+      const std::lock_guard lock(memo_mutex_);
+      if (const auto found = interpreters_.find(language); found != interpreters_.end()) {
+        return found->second;
+      }
+    }
+    auto found = find_interpreter(language, search_path, root);
+    if (found) {
+      const std::lock_guard lock(memo_mutex_);
+      interpreters_.emplace(language, *found);
+    }
+    return found;
+  };
   return make_sandbox_plan(in);
 }
 
@@ -509,7 +543,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     order.plan = &*plan;
     order.write_files = taken_from != nullptr;
     order.prestarted = prestarted;
-    order.stdin_fd = pipes->child_stdin();
+    order.stdin_fd = pipes->child_stdin() >= 0 ? pipes->child_stdin() : dev_null_.get();
     order.stdout_fd = pipes->child_stdout();
     order.stderr_fd = pipes->child_stderr();
     if (network) {

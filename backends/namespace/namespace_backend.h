@@ -9,12 +9,14 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cordon/backend.h"
 #include "cordon/policy/fs_plan.h"
@@ -130,6 +132,7 @@ class NamespaceBackend final : public Backend {
   mutable std::optional<policy::HostLayout> layout_;
   mutable std::optional<policy::SeccompProgram> seccomp_;
   mutable UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
+  mutable UniqueFd dev_null_;  // a run's stdin when it has no stdin data
   mutable std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
   // Per proc::LimitKindCg: what a run's group will report as enforced (LimitGroup::planned).
   mutable std::optional<proc::LimitApplied> limit_planned_[3];
@@ -138,6 +141,14 @@ class NamespaceBackend final : public Backend {
   RunRequest pool_shape_;    // the request a pooled sandbox is built for
   RunRequest python_shape_;  // the same, for python with the loader as its code
   std::atomic<std::uint64_t> prestarted_runs_{0};
+  // Memos of what every run asks again with, on a server, nearly always the same inputs:
+  // the last capabilities() answer (check_request builds the declaration on each run,
+  // ~50 us here) and each language's interpreter as the sandbox sees it (a lookup walks
+  // PATH and resolves symlinks: five syscalls). An interpreter removed since is an exec
+  // failure the run reports; only interpreters found are kept.
+  mutable std::mutex memo_mutex_;
+  mutable std::optional<std::pair<Limits, Capabilities>> last_capabilities_;
+  mutable std::map<Language, std::filesystem::path> interpreters_;
   mutable std::mutex spawner_mutex_;
   mutable std::shared_ptr<SetupSpawner> spawner_;  // outlives the pools' builds (below)
   // Last: their threads use everything above.

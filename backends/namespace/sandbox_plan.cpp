@@ -105,7 +105,8 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   // sandbox can find it (the host's /usr, and /bin as the host lays it out).
   const std::string path_var =
       fo.hide_usr_local && in.layout.has_usr_local ? "/usr/bin:/bin" : kSandboxPath;
-  auto interp = find_interpreter(req.language, path_var, fo.system_root);
+  auto interp = in.find_interpreter ? in.find_interpreter(req.language, path_var, fo.system_root)
+                                    : find_interpreter(req.language, path_var, fo.system_root);
   if (!interp) return std::unexpected(interp.error());
   plan.executable = interp->string();
   bool needs_file = false;

@@ -8,10 +8,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cordon/error.h"
@@ -155,6 +158,11 @@ struct PlanInputs {
   // The hard limits of the calling process: rlimits are only ever lowered (root here has
   // no CAP_SYS_RESOURCE, so raising one in the child would fail).
   std::optional<rlim_t> nofile_hard;
+  // Where the interpreter is looked up (cordon/interpreter.h's find_interpreter when
+  // unset); a backend may answer from what it found for an earlier run.
+  std::function<Result<std::filesystem::path>(Language, std::string_view search_path,
+                                              const std::filesystem::path& root)>
+      find_interpreter;
 };
 
 inline constexpr std::uint32_t kSandboxUid = 65534;

@@ -267,21 +267,28 @@ Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   }
   auto or_null = [&](int fd) { return fd >= 0 ? fd : dev_null.get(); };
 
-  // The order goes in a memfd: no size limit of a socket message, one read by the init.
+  // The order travels in the message when it fits, else in a memfd (ns_init_channel.h).
   const std::string blob = encode_order(order);
-  auto made = memfd_holding("cordon-order", blob, "the sandbox's order");
-  if (!made) return std::unexpected(made.error());
-  const UniqueFd memfd = std::move(*made);
-
   OrderHeader header;
   header.size = static_cast<std::uint32_t>(blob.size());
   header.kind = kind;
-  const int fds[kOrderFdCountWithRelayDir] = {memfd.get(), or_null(order.stdin_fd),
-                                              or_null(order.stdout_fd), or_null(order.stderr_fd),
-                                              order.relay_dir_fd};
-  const int count = order.relay_dir_fd >= 0 ? kOrderFdCountWithRelayDir : kOrderFdCount;
-  if (const int err =
-          cordon::proc::send_with_fds(control_.get(), &header, sizeof(header), fds, count);
+  const bool in_message = blob.size() <= kInlineOrderMaxBytes;
+  UniqueFd memfd;
+  std::string message(reinterpret_cast<const char*>(&header), sizeof(header));
+  if (in_message) {
+    message += blob;
+  } else {
+    auto made = memfd_holding("cordon-order", blob, "the sandbox's order");
+    if (!made) return std::unexpected(made.error());
+    memfd = std::move(*made);
+  }
+  std::vector<int> fds;
+  if (!in_message) fds.push_back(memfd.get());
+  for (const int fd : {order.stdin_fd, order.stdout_fd, order.stderr_fd})
+    fds.push_back(or_null(fd));
+  if (order.relay_dir_fd >= 0) fds.push_back(order.relay_dir_fd);
+  if (const int err = cordon::proc::send_with_fds(control_.get(), message.data(), message.size(),
+                                                  fds.data(), static_cast<int>(fds.size()));
       err != 0) {
     if (err == EPIPE || err == ECONNRESET) {
       return fail(ErrorCode::kUnavailable,

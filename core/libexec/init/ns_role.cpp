@@ -92,35 +92,66 @@ const OrderRecord* next_record(const char* buf, std::uint32_t size, std::uint32_
   return cordon::init::next_record(buf, size, offset);
 }
 
+// Where an order that comes in its message is received (ns_init_channel.h): one buffer for
+// each order this init can receive (a prestart's, then its run's; the first stays in use
+// while the second arrives). Each is written to before we say we are ready for its order
+// (touch_order_buffer), so that receiving one faults no page in on the run's path.
+struct OrderMessage {
+  char bytes[sizeof(cordon::init::OrderHeader) + cordon::ns::kInlineOrderMaxBytes];
+};
+// The records follow the header at its size: aligned enough for an OrderRecord (its
+// 8-byte data is read with memcpy).
+static_assert(sizeof(cordon::init::OrderHeader) % alignof(OrderRecord) == 0);
+alignas(8) OrderMessage g_order_messages[2];
+int g_orders_received = 0;
+
+void touch_order_buffer(int index) {
+  volatile char* p = g_order_messages[index].bytes;
+  for (std::size_t at = 0; at < sizeof(OrderMessage); at += 4096) p[at] = 0;
+  p[sizeof(OrderMessage) - 1] = 0;
+}
+
 // Receives the order; false when cordon closed the socket instead (it gave the sandbox
 // up: a pool being emptied).
 bool receive_order(Order& order, std::uint32_t* size) {
-  cordon::init::OrderHeader header;
+  if (g_orders_received >= 2) fail(CodeStage::kOrder, EPROTO);
+  char* message = g_order_messages[g_orders_received++].bytes;
   int fds[cordon::ns::kOrderFdCountWithRelayDir];
   int count = 0;
   const ssize_t n =
-      cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, &header, sizeof(header), fds,
+      cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, message, sizeof(OrderMessage), fds,
                                      cordon::ns::kOrderFdCountWithRelayDir, &count);
   if (n == 0) return false;
-  if (n != static_cast<ssize_t>(sizeof(header)) || header.magic != cordon::init::kOrderMagic) {
+  cordon::init::OrderHeader header;
+  if (n < static_cast<ssize_t>(sizeof(header))) {
     fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
   }
-  if (count != cordon::ns::kOrderFdCount && count != cordon::ns::kOrderFdCountWithRelayDir) {
+  std::memcpy(&header, message, sizeof(header));
+  // Header alone: the records are in a memfd, passed first. Header and records: all here.
+  const bool in_message = n > static_cast<ssize_t>(sizeof(header));
+  const int memfds = in_message ? 0 : 1;
+  if (header.magic != cordon::init::kOrderMagic || header.size == 0 ||
+      (in_message && static_cast<std::uint64_t>(n) != sizeof(header) + header.size) ||
+      (count != cordon::ns::kOrderFdCount - 1 + memfds &&
+       count != cordon::ns::kOrderFdCountWithRelayDir - 1 + memfds)) {
     fail(CodeStage::kOrder, EPROTO);
   }
-  if (count == cordon::ns::kOrderFdCountWithRelayDir) order.relay_dir = fds[4];
-  // Mapped, not copied: input files can be large, and a copy would be charged to the
-  // sandbox's memory limit on top of the tmpfs pages they are written to.
-  struct stat st{};
-  if (header.size == 0 || ::fstat(fds[0], &st) != 0 ||
-      static_cast<std::uint64_t>(st.st_size) < header.size) {
-    fail(CodeStage::kOrder, EPROTO);
+  if (count == cordon::ns::kOrderFdCountWithRelayDir - 1 + memfds) order.relay_dir = fds[count - 1];
+  if (in_message) {
+    order.buf = message + sizeof(header);
+  } else {
+    // Mapped, not copied: input files can be large, and a copy would be charged to the
+    // sandbox's memory limit on top of the tmpfs pages they are written to.
+    struct stat st{};
+    if (::fstat(fds[0], &st) != 0 || static_cast<std::uint64_t>(st.st_size) < header.size) {
+      fail(CodeStage::kOrder, EPROTO);
+    }
+    void* mapped = ::mmap(nullptr, header.size, PROT_READ, MAP_PRIVATE, fds[0], 0);
+    if (mapped == MAP_FAILED) fail(CodeStage::kOrder, errno);
+    order.buf = static_cast<const char*>(mapped);
+    ::close(fds[0]);
   }
-  void* mapped = ::mmap(nullptr, header.size, PROT_READ, MAP_PRIVATE, fds[0], 0);
-  if (mapped == MAP_FAILED) fail(CodeStage::kOrder, errno);
-  order.buf = static_cast<const char*>(mapped);
-  ::close(fds[0]);
-  for (int i = 0; i < 3; ++i) order.stdio[i] = fds[i + 1];
+  for (int i = 0; i < 3; ++i) order.stdio[i] = fds[memfds + i];
   order.kind = header.kind;
   *size = header.size;
   return true;
@@ -210,29 +241,32 @@ struct CodeFailure {
   std::int32_t error;
 };
 
-[[noreturn]] void code_fail(int status_fd, CodeStage stage, int err) {
-  const CodeFailure f{stage, err != 0 ? err : EINVAL};
-  (void)::write(status_fd, &f, sizeof(f));
+// How the code's process says why it could not start: it is our vfork child, sharing our
+// memory while we stay suspended until it has exec'd or exited, so a variable of
+// start_code's is the channel (a CLOEXEC pipe cost four more syscalls on every run's path).
+[[noreturn]] void code_fail(volatile CodeFailure* failure, CodeStage stage, int err) {
+  failure->stage = stage;
+  failure->error = err != 0 ? err : EINVAL;
   ::_exit(127);
 }
 
 // The code's process (a fork of init, so under the same filter): its own session, the
 // request's stdio, working directory and rlimits, only fds 0-2 (and for a prestarted
 // interpreter its code pipe as fd 3), then exec.
-[[noreturn]] void code_main(const Order& order, std::uint32_t size, int status_fd, int code_fd,
-                            int ready_fd) {
-  if (::setsid() < 0) code_fail(status_fd, CodeStage::kSession, errno);
+[[noreturn]] void code_main(const Order& order, std::uint32_t size, volatile CodeFailure* failure,
+                            int code_fd, int ready_fd) {
+  if (::setsid() < 0) code_fail(failure, CodeStage::kSession, errno);
   for (int i = 0; i < 3; ++i) {
-    if (::dup2(order.stdio[i], i) < 0) code_fail(status_fd, CodeStage::kFds, errno);
+    if (::dup2(order.stdio[i], i) < 0) code_fail(failure, CodeStage::kFds, errno);
   }
-  // None of the status, code and ready pipes can be fd 3 or 4 here: the report pipe and
+  // Neither the code pipe nor the ready pipe can be fd 3 or 4 here: the report pipe and
   // the control socket hold them in the init, so dup2 only replaces this process's copies.
   const int keep_below = code_fd >= 0 ? cordon::ns::kPrestartReadyFd + 1 : 3;
   if (code_fd >= 0 && (::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0 ||
                        ::dup2(ready_fd, cordon::ns::kPrestartReadyFd) < 0)) {
-    code_fail(status_fd, CodeStage::kFds, errno);
+    code_fail(failure, CodeStage::kFds, errno);
   }
-  if (::chdir(order.cwd) != 0) code_fail(status_fd, CodeStage::kChdir, errno);
+  if (::chdir(order.cwd) != 0) code_fail(failure, CodeStage::kChdir, errno);
   std::uint32_t offset = 0;
   while (const OrderRecord* r = next_record(order.buf, size, &offset)) {
     if (r->tag != OrderTag::kRlimit) continue;
@@ -240,17 +274,14 @@ struct CodeFailure {
     std::memcpy(v, record_data(r), sizeof(v));
     const struct rlimit lim{v[0], v[1]};
     if (::setrlimit(static_cast<int>(r->aux), &lim) != 0) {
-      code_fail(status_fd, CodeStage::kRlimit, errno);
+      code_fail(failure, CodeStage::kRlimit, errno);
     }
   }
   ::umask(022);
-  // Only 0, 1, 2 reach the code (the status pipe is CLOEXEC: it closes at exec).
-  if (::close_range(keep_below, static_cast<unsigned>(status_fd) - 1, 0) != 0 ||
-      ::close_range(static_cast<unsigned>(status_fd) + 1, ~0U, 0) != 0) {
-    code_fail(status_fd, CodeStage::kFds, errno);
-  }
+  // Only 0, 1, 2 reach the code (and a prestarted interpreter's 3 and 4).
+  if (::close_range(keep_below, ~0U, 0) != 0) code_fail(failure, CodeStage::kFds, errno);
   ::execve(order.exe, order.argv, order.envp);
-  code_fail(status_fd, CodeStage::kExecCode, errno);
+  code_fail(failure, CodeStage::kExecCode, errno);
 }
 
 // Starts the code's process and waits until it has exec'd (or failed to: reported, and we
@@ -261,25 +292,17 @@ struct CodeFailure {
 // or _exits, so there is nothing a copy of our memory would protect; a fork would copy our
 // page tables only for the exec to throw the copy away, on every run's path.
 pid_t start_code(const Order& order, std::uint32_t size, int code_fd = -1, int ready_fd = -1) {
-  int status_pipe[2];
-  if (::pipe2(status_pipe, O_CLOEXEC) != 0) fail(CodeStage::kStartCode, errno);
+  volatile CodeFailure failure{CodeStage::kStartCode, 0};  // error 0: it exec'd
   // The denial of service the check warns of (the parent suspended) is what we want:
   // we have nothing to do until the code has exec'd. posix_spawn cannot set rlimits or
   // the umask in the child.
   const pid_t pid = ::vfork();  // NOLINT(bugprone-unsafe-functions): see above
   if (pid < 0) fail(CodeStage::kStartCode, errno);
-  if (pid == 0) code_main(order, size, status_pipe[1], code_fd, ready_fd);
-  ::close(status_pipe[1]);
+  if (pid == 0) code_main(order, size, &failure, code_fd, ready_fd);
   for (const int fd : order.stdio) ::close(fd);
-  CodeFailure f{};
-  ssize_t n = 0;
-  do {
-    n = ::read(status_pipe[0], &f, sizeof(f));
-  } while (n < 0 && errno == EINTR);
-  ::close(status_pipe[0]);
   // A failed start is reported on the control socket (cordon reads it once we are gone);
   // a successful one is not: cordon already waits for the code's end.
-  if (n == static_cast<ssize_t>(sizeof(f))) fail(f.stage, f.error);
+  if (failure.error != 0) fail(failure.stage, failure.error);
   return pid;
 }
 
@@ -332,6 +355,7 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   } while (got < 0 && errno == EINTR);
   ::close(ready_pipe[0]);
   if (got != 1) fail(CodeStage::kStartCode, ECHILD);
+  touch_order_buffer(1);
   send_event(Event{});  // kReady: the interpreter waits for its code
   if (!wait_for_run(code_pipe[1])) return -1;
   Order run;
@@ -371,6 +395,7 @@ int ns_init_main() {
   const cordon::proc::KernelSigset none{};
   cordon::proc::raw_sigprocmask(SIG_SETMASK, &none, nullptr);
 
+  touch_order_buffer(0);
   send_event(Event{});  // kReady
   Order order;
   std::uint32_t size = 0;

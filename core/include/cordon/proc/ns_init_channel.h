@@ -4,8 +4,10 @@
 // The set-up process execs cordon-ns-init once the sandbox is built (namespaces, root
 // filesystem, limit groups), before any code exists. The init then:
 //   1. sends kReady on the control socket (fd 4, SOCK_SEQPACKET);
-//   2. waits for one order: an OrderHeader with SCM_RIGHTS fds {order memfd, stdin,
-//      stdout, stderr}; the memfd holds the code's records (OrderRecord …);
+//   2. waits for one order: an OrderHeader with SCM_RIGHTS fds {stdin, stdout, stderr}
+//      and the code's records (OrderRecord …) in the same message, or, for an order
+//      too large for that, fds {order memfd, stdin, stdout, stderr} and the records in
+//      the memfd;
 //   3. writes the order's files and starts the code (fork: setsid, stdio, cwd, rlimits,
 //      exec; the set-up process installed no_new_privs and the seccomp filter before it
 //      exec'd the init, so the init and everything it starts run under them); on a
@@ -61,8 +63,15 @@ enum class CodeStage : std::int32_t {
 // the sandbox's /tmp as an SCM_RIGHTS fd (for artifacts); kFailed the stage (child_setup.h's
 // ChildStage or CodeStage), the errno and, for a mount or a file, its index.
 //
-// cordon -> init, on the control socket: an OrderHeader (init_protocol.h) with the fds;
-// `size` bytes of records follow in the memfd, from offset 0.
+// cordon -> init, on the control socket: an OrderHeader (init_protocol.h) with the fds.
+// Its `size` bytes of records follow the header in the same message when they fit in
+// kInlineOrderMaxBytes (a run's usual order: a few hundred bytes), else they are in a
+// memfd, from offset 0, passed first. Inline saves the run's path a memfd on cordon's
+// side and an fstat, a mapping and its page fault in the init; the memfd keeps large
+// input files out of the init's memory (they would be charged to the sandbox's limit).
+// The init tells the two apart by the message's length: a header alone, or header and
+// records.
+inline constexpr std::uint32_t kInlineOrderMaxBytes = 8192;
 inline constexpr int kOrderFdCount = 4;  // memfd, stdin, stdout, stderr
 // ... and the directory of the egress proxy's socket, for an order with a kRelay record
 // whose path is a name in it (the sandbox was built before that socket existed).
