@@ -11,7 +11,6 @@
 // The equivalent bundle is the backend's own plan (same mounts, namespaces, resources,
 // seccomp section) with the code as the container's process instead of cordon's init;
 // OOM detection and removal are part of both sides (runc run deletes its container).
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -197,9 +196,7 @@ int main(int argc, char** argv) {
   pooled->reset();
   missed += gvisor(registry, **cold, rounds);
   cold->reset();
-  for (const char* b : {"/t/b/scratch", "/p/b/scratch"}) {
-    ::umount2((tmp->path().string() + b).c_str(), MNT_DETACH);
-  }
+  for (const char* b : {"/t", "/p"}) cordon::bench::release_runc_bundle(tmp->path().string() + b);
   std::printf("targets missed: %d\n", missed);
   return 0;
 }

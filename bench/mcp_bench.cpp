@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
                "mcp-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n++)});
         },
         rounds / 2, warmup, /*target=*/0.2, settle));
+    cordon::bench::release_runc_bundle(tmp->path().string() + "/t");
   }
 #endif
   std::printf("targets missed: %d\n", missed);

@@ -1,5 +1,6 @@
 #include "runc_bundle.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,10 @@
 #include "cordon/policy/syscall_policy.h"
 
 namespace cordon::bench {
+
+void release_runc_bundle(const std::string& dir) {
+  (void)::umount2((dir + "/b/scratch").c_str(), MNT_DETACH);
+}
 
 std::string write_runc_bundle(const std::string& dir, const std::vector<std::string>& argv,
                               const std::string& init) {

@@ -15,4 +15,8 @@ namespace cordon::bench {
                                             const std::vector<std::string>& argv,
                                             const std::string& init);
 
+// Unmounts the scratch tmpfs write_runc_bundle mounted under `dir`, so that the directory
+// can be removed (a mount point is not removable: the bench's temporary directory stayed).
+void release_runc_bundle(const std::string& dir);
+
 }  // namespace cordon::bench
