@@ -55,6 +55,14 @@ QString cell(const CompareModel& model, int row, int column) {
   return model.index(row, column).data().toString();
 }
 
+// The labels the Compare tab's backend list shows, in its order.
+QStringList shown_backends(const CompareTab& tab) {
+  const auto* list = tab.findChild<QListWidget*>();
+  QStringList shown;
+  for (int i = 0; i < list->count(); ++i) shown << list->item(i)->text();
+  return shown;
+}
+
 }  // namespace
 
 class CompareTest : public QObject {
@@ -236,10 +244,7 @@ class CompareTest : public QObject {
     const auto history = std::filesystem::path(dir_.filePath("compare.sqlite3").toStdString());
     tab.set_history_path(history);
     tab.repeats_box()->setValue(3);
-    QStringList shown;
-    for (int i = 0; i < tab.findChild<QListWidget*>()->count(); ++i) {
-      shown << tab.findChild<QListWidget*>()->item(i)->text();
-    }
+    const QStringList shown = shown_backends(tab);
     QVERIFY2(shown.contains("subprocess (no isolation)"), qPrintable(shown.join(", ")));
     QVERIFY2(shown.contains("namespace"), qPrintable(shown.join(", ")));
     compare_in(tab, {"subprocess", "namespace"});
@@ -330,10 +335,7 @@ class CompareTest : public QObject {
     const auto history = std::filesystem::path(dir_.filePath("gvisor.sqlite3").toStdString());
     tab.set_history_path(history);
     tab.repeats_box()->setValue(1);
-    QStringList shown;
-    for (int i = 0; i < tab.findChild<QListWidget*>()->count(); ++i) {
-      shown << tab.findChild<QListWidget*>()->item(i)->text();
-    }
+    const QStringList shown = shown_backends(tab);
     QVERIFY2(shown.contains("container (runsc)"), qPrintable(shown.join(", ")));
     if (!have("container") || !have("container (runsc)")) {
       if (test::require_kernel_features()) QFAIL("container or container (runsc) unavailable");

@@ -184,6 +184,8 @@ void ContainerBackend::discover() const {
   std::call_once(discovered_, [this] {
     // `runc --version`-style questions and reads of /proc and /sys only: nothing is made.
     runtime_probe_ = probe_runtime(options_.runtime);
+    gvisor_ = runtime_probe_.name == "runsc";
+    runsc_installed_ = !find_tool("runsc").empty();
     std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
     if (why.empty()) {
       if (auto h = proc::discover_cgroup_hierarchies("/sys/fs/cgroup")) {
@@ -232,7 +234,7 @@ Probe ContainerBackend::probe() const {
   // gVisor enforces other things than runc (its own kernel in front of the host's), so a
   // host that has it offers it as a backend of its own beside the runc one, for listing,
   // auditing and comparing; only runtime mode drives it.
-  if (out.variant.empty() && options_.engine.empty() && !find_tool("runsc").empty()) {
+  if (out.variant.empty() && options_.engine.empty() && runsc_installed_) {
     out.variants.push_back({.label = "runsc", .runtime = "runsc"});
   }
   return out;
@@ -445,7 +447,7 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   c.cgroups = std::move(*cgroups);
   // gVisor's sentry dies when the pids group refuses it a thread, and runsc removes the
   // groups it made right after: a group made here is left for cordon to read and remove.
-  if (runtime_probe_.name == "runsc") {
+  if (gvisor_) {
     if (auto st = c.cgroups.make_own_pids_group(); !st) return std::unexpected(st.error());
   }
   const fs::path bundle = instance_->bundles_dir() / name;
@@ -466,9 +468,13 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
   c.stdout_read = std::move(out->read);
   c.stderr_read = std::move(err->read);
   c.stdin_write = std::move(in->write);
-  if (runtime_runs_attached(runtime_probe_)) {
-    // runsc in the foreground (runtime_cli.h): it hands these fds to the sandbox as they
-    // are, and reaps and deletes it when it ends.
+  if (gvisor_) {
+    // runsc runs attached: its `run` in the foreground as cordon's child, not `run --detach`.
+    // Its sandbox process is the child of whoever ran `create`/`run`; detached it is
+    // orphaned, and on a host whose PID 1 reaps late its zombie kept `runsc delete` polling
+    // for ~1-2 s per container (docs/notes-runsc.md). Attached, the foreground `runsc run`
+    // hands these fds to the sandbox as they are (no relay), and reaps the sandbox and
+    // deletes the container by itself as soon as it ends.
     auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
                                  out->write.get(), err->write.get());
     if (!runner) return std::unexpected(runner.error());
@@ -528,7 +534,7 @@ Capabilities ContainerBackend::declare(const Limits& limits) const {
   // implements them in user space and reaches the host only through its own narrow set;
   // files come through its gofer. What cordon sets up is the same bundle; what enforces it,
   // and what the groups count, differ, and the words say so.
-  const bool gvisor = !engine_ && runtime_probe_.name == "runsc";
+  const bool gvisor = !engine_ && gvisor_;  // the engine runs runc (engine_run.h)
   if (gvisor) root.params.emplace_back("served_by", "gvisor_gofer");
   Capabilities caps;
   // A run may have an allow-list in runtime mode: the proxy's socket in the bundle's code/
@@ -853,7 +859,7 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
           remove(c);
         }
       },
-      /*gvisor=*/runtime_probe_.name == "runsc");
+      /*gvisor=*/gvisor_);
 
   // 3. The run's files, the network allow-list's proxy (its socket beside the code, in the
   //    directory the container sees read-only at /.cordon), then the code to the init.

@@ -100,6 +100,10 @@ class ContainerBackend final : public Backend {
   // The host facts (discover()); written once, under discovered_, then only read.
   mutable std::once_flag discovered_;
   mutable RuntimeProbe runtime_probe_;
+  // The runtime is runsc (gVisor), which launch(), declare() and a run's tree treat apart:
+  // decided once, with the probe, rather than from runtime_probe_.name at each of them.
+  mutable bool gvisor_ = false;
+  mutable bool runsc_installed_ = false;  // runsc is on the PATH: probe() offers its variant
   mutable std::optional<policy::HostLayout> layout_;
   mutable std::vector<proc::CgroupHierarchy> hierarchies_;
   mutable std::filesystem::path init_source_;     // the installed cordon-oci-init

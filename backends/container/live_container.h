@@ -20,7 +20,7 @@ struct LiveContainer {
   UniqueFd stdout_read;
   UniqueFd stderr_read;
   ContainerCgroups cgroups;  // the parent groups holding the limits and counters
-  // An attached runtime (runtime_runs_attached(): runsc): its foreground `run`, the
+  // An attached runtime (runsc: ContainerBackend::launch()): its foreground `run`, the
   // sandbox's parent, which reaps it and deletes the container when it ends. Empty for a
   // detached one (runc).
   proc::ChildProcess runner;

@@ -78,8 +78,6 @@ std::vector<std::string> runtime_global_args(const RuntimeProbe& probe, bool net
   return out;
 }
 
-bool runtime_runs_attached(const RuntimeProbe& probe) { return probe.name == "runsc"; }
-
 std::vector<std::string> RuntimeCli::argv(const std::vector<std::string>& args) const {
   std::vector<std::string> out = {binary_.string(), "--root", state_root_.string()};
   out.insert(out.end(), global_args_.begin(), global_args_.end());

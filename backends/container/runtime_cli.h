@@ -45,16 +45,6 @@ struct RuntimeProbe {
 [[nodiscard]] std::vector<std::string> runtime_global_args(const RuntimeProbe& probe,
                                                            bool network_namespace, bool seccomp);
 
-// Whether cordon keeps this runtime's `run` in the foreground as its own child (attached)
-// instead of `run --detach`. runsc: its sandbox process is the child of whoever ran
-// `create`/`run`; detached it is orphaned, and on a host whose PID 1 reaps late its zombie
-// kept `runsc delete` polling for ~1-2 s per container (docs/notes-runsc.md). Attached, the
-// foreground `runsc run` reaps the sandbox and deletes the container by itself as soon as
-// it ends, and it hands the stdio fds to the sandbox as they are (no relay). runc: its
-// foreground mode relays the stdio through pipes of its own and blocks on a full one, so it
-// stays detached (its container init's parent is runc's, reaped at once).
-[[nodiscard]] bool runtime_runs_attached(const RuntimeProbe& probe);
-
 // True when /sys/fs/cgroup holds v1 hierarchies and an empty v2 tree beside them.
 [[nodiscard]] bool cgroup_hybrid_host();
 
