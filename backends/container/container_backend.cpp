@@ -474,7 +474,8 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
     // orphaned, and on a host whose PID 1 reaps late its zombie kept `runsc delete` polling
     // for ~1-2 s per container (docs/notes-runsc.md). Attached, the foreground `runsc run`
     // hands these fds to the sandbox as they are (no relay), and reaps the sandbox and
-    // deletes the container by itself as soon as it ends.
+    // deletes the container by itself as soon as it ends. runc stays detached: its
+    // foreground mode relays the stdio through pipes of its own and blocks on a full one.
     auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
                                  out->write.get(), err->write.get());
     if (!runner) return std::unexpected(runner.error());
