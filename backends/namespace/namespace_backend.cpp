@@ -36,12 +36,6 @@ constexpr LimitRange kCgroupMemoryRange{16ULL << 20, kCgroupMemoryMax};
 // set one above the request, for the namespace's init.
 constexpr LimitRange kProcessRange{1, kPidsMaxLimit - 1};
 // The rlimit fallbacks (no cgroup) cannot go above this process's hard limits.
-bool same_limits(const Limits& a, const Limits& b) {
-  return a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
-         a.cpu_time == b.cpu_time && a.output_bytes == b.output_bytes &&
-         a.scratch_bytes == b.scratch_bytes;
-}
-
 LimitRange rlimit_memory_range() {
   return rlimit_range(RLIMIT_AS, kMinAddressSpaceBytes, kCgroupMemoryMax);
 }
@@ -49,6 +43,14 @@ LimitRange rlimit_process_range() {
   return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
 }
 // Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
+
+// Whether two requests' limits are the same, for the capabilities memo: every field of
+// Limits (request.h), or the memo would answer for limits it was not asked with.
+bool same_limits(const Limits& a, const Limits& b) {
+  return a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
+         a.cpu_time == b.cpu_time && a.output_bytes == b.output_bytes &&
+         a.scratch_bytes == b.scratch_bytes;
+}
 
 }  // namespace
 
@@ -153,14 +155,14 @@ bool NamespaceBackend::cgroup_available(int kind) const { return limit_unavailab
 
 Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   discover();
-  // What a run's limit groups will report as enforced (LimitGroup::planned).
-  GroupFacts planned;
   {
     const std::lock_guard lock(memo_mutex_);
     if (last_capabilities_ && same_limits(last_capabilities_->first, limits)) {
       return last_capabilities_->second;
     }
   }
+  // What a run's limit groups will report as enforced (LimitGroup::planned).
+  GroupFacts planned;
   for (const auto kind : {proc::LimitKindCg::kMemory, proc::LimitKindCg::kProcesses}) {
     if (cgroup_available(static_cast<int>(kind))) {
       planned[static_cast<int>(kind)] = limit_planned_[static_cast<int>(kind)];
