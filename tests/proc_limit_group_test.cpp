@@ -358,7 +358,8 @@ TEST_F(LimitGroupLive, AllocationOverTheMemoryLimitIsOomKilled) {
   auto exit = held->child.wait();
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal(), SIGKILL);
-  // Read before removal: v1 keeps the count in this group only.
+  // Read before removal: v1 keeps the count in this group only. The files were opened by
+  // create(), before the kill: stats() reads them again from their start, and sees now.
   const auto stats = group->stats();
   EXPECT_TRUE(stats.oom_killed);
   EXPECT_FALSE(stats.pids_limit_hit);

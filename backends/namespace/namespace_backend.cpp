@@ -42,15 +42,6 @@ LimitRange rlimit_memory_range() {
 LimitRange rlimit_process_range() {
   return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
 }
-// Scratch: the /tmp tmpfs; a size of 0 would be unlimited to tmpfs.
-
-// Whether two requests' limits are the same, for the capabilities memo: every field of
-// Limits (request.h), or the memo would answer for limits it was not asked with.
-bool same_limits(const Limits& a, const Limits& b) {
-  return a.memory_bytes == b.memory_bytes && a.max_processes == b.max_processes &&
-         a.cpu_time == b.cpu_time && a.output_bytes == b.output_bytes &&
-         a.scratch_bytes == b.scratch_bytes;
-}
 
 }  // namespace
 
@@ -94,6 +85,7 @@ void NamespaceBackend::discover() const {
     // What a run without stdin data reads: opened once, not on every run's path (a run
     // whose open failed here opens its own in SandboxProcess::send_order).
     dev_null_.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));  // as send_order opens it
+    nofile_hard_ = hard_rlimit(RLIMIT_NOFILE);
     if (!init_exe_ && why.empty()) {
       why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
@@ -157,7 +149,7 @@ Capabilities NamespaceBackend::capabilities(const Limits& limits) const {
   discover();
   {
     const std::lock_guard lock(memo_mutex_);
-    if (last_capabilities_ && same_limits(last_capabilities_->first, limits)) {
+    if (last_capabilities_ && last_capabilities_->first == limits) {
       return last_capabilities_->second;
     }
   }
@@ -288,7 +280,7 @@ Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const 
     in.policy_version = seccomp_->policy_version;
     in.policy_hash = seccomp_->policy_hash;
   }
-  in.nofile_hard = hard_rlimit(RLIMIT_NOFILE);
+  in.nofile_hard = nofile_hard_;
   in.find_interpreter = [this](Language language, std::string_view search_path,
                                const std::filesystem::path& root) -> Result<std::filesystem::path> {
     {

@@ -6,6 +6,8 @@
 // the sandbox. See docs/THREAT_MODEL.md for what holds and what does not.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -133,6 +135,9 @@ class NamespaceBackend final : public Backend {
   mutable std::optional<policy::SeccompProgram> seccomp_;
   mutable UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
   mutable UniqueFd dev_null_;  // a run's stdin when it has no stdin data
+  // Our own hard RLIMIT_NOFILE, which the code's cannot exceed: read once (cordon never
+  // changes it; raising it takes CAP_SYS_RESOURCE), not with a syscall on every run's path.
+  mutable std::optional<rlim_t> nofile_hard_;
   mutable std::string limit_unavailable_[3];  // per proc::LimitKindCg; empty = available
   // Per proc::LimitKindCg: what a run's group will report as enforced (LimitGroup::planned).
   mutable std::optional<proc::LimitApplied> limit_planned_[3];

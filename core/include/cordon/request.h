@@ -43,6 +43,10 @@ struct Limits {
   std::optional<std::chrono::milliseconds> cpu_time;
   std::uint64_t output_bytes = kDefaultOutputBytes;  // per stream; 0 = the default
   std::optional<std::uint64_t> scratch_bytes;        // size of the writable scratch
+
+  // Every field, so a field added later is compared too (the namespace backend's
+  // capabilities memo answers only for the limits it was asked with).
+  friend bool operator==(const Limits&, const Limits&) = default;
 };
 
 // The network a run may reach (issue #16). Empty `allow`: none at all, the default. Entries

@@ -77,7 +77,8 @@ class WarmPool {
     ~Busy() {
       {
         std::lock_guard lock(pool_->mu_);
-        if (--pool_->in_flight_ == 0) pool_->settled_at_ = Clock::now() + pool_->settle_;
+        if (--pool_->in_flight_ != 0) return;  // nothing the thread may do has changed
+        pool_->settled_at_ = Clock::now() + pool_->settle_;
       }
       pool_->cv_.notify_all();
     }
@@ -89,31 +90,35 @@ class WarmPool {
   // A ready item, or nullopt when none is ready (the caller builds its own).
   [[nodiscard]] std::optional<T> take() {
     std::optional<T> out;
+    bool wake = false;
     {
       std::lock_guard lock(mu_);
       if (ready_.empty()) return std::nullopt;
       out = std::move(ready_.front());
       ready_.pop_front();
+      wake = gives_work();
     }
-    cv_.notify_all();
+    if (wake) cv_.notify_all();
     return out;
   }
   // Hands a used item back for destruction in the background (see Busy for when); with
   // 2 x `size` waiting already (the thread does not keep up), destroys it here instead.
   void retire(T item) {
     bool queued = false;
+    bool wake = false;
     {
       std::lock_guard lock(mu_);
       if (retired_.size() < 2 * size_) {
         retired_.push_back(std::move(item));
         queued = true;
+        wake = gives_work();
       }
     }
     if (!queued) {
       destroy_(item);
       return;
     }
-    cv_.notify_all();
+    if (wake) cv_.notify_all();
   }
   // Blocks until `count` items (default: the pool's size) are ready or `until` passes
   // (benchmarks, tests).
@@ -146,6 +151,13 @@ class WarmPool {
   }
   [[nodiscard]] bool may_build() const {
     return ready_.size() < size_ && (ready_.empty() || quiet());
+  }
+  // Whether a take or retire just made may give the thread something to do or to wait
+  // for: with runs in flight it acts only on an empty pool or a full retired queue, and
+  // each wake-up of it is a futex call and an IPI on a run's path, its own thread then
+  // competing with the run's code for one of the two cores.
+  [[nodiscard]] bool gives_work() const {
+    return in_flight_ == 0 || ready_.empty() || retired_.size() >= size_;
   }
   // Work that only waits for the settle time to pass.
   [[nodiscard]] bool settling() const {

@@ -97,40 +97,74 @@ bool has_word(std::string_view list, std::string_view word) {
   return false;
 }
 
-namespace {
-
-std::optional<std::int64_t> keyed_in(const fs::path& file, std::string_view key) {
-  const Result<std::string> text = read_small(file);
-  return text ? keyed_value(*text, key) : std::nullopt;
+const char* figure_file(Figure figure, bool v2) {
+  switch (figure) {
+    case Figure::kMemoryCurrent:
+      return v2 ? "memory.current" : "memory.usage_in_bytes";
+    case Figure::kMemoryPeak:
+      return v2 ? "memory.peak" : "memory.max_usage_in_bytes";
+    case Figure::kCpuUsec:
+      return v2 ? "cpu.stat" : "cpuacct.usage";
+    case Figure::kOomKills:
+      return v2 ? "memory.events" : "memory.oom_control";
+    case Figure::kPidsMaxHits:
+      return "pids.events";
+  }
+  return "";
 }
 
-std::optional<std::int64_t> single_in(const fs::path& file) {
-  const Result<std::string> text = read_small(file);
-  return text ? single_value(*text) : std::nullopt;
+std::optional<std::int64_t> figure_value(Figure figure, bool v2, std::string_view text) {
+  switch (figure) {
+    case Figure::kMemoryCurrent:
+    case Figure::kMemoryPeak:
+      return single_value(text);
+    case Figure::kCpuUsec: {
+      if (v2) return keyed_value(text, "usage_usec");
+      const std::optional<std::int64_t> ns = single_value(text);
+      return ns ? std::optional<std::int64_t>(*ns / 1000) : std::nullopt;
+    }
+    case Figure::kOomKills:
+      return keyed_value(text, "oom_kill");
+    case Figure::kPidsMaxHits:
+      return keyed_value(text, "max");
+  }
+  return std::nullopt;
 }
 
-}  // namespace
+Result<std::string> read_again(int fd) {
+  char buf[1024];
+  ssize_t n = 0;
+  do {
+    n = ::pread(fd, buf, sizeof(buf), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return fail_errno("read a cgroup control file again");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::optional<std::int64_t> read_figure(const fs::path& dir, Figure figure, bool v2) {
+  const Result<std::string> text = read_small(dir / figure_file(figure, v2));
+  return text ? figure_value(figure, v2, *text) : std::nullopt;
+}
 
 std::optional<std::int64_t> memory_current(const fs::path& dir, bool v2) {
-  return single_in(dir / (v2 ? "memory.current" : "memory.usage_in_bytes"));
+  return read_figure(dir, Figure::kMemoryCurrent, v2);
 }
 
 std::optional<std::int64_t> memory_peak(const fs::path& dir, bool v2) {
-  return single_in(dir / (v2 ? "memory.peak" : "memory.max_usage_in_bytes"));
+  return read_figure(dir, Figure::kMemoryPeak, v2);
 }
 
 std::optional<std::int64_t> cpu_usec(const fs::path& dir, bool v2) {
-  if (v2) return keyed_in(dir / "cpu.stat", "usage_usec");
-  const std::optional<std::int64_t> ns = single_in(dir / "cpuacct.usage");
-  return ns ? std::optional<std::int64_t>(*ns / 1000) : std::nullopt;
+  return read_figure(dir, Figure::kCpuUsec, v2);
 }
 
 bool oom_killed(const fs::path& dir, bool v2) {
-  return keyed_in(dir / (v2 ? "memory.events" : "memory.oom_control"), "oom_kill").value_or(0) > 0;
+  return read_figure(dir, Figure::kOomKills, v2).value_or(0) > 0;
 }
 
 bool pids_max_hit(const fs::path& dir) {
-  return keyed_in(dir / "pids.events", "max").value_or(0) > 0;
+  // pids.events is named alike on v1 and v2.
+  return read_figure(dir, Figure::kPidsMaxHits, /*v2=*/true).value_or(0) > 0;
 }
 
 }  // namespace cordon::proc::cgroupfs

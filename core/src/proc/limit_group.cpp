@@ -356,7 +356,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
     }
     auto dir = make_run_cgroup_dir(parent);
     if (!dir) return std::unexpected(dir.error());
-    group.groups_.push_back(Group{std::move(*dir), v2, 0});
+    group.groups_.push_back(Group{std::move(*dir), v2, 0, {}});
     return &group.groups_.back();
   };
 
@@ -388,6 +388,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
     }
   }
 
+  for (auto& g : group.groups_) open_figures(g);
   for (const auto& g : group.groups_) {
     if (g.v2) {
       // For clone3(CLONE_INTO_CGROUP): the child is born inside, no migration.
@@ -449,15 +450,42 @@ Result<std::vector<UniqueFd>> LimitGroup::self_join_fds() const {
 
 int LimitGroup::v2_dir_fd() const { return v2_dir_.get(); }
 
+void LimitGroup::open_figures(Group& group) {
+  using cgroupfs::Figure;
+  std::vector<Figure> wanted;
+  if ((group.roles & kRoleMemory) != 0)
+    wanted.insert(wanted.end(), {Figure::kOomKills, Figure::kMemoryPeak});
+  if ((group.roles & kRolePids) != 0) wanted.push_back(Figure::kPidsMaxHits);
+  if ((group.roles & kRoleCpuacct) != 0) wanted.push_back(Figure::kCpuUsec);
+  for (const Figure which : wanted) {
+    const fs::path file = group.dir / cgroupfs::figure_file(which, group.v2);
+    // Not open (absent, e.g. memory.peak before Linux 5.19): figure() reads by path.
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd) group.figures.emplace_back(which, std::move(fd));
+  }
+}
+
+std::optional<std::int64_t> LimitGroup::figure(const Group& group, cgroupfs::Figure which) {
+  for (const auto& [opened, fd] : group.figures) {
+    if (opened != which) continue;
+    const Result<std::string> text = cgroupfs::read_again(fd.get());
+    return text ? cgroupfs::figure_value(which, group.v2, *text) : std::nullopt;
+  }
+  return cgroupfs::read_figure(group.dir, which, group.v2);
+}
+
 LimitGroupStats LimitGroup::stats() const {
+  using cgroupfs::Figure;
   LimitGroupStats out;
   for (const auto& g : groups_) {
     if ((g.roles & kRoleMemory) != 0) {
-      out.oom_killed = cgroupfs::oom_killed(g.dir, g.v2);
-      if (auto bytes = cgroupfs::memory_peak(g.dir, g.v2)) out.memory_peak_kb = *bytes / 1024;
+      out.oom_killed = figure(g, Figure::kOomKills).value_or(0) > 0;
+      if (auto bytes = figure(g, Figure::kMemoryPeak)) out.memory_peak_kb = *bytes / 1024;
     }
-    if ((g.roles & kRolePids) != 0) out.pids_limit_hit = cgroupfs::pids_max_hit(g.dir);
-    if ((g.roles & kRoleCpuacct) != 0) out.cpu_usec = cgroupfs::cpu_usec(g.dir, g.v2);
+    if ((g.roles & kRolePids) != 0) {
+      out.pids_limit_hit = figure(g, Figure::kPidsMaxHits).value_or(0) > 0;
+    }
+    if ((g.roles & kRoleCpuacct) != 0) out.cpu_usec = figure(g, Figure::kCpuUsec);
   }
   return out;
 }
@@ -471,7 +499,7 @@ std::optional<ResourceSample> LimitGroup::usage() const {
       }
     }
     if ((g.roles & kRoleCpuacct) != 0) {
-      if (auto usec = cgroupfs::cpu_usec(g.dir, g.v2); usec && *usec >= 0) {
+      if (auto usec = figure(g, cgroupfs::Figure::kCpuUsec); usec && *usec >= 0) {
         out.cpu_usec = static_cast<std::uint64_t>(*usec);
       }
     }
@@ -485,6 +513,7 @@ Status LimitGroup::remove(Clock::time_point until) {
   Status status;
   std::vector<Group> left;
   for (auto& g : groups_) {
+    g.figures.clear();  // kernfs lets a group with open files go; close them all the same
     if (auto st = kill_and_remove_group(g.dir, g.v2, until); !st) {
       if (status) status = std::unexpected(st.error());
       left.push_back(std::move(g));  // the destructor tries again

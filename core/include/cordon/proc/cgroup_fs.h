@@ -41,6 +41,28 @@ namespace cordon::proc::cgroupfs {
 // for every backend's groups (limit groups, the subprocess kill group, the container's
 // groups), on v2 (`v2`) and v1 alike. Unset (false): the file is absent or holds no such
 // figure, e.g. a hierarchy without that controller.
+//
+// Each figure comes from one file: figure_file() names it, figure_value() reads its text.
+// A group whose figures are read after every run (LimitGroup) opens the files once, when
+// it is made, and reads them with read_again(): on this machine kind the path lookup
+// through the cgroup filesystem, the open and the close cost ~3x the read, and for a
+// pooled sandbox they then happen before the run instead of on its way back.
+enum class Figure {
+  kMemoryCurrent,  // bytes: memory.current / memory.usage_in_bytes
+  kMemoryPeak,     // bytes: memory.peak / memory.max_usage_in_bytes
+  kCpuUsec,        // microseconds: cpu.stat usage_usec / cpuacct.usage (ns)
+  kOomKills,       // memory.events / memory.oom_control: oom_kill
+  kPidsMaxHits,    // pids.events: max (the same file on v1 and v2)
+};
+[[nodiscard]] const char* figure_file(Figure figure, bool v2);
+[[nodiscard]] std::optional<std::int64_t> figure_value(Figure figure, bool v2,
+                                                       std::string_view text);
+// The figure from `dir`'s file, opened and read now.
+[[nodiscard]] std::optional<std::int64_t> read_figure(const std::filesystem::path& dir,
+                                                      Figure figure, bool v2);
+// A small control file's text again, through an fd opened earlier: a read from offset 0
+// (pread), for which kernfs makes the text anew, so the figure is today's, not the open's.
+[[nodiscard]] Result<std::string> read_again(int fd);
 // Memory in use now, bytes: memory.current / memory.usage_in_bytes.
 [[nodiscard]] std::optional<std::int64_t> memory_current(const std::filesystem::path& dir, bool v2);
 // The most memory in use since the group was made, bytes: memory.peak (Linux 5.19) /

@@ -23,6 +23,7 @@
 
 #include "cordon/error.h"
 #include "cordon/observer.h"
+#include "cordon/proc/cgroup_fs.h"
 #include "cordon/request.h"
 #include "cordon/unique_fd.h"
 
@@ -118,7 +119,14 @@ class LimitGroup {
     std::filesystem::path dir;
     bool v2 = false;
     unsigned roles = 0;  // bit set of what this group's directory is read for (limit_group.cpp)
+    // The files stats() reads, opened when the group was made (cgroupfs::read_again): a
+    // pooled sandbox's run then reads its figures without a path lookup or an open.
+    std::vector<std::pair<cgroupfs::Figure, UniqueFd>> figures;
   };
+  static void open_figures(Group& group);
+  // A figure of `group`: from its file opened ahead, else by path (a file absent then).
+  [[nodiscard]] static std::optional<std::int64_t> figure(const Group& group,
+                                                          cgroupfs::Figure which);
   std::vector<Group> groups_;
   std::vector<LimitApplied> enforced_;
   UniqueFd v2_dir_;
