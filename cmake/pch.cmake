@@ -6,6 +6,12 @@
 # CORDON_PCH=OFF compiles every TU on its own. (ccache caches these TUs only when told
 # `sloppiness=pch_defines,time_macros`; without it they compile uncached.)
 #
+# Tried and left out (2026-12-04, each A/B on the same targets from the same objects): a
+# header of json and the Qt headers for the inspector's widgets, app and QtTest suites (178.9
+# -> 205.9 s of CPU, wall time 106 -> 193 s: its ~220 MB took longer to load than the
+# parsing it saved, and every TU waited for it), and the json header for the fuzz targets
+# (85.3 -> 86.7 s of CPU, wall 81 -> 125 s). Loading a header is not free: measure first.
+#
 # On by default in Debug builds only (CI's dev, and asan/tsan), where the time goes. An
 # optimised build inlines differently with the header precompiled, and g++ 12's
 # -Warray-bounds then reports a false positive in libstdc++'s string copy (seen in

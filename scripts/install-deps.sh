@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  lld  # the dev and ci presets link with it (cmake/linker.cmake); without it, GNU ld
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libsqlite3-dev libsystemd-dev dbus-daemon
   clang-format-19 clang-tidy-19
