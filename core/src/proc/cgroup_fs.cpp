@@ -28,16 +28,29 @@ Result<std::string> read(const std::filesystem::path& path) {
   }
 }
 
-Result<std::string> read_small(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return fail_errno("open " + path.string());
+namespace {
+
+// One read of a small control file from its start (read_small, read_again): kernfs makes
+// the whole text for it. `path` names the file in an error; nullptr: an fd opened earlier.
+Result<std::string> read_from_start(int fd, const fs::path* path) {
   char buf[1024];
   ssize_t n = 0;
   do {
-    n = ::read(fd.get(), buf, sizeof(buf));
+    n = ::pread(fd, buf, sizeof(buf), 0);
   } while (n < 0 && errno == EINTR);
-  if (n < 0) return fail_errno("read " + path.string());
+  if (n < 0) {
+    return fail_errno(path != nullptr ? "read " + path->string()
+                                      : std::string("read a cgroup control file again"));
+  }
   return std::string(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+Result<std::string> read_small(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + path.string());
+  return read_from_start(fd.get(), &path);
 }
 
 Status write(const std::filesystem::path& path, std::string_view text) {
@@ -131,15 +144,7 @@ std::optional<std::int64_t> figure_value(Figure figure, bool v2, std::string_vie
   return std::nullopt;
 }
 
-Result<std::string> read_again(int fd) {
-  char buf[1024];
-  ssize_t n = 0;
-  do {
-    n = ::pread(fd, buf, sizeof(buf), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return fail_errno("read a cgroup control file again");
-  return std::string(buf, static_cast<std::size_t>(n));
-}
+Result<std::string> read_again(int fd) { return read_from_start(fd, nullptr); }
 
 std::optional<std::int64_t> read_figure(const fs::path& dir, Figure figure, bool v2) {
   const Result<std::string> text = read_small(dir / figure_file(figure, v2));
