@@ -20,6 +20,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,9 @@ class HistoryStore {
 
   // Stores the record; returns its id.
   [[nodiscard]] Result<std::int64_t> add(const RunRecord& record);
+  // Stores the records in one transaction, all or none: one commit (and its WAL frames)
+  // for several, as a long-lived writer with a backlog wants.
+  [[nodiscard]] Status add_all(std::span<const RunRecord> records);
   [[nodiscard]] Result<std::vector<RunSummary>> list(const Query& query) const;
   // How many records match query.search, query.source and query.environment (paging
   // ignored).

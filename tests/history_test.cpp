@@ -270,6 +270,53 @@ INSERT INTO runs VALUES (7, 1000, 1200, 'echo old', 'sh', 'subprocess', 5000,
 )sql");
 }
 
+// Several records in one transaction (a long-lived writer's backlog): all stored, in order;
+// a batch the database refuses part of stores none of it, and the store's kept INSERT
+// still works after the failure.
+TEST(HistoryStore, AddAllStoresABatchWholeOrNotAtAll) {
+  const TempDir dir = make_dir();
+  const fs::path path = dir.path() / "h.sqlite3";
+  auto store = HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  const std::vector<RunRecord> batch = {sample("first", "namespace", Outcome::kOk, 1, 1000),
+                                        sample("second", "namespace", Outcome::kOk, 1, 2000),
+                                        sample("third", "namespace", Outcome::kOk, 1, 3000)};
+  ASSERT_TRUE(store->add_all(batch));
+  Query all;
+  all.limit = 100;
+  all.sort = SortKey::kTime;
+  all.descending = false;
+  auto listed = store->list(all);
+  ASSERT_TRUE(listed) << listed.error().describe();
+  ASSERT_EQ(listed->size(), 3u);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto got = store->get((*listed)[i].id);
+    ASSERT_TRUE(got) << got.error().describe();
+    EXPECT_EQ(got->code, batch[i].code);
+    EXPECT_EQ(got->stdout_data, batch[i].stdout_data);
+  }
+
+  // Another connection makes the database refuse one record of the next batch.
+  exec_sql(path,
+           "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.code = 'refused' "
+           "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;");
+  const std::vector<RunRecord> refused = {sample("fourth", "namespace", Outcome::kOk, 1, 4000),
+                                          sample("refused", "namespace", Outcome::kOk, 1, 5000),
+                                          sample("sixth", "namespace", Outcome::kOk, 1, 6000)};
+  const Status failed = store->add_all(refused);
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().describe().find("refused by the test"), std::string::npos)
+      << failed.error().describe();
+  EXPECT_EQ(store->count(all).value_or(-1), 3) << "a refused batch stored part of itself";
+
+  // The same connection and its kept INSERT go on working.
+  ASSERT_TRUE(store->add(sample("seventh", "namespace", Outcome::kOk, 1, 7000)));
+  ASSERT_TRUE(
+      store->add_all(std::vector<RunRecord>{sample("eighth", "namespace", Outcome::kOk, 1, 8000),
+                                            sample("ninth", "namespace", Outcome::kOk, 1, 9000)}));
+  EXPECT_EQ(store->count(all).value_or(-1), 6);
+}
+
 TEST(HistoryStore, MigratesAVersion1File) {
   const TempDir dir = make_dir();
   const fs::path path = dir.path() / "old.sqlite3";

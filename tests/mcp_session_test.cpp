@@ -2,16 +2,21 @@
 // per version, tools/list, calls that end every way, cancellation of queued and running
 // calls, the bounded queue, progress, concurrency and the history row.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "cordon/temp_dir.h"
 #include "frontend/history.h"
+#include "mcp/history_writer.h"
 #include "mcp/protocol.h"
 #include "mcp/service.h"
 #include "mcp/session.h"
@@ -327,6 +332,57 @@ TEST_F(McpSession, EveryCallIsRecordedWithSourceAndClient) {
   EXPECT_EQ(record->source, "mcp");
   EXPECT_EQ(record->client, "session-test 1.0");
   EXPECT_EQ(record->backend, "namespace");
+}
+
+// The writer stores what queued while it was busy in one transaction; a record the database
+// refuses costs only itself, not the others of its batch.
+TEST(McpHistoryWriter, ARefusedRecordTakesNoOtherOfItsBatchWithIt) {
+  auto dir = TempDir::create("cordon-history-writer-test-");
+  ASSERT_TRUE(dir) << dir.error().describe();
+  const std::filesystem::path path = dir->path() / "h.sqlite3";
+  ASSERT_TRUE(history::HistoryStore::open(path));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const auto exec = [&](const char* sql) {
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << sql << ": " << error;
+    sqlite3_free(error);
+  };
+  exec(
+      "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.code = 'refused' "
+      "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;");
+  const auto record = [](std::string code) {
+    RunRequest request;
+    request.code = std::move(code);
+    RunResult result;
+    result.outcome = Outcome::kOk;
+    result.backend = {"namespace", "1.0"};
+    const auto now = std::chrono::system_clock::now();
+    return history::make_record(request, result, now, now, "mcp");
+  };
+  {
+    // The first record keeps the writer waiting on this connection's write lock while the
+    // next three queue behind it: they go as one batch once the lock is let go.
+    exec("BEGIN EXCLUSIVE");
+    HistoryWriter writer(path);
+    writer.add(record("first"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    writer.add(record("second"));
+    writer.add(record("refused"));
+    writer.add(record("fourth"));
+    exec("COMMIT");
+    writer.flush();
+  }
+  sqlite3_close(db);
+  auto store = history::HistoryStore::open(path);
+  ASSERT_TRUE(store) << store.error().describe();
+  history::Query all;
+  auto rows = store->list(all);
+  ASSERT_TRUE(rows) << rows.error().describe();
+  std::vector<std::string> codes;
+  for (const history::RunSummary& row : *rows) codes.push_back(store->get(row.id)->code);
+  std::ranges::sort(codes);  // recorded within the same millisecond: no order to check
+  EXPECT_EQ(codes, (std::vector<std::string>{"first", "fourth", "second"}));
 }
 
 // One worker and room for one waiting call.

@@ -230,6 +230,39 @@ TEST(NamespacePlan, InvalidRequestIsRefused) {
   EXPECT_FALSE(make_sandbox_plan(f.in).has_value());
 }
 
+// A pooled sandbox's run: its root is made, so the plan has no mount steps, and everything
+// the order carries (argv, env, files, rlimits, the filesystem's home and cwd) is what the
+// full plan has.
+TEST(NamespacePlan, AMadeFilesystemLeavesOutOnlyTheMountSteps) {
+  Fixture f;
+  f.req.input_files = {{"data/in.txt", "abc"}};
+  f.req.env = {{"EXTRA", "1"}};
+  const SandboxPlan full = f.plan();
+  f.in.filesystem_made = true;
+  const SandboxPlan made = f.plan();
+  EXPECT_FALSE(full.fs.steps.empty());
+  EXPECT_TRUE(made.fs.steps.empty());
+  EXPECT_EQ(made.fs.home, full.fs.home);
+  EXPECT_EQ(made.fs.cwd, full.fs.cwd);
+  EXPECT_EQ(made.fs.hostname, full.fs.hostname);
+  EXPECT_EQ(made.fs.uid, full.fs.uid);
+  EXPECT_EQ(made.fs.gid, full.fs.gid);
+  EXPECT_EQ(made.cwd, full.cwd);
+  EXPECT_EQ(made.executable, full.executable);
+  EXPECT_EQ(made.argv, full.argv);
+  EXPECT_EQ(made.env, full.env);
+  ASSERT_EQ(made.files.size(), full.files.size());
+  for (std::size_t i = 0; i < made.files.size(); ++i) {
+    EXPECT_EQ(made.files[i].path, full.files[i].path);
+    EXPECT_EQ(made.files[i].data, full.files[i].data);
+  }
+  ASSERT_EQ(made.rlimits.size(), full.rlimits.size());
+  for (std::size_t i = 0; i < made.rlimits.size(); ++i) {
+    EXPECT_EQ(made.rlimits[i].name, full.rlimits[i].name);
+    EXPECT_EQ(made.rlimits[i].setting.soft, full.rlimits[i].setting.soft);
+  }
+}
+
 TEST(NamespacePlan, JsonNamesPolicyMountsAndLimits) {
   Fixture f;
   f.req.limits.memory_bytes = 64u << 20;

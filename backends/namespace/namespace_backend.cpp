@@ -124,7 +124,19 @@ Result<void> NamespaceBackend::prepare() {
         options_.pool_size,
         [this]() -> Result<BuiltSandbox> {
           std::optional<SandboxPlan> plan;
-          return build(pool_shape_, /*want_tmp_fd=*/true, Clock::now() + kDefaultSetupBound, &plan);
+          auto built =
+              build(pool_shape_, /*want_tmp_fd=*/true, Clock::now() + kDefaultSetupBound, &plan);
+          if (!built) return built;
+          auto pipes = make_run_pipes(pool_shape_);  // the shape has no stdin data
+          if (!pipes) return std::unexpected(pipes.error());
+          // What the run's output pump would do first, done here.
+          for (const proc::Pipe* p : {&pipes->out, &pipes->err}) {
+            if (auto st = proc::set_nonblocking(p->read.get()); !st) {
+              return std::unexpected(st.error());
+            }
+          }
+          built->pipes = std::move(*pipes);
+          return built;
         },
         // Killing the init (ChildProcess) comes before removing the limit groups and
         // freeing the uid slot: BuiltSandbox's members go in reverse order.
@@ -267,10 +279,12 @@ Capabilities NamespaceBackend::declare(const Limits& limits, const GroupFacts& g
 }
 
 Result<SandboxPlan> NamespaceBackend::plan_for(const RunRequest& request, const HostIdentity& host,
-                                               const CgroupCoverage& cgroups) const {
+                                               const CgroupCoverage& cgroups,
+                                               bool filesystem_made) const {
   if (!layout_) return fail(ErrorCode::kUnavailable, probe_.reason);
   PlanInputs in;
   in.request = &request;
+  in.filesystem_made = filesystem_made;
   in.options = options_;
   in.layout = *layout_;
   in.host = host;
@@ -483,7 +497,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   const auto take_from = [&](WarmPool<BuiltSandbox>* from) -> Status {
     auto taken = from->take();
     if (!taken) return {};
-    auto planned = plan_for(request, taken->host, taken->coverage);
+    auto planned = plan_for(request, taken->host, taken->coverage, /*filesystem_made=*/true);
     if (!planned) return fail(planned.error().code, "plan: " + planned.error().describe());
     if (files_under_cwd(*planned) &&
         (!taken->prestarted || starts_as(*planned, taken->prestarted->plan))) {
@@ -519,11 +533,14 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     if (cancel.cancelled()) return setup.cancelled();
 
     // 3. Pipes (the parent ends stay CLOEXEC); a prestarted interpreter's are the ones it
-    //    was started with.
+    //    was started with, a plain pooled sandbox's were made with it.
     const bool prestarted = sandbox->prestarted.has_value();
     if (prestarted) {
       pipes = RunPipes{proc::Pipe{std::move(sandbox->prestarted->stdout_read), {}},
                        proc::Pipe{std::move(sandbox->prestarted->stderr_read), {}}, std::nullopt};
+    } else if (sandbox->pipes && !request.stdin_data) {
+      pipes = std::move(*sandbox->pipes);
+      sandbox->pipes.reset();
     } else {
       auto made = make_run_pipes(request);
       if (!made) return setup.error("pipe: " + made.error().describe());

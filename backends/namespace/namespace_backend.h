@@ -24,6 +24,7 @@
 #include "cordon/policy/fs_plan.h"
 #include "cordon/policy/seccomp_compiler.h"
 #include "cordon/proc/limit_group.h"
+#include "cordon/run_driver.h"
 #include "cordon/unique_fd.h"
 #include "cordon/warm_pool.h"
 #include "sandbox_plan.h"
@@ -49,6 +50,9 @@ struct BuiltSandbox {
   CgroupCoverage coverage;
   std::optional<proc::LimitGroup> limits;
   std::optional<PrestartedInterpreter> prestarted;
+  // A plain pooled sandbox's output pipes, made (read ends non-blocking) by the pool's
+  // thread, so a run without stdin data takes them instead of making its own on its path.
+  std::optional<RunPipes> pipes;
   SandboxProcess process;
 };
 
@@ -111,8 +115,11 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] bool pool_fits(const RunRequest& request) const;
   // Whether `request` may go to a prestarted python (the plan's check is starts_as).
   [[nodiscard]] bool prestart_fits(const RunRequest& request) const;
+  // `filesystem_made`: for a pooled sandbox, whose root was made when it was built
+  // (PlanInputs::filesystem_made).
   [[nodiscard]] Result<SandboxPlan> plan_for(const RunRequest& request, const HostIdentity& host,
-                                             const CgroupCoverage& cgroups) const;
+                                             const CgroupCoverage& cgroups,
+                                             bool filesystem_made = false) const;
   [[nodiscard]] bool cgroup_available(int kind) const;
   // Per proc::LimitKindCg (memory, processes): the cgroup limit in force, if any.
   using GroupFacts = std::optional<proc::LimitApplied>[3];

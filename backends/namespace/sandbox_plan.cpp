@@ -91,9 +91,13 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
     if (!extra) return std::unexpected(extra.error());
     fo.extra_ro_paths.push_back(*extra);
   }
-  auto fs = policy::make_fs_plan(fo);
-  if (!fs) return std::unexpected(fs.error());
-  plan.fs = std::move(*fs);
+  if (in.filesystem_made) {
+    plan.fs = policy::fs_plan_facts(fo);
+  } else {
+    auto fs = policy::make_fs_plan(fo);
+    if (!fs) return std::unexpected(fs.error());
+    plan.fs = std::move(*fs);
+  }
   if (!in.options.readonly_proc_sys) {
     std::erase_if(plan.fs.steps, [](const policy::FsStep& step) {
       return step.op == policy::FsOp::kReadonly && step.target == "/proc/sys";

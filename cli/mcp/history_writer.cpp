@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 namespace cordon::cli::mcp {
 
@@ -36,34 +37,54 @@ void HistoryWriter::write_loop() {
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping with everything stored
-    history::RunRecord record = std::move(queue_.front());
-    queue_.pop_front();
+    // Everything queued, in one transaction: with calls in flight the records come faster
+    // than one commit each can keep up with on a shared machine's CPU, and a commit of
+    // several writes each changed page once.
+    std::vector<history::RunRecord> batch;
+    while (!queue_.empty() && batch.size() < kBatchMax) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     writing_ = true;
     lock.unlock();
-    // One connection for the server's life; reopened after a failure (a file that was
-    // unwritable may become writable).
-    Result<std::int64_t> stored = fail(ErrorCode::kInternal, "not opened");
-    if (!store) {
-      if (Result<history::HistoryStore> opened = history::HistoryStore::open(path_); opened) {
-        store.emplace(std::move(*opened));
-      } else {
-        stored = std::unexpected(opened.error());
-      }
-    }
-    if (store) stored = store->add(record);
-    if (!stored) {
-      store.reset();
-      if (!warned_) {
-        std::fprintf(stderr, "cordon: warning: call not recorded in history: %s\n",
-                     stored.error().describe().c_str());
-      }
-      warned_ = true;
-    } else {
-      warned_ = false;
-    }
+    store_batch(store, batch);
     lock.lock();
     writing_ = false;
     if (queue_.empty()) idle_.notify_all();
+  }
+}
+
+void HistoryWriter::store_batch(std::optional<history::HistoryStore>& store,
+                                const std::vector<history::RunRecord>& batch) {
+  // One connection for the server's life; reopened after a failure (a file that was
+  // unwritable may become writable).
+  Status stored = fail(ErrorCode::kInternal, "not opened");
+  if (!store) {
+    if (Result<history::HistoryStore> opened = history::HistoryStore::open(path_); opened) {
+      store.emplace(std::move(*opened));
+    } else {
+      stored = std::unexpected(opened.error());
+    }
+  }
+  if (store) stored = store->add_all(batch);
+  if (!stored && store && batch.size() > 1) {
+    // All or none failed: a record the database refuses must not take the others with it,
+    // so each goes on its own (one failure is still one warning below).
+    stored = {};
+    for (const history::RunRecord& record : batch) {
+      if (auto added = store->add(record); !added && stored)
+        stored = std::unexpected(added.error());
+    }
+  }
+  if (!stored) {
+    store.reset();
+    if (!warned_) {
+      std::fprintf(stderr, "cordon: warning: call not recorded in history: %s\n",
+                   stored.error().describe().c_str());
+    }
+    warned_ = true;
+  } else {
+    warned_ = false;
   }
 }
 

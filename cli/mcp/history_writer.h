@@ -4,11 +4,13 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "frontend/history.h"
 #include "frontend_names.h"
@@ -28,7 +30,13 @@ class HistoryWriter {
   void flush();
 
  private:
+  // At most this many records per transaction, so one commit stays short.
+  static constexpr std::size_t kBatchMax = 64;
+
   void write_loop();
+  // Writer thread: stores `batch`, opening `store` first when it is not open.
+  void store_batch(std::optional<history::HistoryStore>& store,
+                   const std::vector<history::RunRecord>& batch);
 
   std::filesystem::path path_;
   std::mutex mutex_;

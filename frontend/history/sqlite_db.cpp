@@ -89,6 +89,11 @@ Status Statement::run() {
   return {};
 }
 
+void Statement::reset() {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+}
+
 std::int64_t Statement::column_int(int index) const {
   return sqlite3_column_int64(stmt_.get(), index);
 }

@@ -48,6 +48,8 @@ class Statement {
   [[nodiscard]] Result<bool> step();
   // Steps once and expects completion (INSERT, UPDATE, DELETE).
   [[nodiscard]] Status run();
+  // Ready to run again, with every parameter unbound (NULL): a statement kept for reuse.
+  void reset();
 
   // Columns are 0-based, as in SQLite.
   [[nodiscard]] std::int64_t column_int(int index) const;

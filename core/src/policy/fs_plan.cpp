@@ -306,8 +306,13 @@ Result<FsPlan> make_fs_plan(const FsOptions& options) {
   b.add({.op = FsOp::kPivotRoot, .target = "/"});
   b.add({.op = FsOp::kDetachOldRoot, .target = "/"});
 
-  FsPlan plan;
+  FsPlan plan = fs_plan_facts(options);
   plan.steps = b.take();
+  return plan;
+}
+
+FsPlan fs_plan_facts(const FsOptions& options) {
+  FsPlan plan;
   plan.hostname = options.hostname;
   plan.uid = options.uid;
   plan.gid = options.gid;

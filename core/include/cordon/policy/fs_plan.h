@@ -120,6 +120,9 @@ struct FsPlan {
 // are relative, unnormalised, "/", inside /proc, /dev or /tmp (which the plan owns), or
 // under a hidden /usr/local.
 [[nodiscard]] Result<FsPlan> make_fs_plan(const FsOptions& options);
+// The plan make_fs_plan() makes of `options` without its steps: hostname, ids, home and
+// working directory, for a sandbox whose root was already made from the same options.
+[[nodiscard]] FsPlan fs_plan_facts(const FsOptions& options);
 
 // The steps as a plan shows them (plan.h: `cordon plan`): the step's op, target and source,
 // its mount data or file contents, mode in octal, flags; the plan's hostname, uid, gid,
