@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   lld  # the dev and ci presets link with it (cmake/linker.cmake); without it, GNU ld
+  clang-19  # the ci preset compiles with it (CMakePresets.json), against libstdc++
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libsqlite3-dev libsystemd-dev dbus-daemon
   clang-format-19 clang-tidy-19
@@ -15,12 +16,12 @@ packages=(
   qt6-base-dev xvfb xauth
   libcpp-httplib-dev libboost-dev libssl-dev debootstrap
 )
-# --fuzz: also clang-19 and its libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh,
-# the full tier); CI runs the fuzz targets built by gcc without them.
+# --fuzz: also clang-19's libFuzzer runtime, for the fuzz preset (scripts/fuzz.sh, the full
+# tier); CI runs the fuzz targets without it (tests/fuzz/standalone_main.cpp).
 # --guest: also what tests/guest/run.sh builds and boots its Debian guest with (the full tier).
 for option in "$@"; do
   case "$option" in
-    --fuzz) packages+=(clang-19 libclang-rt-19-dev) ;;
+    --fuzz) packages+=(libclang-rt-19-dev) ;;
     --guest) packages+=(qemu-system-x86 e2fsprogs) ;;
     *)
       echo "usage: scripts/install-deps.sh [--fuzz] [--guest]" >&2

@@ -11,7 +11,10 @@ A translation unit (TU) that clang-tidy passed is recorded in CACHE_FILE as
     sanitizer flags of CORDON_SANITIZE left out (they change the code generated, not the
     source clang-tidy reads; no file of ours tests __SANITIZE_ADDRESS__ or the like), so the
     asan build shares the keys of build/dev; likewise the debug-info level (`-g1` of
-    the `ci` preset is keyed as `-g`: it changes what is emitted, not what is read);
+    the `ci` preset is keyed as `-g`: it changes what is emitted, not what is read) and
+    the compiler (keyed as `<CXX>`: clang-tidy parses with its own front end whatever
+    compiled the build, g++ for build/dev, clang++-19 for build/ci; CMake's two
+    spellings of C++23 for them are keyed as one);
   - the content of the TU and of every file of this repository it includes (from
     `ninja -t deps` of the build that has just run; `<compiler> -M` when ninja has no
     current deps for it).
@@ -37,7 +40,7 @@ import sys
 import tempfile
 import time
 
-KEY_VERSION = "cordon-lint-cache 1"
+KEY_VERSION = "cordon-lint-cache 2"
 TIDY = "clang-tidy-19"
 # The TUs linted: the sources of core/, backends/, audit/, prompts/, frontend/ and cli/ (the
 # tests are format-checked only).
@@ -84,14 +87,21 @@ SANITIZER_FLAG = re.compile(r"^-f(no-)?sanitize(-recover)?=|^-fno-omit-frame-poi
 
 
 def without_pch(args):
-    """The command without CMake's precompiled header (cmake/pch.cmake): `-include
-    <dir>/cmake_pch.hxx` and -Winvalid-pch. clang-tidy cannot read gcc's .gch, and without
-    the forced include a TU that does not include what it uses fails the lint. The header
-    holds third-party ones only (not hashed), so the key leaves it out as well."""
+    """The command without CMake's precompiled header (cmake/pch.cmake): g++'s `-include
+    <dir>/cmake_pch.hxx`, clang's `-Xclang -include-pch -Xclang <dir>/cmake_pch.hxx.pch
+    -Xclang -include -Xclang <dir>/cmake_pch.hxx`, and -Winvalid-pch. clang-tidy cannot
+    read gcc's .gch (nor a clang .pch made with other flags), and without the forced include
+    a TU that does not include what it uses fails the lint. The header holds third-party
+    ones only (not hashed), so the key leaves it out as well."""
     out, i = [], 0
     while i < len(args):
         if args[i] == "-include" and i + 1 < len(args) and args[i + 1].endswith("/cmake_pch.hxx"):
             i += 2
+            continue
+        if (args[i] == "-Xclang" and i + 3 < len(args) and args[i + 1] in ("-include-pch", "-include")
+                and args[i + 2] == "-Xclang"
+                and args[i + 3].endswith(("/cmake_pch.hxx", "/cmake_pch.hxx.pch"))):
+            i += 4
             continue
         if args[i] != "-Winvalid-pch":
             out.append(args[i])
@@ -103,9 +113,14 @@ def without_pch(args):
 DEBUG_INFO_FLAG = re.compile(r"^-g(gdb)?[0-3]?$")
 
 
+# CMake spells C++23 -std=c++23 for g++ 12 and -std=c++2b for clang++-19: one mode to clang-tidy.
+SAME_FLAG = {"-std=c++2b": "-std=c++23"}
+
+
 def key_args(args):
-    return ["-g" if DEBUG_INFO_FLAG.match(arg) else arg
-            for arg in without_pch(args) if not SANITIZER_FLAG.match(arg)]
+    args = without_pch(args)
+    return ["<CXX>"] + [SAME_FLAG.get(arg, "-g" if DEBUG_INFO_FLAG.match(arg) else arg)
+                        for arg in args[1:] if not SANITIZER_FLAG.match(arg)]
 
 
 def normalise(text, src, build):

@@ -51,19 +51,24 @@ scripts/install-deps.sh
 export CORDON_REQUIRE_KERNEL_FEATURES=1
 
 # One build for CI: a second full build does not fit the budget on a shared 2-core machine.
-# It is the `ci` preset: `dev` (Debug, warnings as errors) with two savings for the loaded
+# It is the `ci` preset: `dev` (Debug, warnings as errors) with three savings for the loaded
 # budget, and not `asan`: the whole suite passes under ASan+UBSan (the full tier below),
 # but that build alone took 1960 s of CPU from a clean clone (2026-12-02, with the
 # precompiled headers), more than CI's whole dev run; on 2 cores shared with another build
 # it cannot fit 30 minutes (issue #13). The savings:
+#   - compiled by clang++-19 (with libstdc++, lld links), not g++ 12: a clean ci build took
+#     1236 s of CPU (user+sys) with g++ and 796 s with clang, the same targets and flags
+#     (2026-12-04, ccache off, -j2, the two builds side by side on this 2-core machine).
+#     Its warnings are errors as g++'s were (it raised none on this code); g++ still builds
+#     dev, release, asan and tsan. The lint keys both compilers alike.
 #   - line tables only (-g1): a test TU compiles ~11% faster; backtraces keep their file
 #     and line, gdb loses local variables (use build/dev to debug). The lint keys -g1 as -g.
 #   - no benchmarks (CORDON_BUILD_BENCH=OFF): no test runs them, and README's first
 #     command builds them (the release preset), so their code is still compiled on every
 #     check of the README.
 # Like `dev`, it links with lld (CORDON_LINKER, cmake/linker.cmake; GNU ld if lld is
-# missing): its 116 link steps took 31.5 s of CPU instead of 78.5 s with GNU ld (2026-12-04;
-# a clean ci build is ~1300 s of CPU, user+sys, here, nearly all of it compiling).
+# missing): its 116 link steps took 31.5 s of CPU instead of 78.5 s with GNU ld (2026-12-04,
+# with g++).
 step configure
 cmake --preset ci
 # The small environment from Debian packages that the environment tests run in
