@@ -348,9 +348,8 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
     impl_->insert.emplace(std::move(*insert));
   }
   Statement& row = *impl_->insert;
-  // Unbound and ready whatever the last add did, and after this one (its copies of the
-  // record's text freed) however it ends.
-  row.reset();
+  // Unbound and ready for the next add (its copies of this record's text freed) however
+  // this one ends; a fresh statement needs no reset.
   const ScopeExit reset_after([&] { row.reset(); });
   row.bind(1, to_ms(record.started));
   row.bind(2, to_ms(record.finished));
