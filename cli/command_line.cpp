@@ -75,8 +75,8 @@ void add_backend_option_flags(CLI::App* cmd, BackendOptions& options,
   cmd->add_option("--runtime", options.runtime, "container: the OCI runtime (default runc)")
       ->type_name("NAME");
   cmd->add_option("--prestart", options.prestart,
-                  "namespace: pooled sandboxes hold this interpreter started ahead "
-                  "(python or none)")
+                  "namespace: pooled sandboxes hold these interpreters started ahead "
+                  "(python, sh, python,sh or none)")
       ->type_name("LANG");
 }
 
@@ -304,7 +304,8 @@ what 'cordon prompt --format mcp' prints for the same backend, limits and audit 
 isolate is served only with --allow-unisolated.
 Defaults: --max-concurrent the number of CPUs; --max-queue 64 (past it a call gets a "busy"
 error result at once); --pool-size 2 (warm sandboxes, namespace and container);
---prestart python (namespace: a second pool whose sandboxes hold python already started);
+--prestart python,sh (namespace: a pool for each whose sandboxes hold python, or sh, already
+started);
 --max-body 4M (an HTTP body or a stdio line); --session-idle 30m.
 Every call is recorded in the history with source "mcp" and the client's name, after its
 response is sent (--no-history or CORDON_NO_HISTORY=1: none).

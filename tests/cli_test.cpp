@@ -383,19 +383,31 @@ TEST(CliTest, AToolCallRunsUnderTheOperatorsAllowList) {
   EXPECT_NE(text.find("--- network ---\nallowed GET " + target), std::string::npos) << text;
 }
 
-TEST(CliTest, NamespacePrestartTakesPythonOrNone) {
+TEST(CliTest, NamespacePrestartTakesPythonShOrNone) {
   // With a pool and python started ahead, a python run is served as usual.
   const Ran pre = cordon({"run", "-b", "namespace", "--pool-size", "1", "--prestart", "python",
                           "-l", "python", "-c", "print(__name__)"});
   EXPECT_EQ(pre.status, 0) << pre.err;
   EXPECT_EQ(pre.out, "__main__\n");
+  // Both, in either order: a sh run is served as usual.
+  for (const char* both : {"python,sh", "sh,python", "sh"}) {
+    const Ran shell = cordon({"run", "-b", "namespace", "--pool-size", "1", "--prestart", both,
+                              "-c", "echo \"${0##*/} $1\""});
+    EXPECT_EQ(shell.status, 0) << both << ": " << shell.err;
+    EXPECT_EQ(shell.out, "sh \n") << both;
+  }
   const Ran none = cordon({"run", "-b", "namespace", "--prestart", "none", "-c", "echo cold"});
   EXPECT_EQ(none.status, 0) << none.err;
   EXPECT_EQ(none.out, "cold\n");
   const Ran bad = cordon({"run", "-b", "namespace", "--prestart", "ruby", "-c", "true"});
   EXPECT_EQ(bad.status, 125) << bad.err;
-  EXPECT_NE(bad.err.find("--prestart takes python or none (got 'ruby')"), std::string::npos)
+  EXPECT_NE(bad.err.find("--prestart takes python, sh, both (python,sh) or none (got 'ruby')"),
+            std::string::npos)
       << bad.err;
+  for (const char* wrong : {"python,", ",sh", "python,,sh", "sh,ruby"}) {
+    const Ran refused = cordon({"run", "-b", "namespace", "--prestart", wrong, "-c", "true"});
+    EXPECT_EQ(refused.status, 125) << wrong << ": " << refused.err;
+  }
 }
 
 TEST(CliTest, ContainerRefusesAnUnknownRuntimeWithTheReason) {

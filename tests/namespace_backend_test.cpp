@@ -19,7 +19,7 @@
 // CORDON_LIBEXEC_DIR).
 //
 // With CORDON_NAMESPACE_POOL_SIZE set (CTest: namespace_backend_test_pooled, and with
-// CORDON_NAMESPACE_PRESTART=python namespace_backend_test_prestarted) the plugin
+// CORDON_NAMESPACE_PRESTART=python,sh namespace_backend_test_prestarted) the plugin
 // builds sandboxes ahead of time, and the target waits before each run until one is
 // ready, so every run with the default limits goes through a pooled sandbox; the
 // NamespacePool tests below check the pool itself in every configuration.
@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -92,8 +93,9 @@ class NamespaceTarget final : public testing::AttackTarget {
     if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
       ns::NamespaceOptions options;
       options.pool_size = std::strtoul(pool, nullptr, 10);
-      const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART");
-      options.prestart_python = pre != nullptr && std::string_view(pre) == "python";
+      const std::string_view pre = testing::env_or("CORDON_NAMESPACE_PRESTART", "");
+      options.prestart_python = pre.find("python") != std::string_view::npos;
+      options.prestart_sh = pre == "sh" || pre.ends_with(",sh") || pre.starts_with("sh,");
       auto direct = std::make_unique<ns::NamespaceBackend>(options);
       ns_ = direct.get();
       backend_ = std::move(direct);
@@ -124,25 +126,31 @@ class NamespaceTarget final : public testing::AttackTarget {
     if (auto* p = pool()) {
       EXPECT_TRUE(p->wait_ready(Clock::now() + seconds(10), 1)) << p->last_error();
     }
-    // With CORDON_NAMESPACE_PRESTART=python (CTest: namespace_backend_test_prestarted), a
-    // python run of the default shape (limits, environment, no stdin, code in argv) is
+    // With CORDON_NAMESPACE_PRESTART=python,sh (CTest: namespace_backend_test_prestarted), a
+    // python or sh run of the default shape (limits, environment, no stdin, code in argv) is
     // handed to an interpreter started ahead: checked by the backend's counter.
     ns::NamespaceBackend* const ns_backend = direct();
-    auto* python_pool = ns_backend != nullptr ? ns_backend->python_pool() : nullptr;
-    const bool prestartable =
-        python_pool != nullptr && req.language == Language::kPython && !req.stdin_data &&
-        req.env.empty() && !req.network.any() && !req.limits.memory_bytes &&
-        !req.limits.max_processes && !req.limits.cpu_time && !req.limits.scratch_bytes &&
-        req.code.size() < 64 * 1024 && req.code.find('\0') == std::string::npos;
+    auto* started_pool = ns_backend != nullptr ? ns_backend->prestart_pool(req.language) : nullptr;
+    const bool prestartable = started_pool != nullptr && !req.stdin_data && req.env.empty() &&
+                              !req.network.any() && !req.limits.memory_bytes &&
+                              !req.limits.max_processes && !req.limits.cpu_time &&
+                              !req.limits.scratch_bytes && req.code.size() < 64 * 1024 &&
+                              req.code.find('\0') == std::string::npos;
     if (prestartable) {
-      EXPECT_TRUE(python_pool->wait_ready(Clock::now() + seconds(10), 1))
-          << python_pool->last_error();
+      EXPECT_TRUE(started_pool->wait_ready(Clock::now() + seconds(10), 1))
+          << started_pool->last_error();
     }
     const std::uint64_t prestarted_before =
-        ns_backend != nullptr && python_pool != nullptr ? ns_backend->prestarted_runs() : 0;
+        ns_backend != nullptr && started_pool != nullptr ? ns_backend->prestarted_runs() : 0;
+    // The counter is the backend's: it tells about this run only when no other run (a test
+    // running two at once) overlapped it.
+    const bool first = in_flight_.fetch_add(1) == 0;
+    const std::uint64_t started = runs_started_.fetch_add(1);
     RunResult r = backend_->run(req, cancel, nullptr);
+    in_flight_.fetch_sub(1);
+    const bool alone = first && runs_started_.load() == started + 1;
     // (A request refused before anything starts never reaches a pool.)
-    if (ns_backend != nullptr && prestartable &&
+    if (ns_backend != nullptr && prestartable && alone &&
         !r.error.value_or("").starts_with("invalid request")) {
       EXPECT_EQ(ns_backend->prestarted_runs(), prestarted_before + 1) << r.error.value_or("");
     }
@@ -170,6 +178,8 @@ class NamespaceTarget final : public testing::AttackTarget {
   PluginRegistry registry_;
   BackendPtr backend_;
   ns::NamespaceBackend* ns_ = nullptr;  // backend_ when built directly (pool variants)
+  std::atomic<int> in_flight_{0};       // runs inside run() now
+  std::atomic<std::uint64_t> runs_started_{0};
 };
 
 }  // namespace

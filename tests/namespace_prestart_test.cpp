@@ -1,10 +1,10 @@
-// NamespaceOptions::prestart_python: python code handed to an interpreter started ahead in
-// a pooled sandbox behaves as in a fresh `python3 -c code`. Each program runs through a
-// backend without a pool (a fresh interpreter in a sandbox built for the run) and through
-// one whose python pool is full (a prestarted interpreter, checked by the backend's
-// counter), and the two results must match: stdout, stderr, exit code, signal, outcome,
-// limit, timeout and OOM flags. Both backends have the same (lowered) default memory
-// ceiling, so that a memory-limit case fits the pool's shape.
+// NamespaceOptions::prestart_python and prestart_sh: code handed to an interpreter started
+// ahead in a pooled sandbox behaves as in a fresh `python3 -c code` or `sh -c code`. Each
+// program runs through a backend without a pool (a fresh interpreter in a sandbox built for
+// the run) and through one whose pool for that language is full (a prestarted interpreter,
+// checked by the backend's counter), and the two results must match: stdout, stderr, exit
+// code, signal, outcome, limit, timeout and OOM flags. Both backends have the same (lowered)
+// default memory ceiling, so that a memory-limit case fits the pool's shape.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -23,6 +23,7 @@
 #include "cordon/units.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
+#include "prestart_loader.h"
 #include "proc_test_support.h"
 
 namespace cordon {
@@ -37,6 +38,7 @@ ns::NamespaceOptions options(bool prestart) {
   o.default_memory_bytes = 64ULL << 20;
   o.pool_size = prestart ? 1 : 0;
   o.prestart_python = prestart;
+  o.prestart_sh = prestart;
   return o;
 }
 
@@ -45,7 +47,14 @@ struct Case {
   const char* code;
   const char* stdin_data = nullptr;  // runs with stdin data take the normal path
   milliseconds timeout{5000};
+  Language language = Language::kPython;
 };
+
+// The same program as sh code.
+Case sh(const char* name, const char* code, const char* stdin_data = nullptr,
+        milliseconds timeout = milliseconds(5000)) {
+  return {name, code, stdin_data, timeout, Language::kSh};
+}
 
 // What must be equal between a fresh and a prestarted run.
 std::string describe(const RunResult& r) {
@@ -71,7 +80,7 @@ class PrestartTest : public ::testing::TestWithParam<Case> {
 
   static RunRequest request(const Case& c) {
     RunRequest req;
-    req.language = Language::kPython;
+    req.language = c.language;
     req.code = c.code;
     req.timeout = c.timeout;
     if (c.stdin_data != nullptr) req.stdin_data = c.stdin_data;
@@ -79,8 +88,9 @@ class PrestartTest : public ::testing::TestWithParam<Case> {
   }
   // Through a prestarted interpreter (unless the request cannot take one).
   static RunResult run_prestarted(const RunRequest& req, bool expect_prestarted) {
-    auto* pool = prestarted_->python_pool();
+    auto* pool = prestarted_->prestart_pool(req.language);
     EXPECT_NE(pool, nullptr);
+    if (pool == nullptr) return {};
     EXPECT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
     const std::uint64_t before = prestarted_->prestarted_runs();
     RunResult r = prestarted_->run(req, {}, nullptr);
@@ -167,6 +177,91 @@ const Case kCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Programs, PrestartTest, ::testing::ValuesIn(kCases),
                          [](const auto& p) { return std::string(p.param.name); });
+
+// A prestarted shell (preload/sh_preload.cpp): what `sh -c code` sees of its start.
+const Case kShCases[] = {
+    sh("arguments", "echo \"$0\" \"$#\" \"$*\" \"$-\" \"$LINENO\""),
+    sh("environment", "env | sort; echo; export | sort"),
+    sh("children_environment", "sh -c 'env | sort'; cat /proc/self/environ | tr '\\0' '\\n'"),
+    sh("fds", "ls /proc/$$/fd; ls /proc/self/fd"),
+    sh("cwd_ids_umask", "pwd; id; umask; echo $$ $PPID; ls -A"),
+    sh("rlimits", "ulimit -a"),
+    sh("traps_and_mask", "trap; grep -E '^Sig(Blk|Ign|Cgt)' /proc/$$/status"),
+    sh("stdin_empty", "cat; echo end"),
+    sh("stdin_data", "cat", "some\ninput\n"),
+    sh("exit_code", "printf partial; exit 3"),
+    sh("last_status", "false"),
+    sh("not_found", "nope_not_a_command; echo after $?"),
+    sh("syntax_error", "echo first; if"),
+    sh("unterminated", "echo 'open"),
+    sh("set_e", "set -e; echo one; false; echo two"),
+    sh("here_document", "cat <<EOF\nline $((1 + 2))\nEOF\necho done"),
+    sh("bytes", "printf '\\377\\000x\\n'; printf 'err' >&2"),
+    sh("sigsegv", "kill -SEGV $$"),
+    sh("sigterm", "echo x; kill -TERM $$"),
+    sh("exit_trap", "trap 'echo trapped $?' EXIT; exit 4"),
+    sh("background_job", "sleep 0.1 & wait $!; echo waited $?"),
+    sh("memory_limit", "python3 -c \"x = b'\\x01' * (256 << 20)\"; echo status $?"),
+    sh("timeout", "echo before; sleep 10", nullptr, milliseconds(1000)),
+};
+
+INSTANTIATE_TEST_SUITE_P(ShPrograms, PrestartTest, ::testing::ValuesIn(kShCases),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+// Code longer than a pipe holds (the init writes it while the shell reads), still within
+// one argument of a fresh run's command line.
+TEST_F(PrestartTest, LongShCodeIsHandedOverWhole) {
+  RunRequest req;
+  req.language = Language::kSh;
+  req.code = "x='" + std::string(100 * 1024, 'y') + "'; echo ${#x}";
+  const RunResult fresh = fresh_->run(req, {}, nullptr);
+  const RunResult pre = run_prestarted(req, /*expect_prestarted=*/true);
+  EXPECT_EQ(fresh.stdout_data, "102400\n") << describe(fresh);
+  EXPECT_EQ(describe(fresh), describe(pre));
+}
+
+// What differs in a prestarted shell (preload/sh_preload.cpp), only through /proc: its
+// command line shows the placeholder, its map lists the library, and its environment block
+// ends in NUL bytes where LD_PRELOAD was. Its children see none of it.
+TEST_F(PrestartTest, KnownDifferencesOfAShellAreInProcOnly) {
+  RunRequest req;
+  req.language = Language::kSh;
+  req.code =
+      "tr '\\0' ' ' </proc/$$/cmdline; echo; grep -q 'memfd:cordon-sh-preload' /proc/$$/maps && "
+      "echo mapped || echo not; "
+      "grep -c 'LD_PRELOAD' /proc/$$/environ; tr -d '\\0' </proc/$$/environ | wc -c; "
+      "tr '\\0' '\\n' </proc/$$/environ | grep -c .; "
+      "sh -c 'grep -c cordon-sh-preload /proc/$$/maps'; true";
+  const RunResult fresh = fresh_->run(req, {}, nullptr);
+  const RunResult pre = run_prestarted(req, /*expect_prestarted=*/true);
+  ASSERT_EQ(fresh.outcome, Outcome::kOk) << describe(fresh);
+  ASSERT_EQ(pre.outcome, Outcome::kOk) << describe(pre);
+  const auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t nl = text.find('\n', at);
+      out.push_back(text.substr(at, nl - at));
+      at = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    return out;
+  };
+  const auto f = lines(fresh.stdout_data);
+  const auto p = lines(pre.stdout_data);
+  ASSERT_EQ(f.size(), 6u) << describe(fresh);
+  ASSERT_EQ(p.size(), 6u) << describe(pre);
+  const std::string argv0 = f[0].substr(0, f[0].find(' '));  // the shell's path
+  EXPECT_EQ(f[0].rfind(argv0 + " -c tr ", 0), 0u) << f[0];
+  EXPECT_EQ(p[0], argv0 + " -c " + std::string(ns::kShPlaceholder) + " ");
+  EXPECT_EQ(f[1], "not");
+  EXPECT_EQ(p[1], "mapped");
+  EXPECT_EQ(f[2], "0");  // grep -c prints 0 (and exits 1) where nothing matches
+  EXPECT_EQ(p[2], "0");
+  EXPECT_EQ(f[3], p[3]);  // the same variables, byte for byte
+  EXPECT_EQ(f[4], p[4]);
+  EXPECT_EQ(f[5], "0");  // a child of the shell
+  EXPECT_EQ(p[5], "0");
+}
 
 // Code too long for argv goes through a file: a sandbox built for the run, not a
 // prestarted interpreter (and nothing is wasted: the request never reaches that pool).
@@ -287,17 +382,21 @@ std::vector<pid_t> descendants_named(const std::string& comm, int depth) {
 // A prestarted python that died while it waited takes its sandbox with it (the init
 // exits): the run that would have taken it builds its own, and succeeds.
 TEST_F(PrestartTest, AnInterpreterKilledWhileItWaitedIsReplaced) {
-  auto* pool = prestarted_->python_pool();
-  ASSERT_NE(pool, nullptr);
-  ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+  for (const Language language : {Language::kPython, Language::kSh}) {
+    auto* pool = prestarted_->prestart_pool(language);
+    ASSERT_NE(pool, nullptr);
+    ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+  }
+  const std::size_t inits = descendants_named("cordon-ns-init", 1).size();
+  ASSERT_EQ(inits, 3u);  // the plain pool's, the python pool's and the sh pool's
   const std::vector<pid_t> waiting = descendants_named("python3", 2);
   ASSERT_EQ(waiting.size(), 1u);
   ASSERT_EQ(::kill(waiting[0], SIGKILL), 0);
   const auto until = Clock::now() + seconds(3);
-  while (descendants_named("cordon-ns-init", 1).size() > 1 && Clock::now() < until) {
+  while (descendants_named("cordon-ns-init", 1).size() > inits - 1 && Clock::now() < until) {
     std::this_thread::sleep_for(milliseconds(5));
   }
-  ASSERT_EQ(descendants_named("cordon-ns-init", 1).size(), 1u);  // the plain pool's
+  ASSERT_EQ(descendants_named("cordon-ns-init", 1).size(), inits - 1);
   RunRequest req;
   req.language = Language::kPython;
   req.code = "print('ran')";
@@ -308,18 +407,30 @@ TEST_F(PrestartTest, AnInterpreterKilledWhileItWaitedIsReplaced) {
   EXPECT_EQ(prestarted_->prestarted_runs(), before);
 }
 
-// A sh run never meets a waiting python: it takes the plain pool (or builds its own).
+// A bash run never meets a waiting python or sh: it takes the plain pool (or builds its
+// own); a python run never meets a waiting sh, nor a sh run a waiting python.
 TEST_F(PrestartTest, OtherLanguagesTakeThePlainPool) {
-  auto* pool = prestarted_->python_pool();
-  ASSERT_NE(pool, nullptr);
-  ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+  auto* python = prestarted_->python_pool();
+  auto* shell = prestarted_->prestart_pool(Language::kSh);
+  ASSERT_NE(python, nullptr);
+  ASSERT_NE(shell, nullptr);
+  ASSERT_EQ(prestarted_->prestart_pool(Language::kBash), nullptr);
+  for (auto* pool : {python, shell}) {
+    ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
+  }
   RunRequest req;
+  req.language = Language::kBash;
   req.code = "ps -o comm= 2>/dev/null || ls /proc | grep -c '^[0-9]'";
   const std::uint64_t before = prestarted_->prestarted_runs();
   const RunResult r = prestarted_->run(req, {}, nullptr);
   EXPECT_EQ(r.outcome, Outcome::kOk) << describe(r);
   EXPECT_EQ(prestarted_->prestarted_runs(), before);
-  EXPECT_EQ(pool->ready_count(), 1u);  // untouched
+  EXPECT_EQ(python->ready_count(), 1u);  // untouched
+  EXPECT_EQ(shell->ready_count(), 1u);
+  req.language = Language::kSh;
+  req.code = "echo sh";
+  EXPECT_EQ(run_prestarted(req, /*expect_prestarted=*/true).stdout_data, "sh\n");
+  EXPECT_EQ(python->ready_count(), 1u);  // a sh run took its own pool's
 }
 
 }  // namespace

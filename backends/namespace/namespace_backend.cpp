@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
 #include "cordon/claims.h"
+#include "cordon/install_layout.h"
 #include "cordon/interpreter.h"
 #include "cordon/limit_check.h"
 #include "cordon/net/run_network.h"
@@ -19,6 +22,7 @@
 #include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
+#include "memfd_blob.h"
 #include "prebuilt_seccomp.h"
 #include "prestart_loader.h"
 
@@ -26,6 +30,22 @@ namespace cordon::ns {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// cordon-sh-preload.so (NamespaceOptions::prestart_sh), read once into a sealed memfd: each
+// prestarted shell loads it through /proc/self/fd/5, so nothing of it is on the sandbox's
+// filesystem or names a host path, and no sandbox can change what the next one loads.
+// Unset when the library is not found or cannot be read.
+UniqueFd load_sh_preload() {
+  const auto path = find_libexec_helper("cordon-sh-preload.so");
+  if (!path) return {};
+  std::ifstream in(*path, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in.good() && !in.eof()) return {};
+  if (bytes.empty()) return {};
+  auto fd = memfd_holding("cordon-sh-preload", bytes, "the shell's preload library",
+                          /*sealed=*/true);
+  return fd ? std::move(*fd) : UniqueFd{};
+}
 
 // The limit values this backend honours (LimitRange), measured on Debian 12, kernel 6.18,
 // cgroup v1. Memory: the set-up process, the init and `python3 -c 'import json'` start in
@@ -52,6 +72,10 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
   if (options_.pool_size > 0 && options_.prestart_python) {
     python_shape_.language = Language::kPython;
     python_shape_.code = std::string(kPythonLoader);
+  }
+  if (options_.pool_size > 0 && options_.prestart_sh) {
+    sh_shape_.language = Language::kSh;
+    sh_shape_.code = std::string(kShPlaceholder);
   }
 }
 
@@ -86,6 +110,7 @@ void NamespaceBackend::discover() const {
     // whose open failed here opens its own in SandboxProcess::send_order).
     dev_null_.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));  // as send_order opens it
     nofile_hard_ = hard_rlimit(RLIMIT_NOFILE);
+    if (options_.pool_size > 0 && options_.prestart_sh) sh_preload_ = load_sh_preload();
     if (!init_exe_ && why.empty()) {
       why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
@@ -141,14 +166,18 @@ Result<void> NamespaceBackend::prepare() {
         // Killing the init (ChildProcess) comes before removing the limit groups and
         // freeing the uid slot: BuiltSandbox's members go in reverse order.
         [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
-    if (options_.prestart_python) {
-      python_pool_ = std::make_unique<WarmPool<BuiltSandbox>>(
+    const auto started_pool_of = [this](Language language) {
+      return std::make_unique<WarmPool<BuiltSandbox>>(
           options_.pool_size,
-          [this]() -> Result<BuiltSandbox> {
-            return build_prestarted(Clock::now() + kDefaultSetupBound);
+          [this, language]() -> Result<BuiltSandbox> {
+            return build_prestarted(language, Clock::now() + kDefaultSetupBound);
           },
           [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
-    }
+    };
+    if (options_.prestart_python) python_pool_ = started_pool_of(Language::kPython);
+    // Without its library a shell cannot take its code after it started: no pool then
+    // (every build would fail), and sh runs take the plain one.
+    if (options_.prestart_sh && sh_preload_) sh_pool_ = started_pool_of(Language::kSh);
     return {};
   });
 }
@@ -412,9 +441,17 @@ pid_t NamespaceBackend::spawner_pid() const {
   return spawner_ ? spawner_->helper_pid() : -1;
 }
 
-Result<BuiltSandbox> NamespaceBackend::build_prestarted(Clock::time_point until) const {
+WarmPool<BuiltSandbox>* NamespaceBackend::started_pool(Language language) const {
+  if (language == Language::kPython) return python_pool_.get();
+  if (language == Language::kSh) return sh_pool_.get();
+  return nullptr;
+}
+
+Result<BuiltSandbox> NamespaceBackend::build_prestarted(Language language,
+                                                        Clock::time_point until) const {
+  const bool shell = language == Language::kSh;
   std::optional<SandboxPlan> plan;
-  auto built = build(python_shape_, /*want_tmp_fd=*/true, until, &plan);
+  auto built = build(shell ? sh_shape_ : python_shape_, /*want_tmp_fd=*/true, until, &plan);
   if (!built) return built;
   // The run's own output pipes, made now: the interpreter sets up sys.stdout and
   // sys.stderr at its start from what fds 1 and 2 are, so they must be what the run's
@@ -427,6 +464,15 @@ Result<BuiltSandbox> NamespaceBackend::build_prestarted(Clock::time_point until)
   order.plan = &*plan;
   order.stdout_fd = out->write.get();
   order.stderr_fd = err->write.get();
+  // A shell starts with its library preloaded from fd 5, the last variable of its
+  // environment (the library removes it; the plan kept for starts_as never had it).
+  std::optional<SandboxPlan> with_preload;
+  if (shell) {
+    with_preload = *plan;
+    with_preload->env.emplace_back(kShPreloadVariable);
+    order.plan = &*with_preload;
+    order.preload_fd = sh_preload_.get();
+  }
   if (auto st = built->process.prestart(order, until); !st) return std::unexpected(st.error());
   built->prestarted =
       PrestartedInterpreter{std::move(*plan), std::move(out->read), std::move(err->read)};
@@ -437,9 +483,8 @@ bool NamespaceBackend::prestart_fits(const RunRequest& request) const {
   // The cheap part of starts_as, so that a run that cannot use a prestarted interpreter
   // does not waste one: a request's variables, its allow-list's (the proxy's) or its CPU
   // limit (an rlimit) change how the interpreter would have started.
-  return python_pool_ && request.language == Language::kPython && !request.stdin_data &&
-         request.env.empty() && !request.network.any() && !request.limits.cpu_time &&
-         pool_fits(request);
+  return started_pool(request.language) != nullptr && !request.stdin_data && request.env.empty() &&
+         !request.network.any() && !request.limits.cpu_time && pool_fits(request);
 }
 
 bool starts_as(const SandboxPlan& run, const SandboxPlan& started) {
@@ -477,10 +522,12 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   // The pools refill around runs, not during them (WarmPool::Busy).
   std::optional<WarmPool<BuiltSandbox>::Busy> busy;
   std::optional<WarmPool<BuiltSandbox>::Busy> python_busy;
+  std::optional<WarmPool<BuiltSandbox>::Busy> sh_busy;
   if (pool_) busy.emplace(pool_.get());
   if (python_pool_) python_busy.emplace(python_pool_.get());
+  if (sh_pool_) sh_busy.emplace(sh_pool_.get());
 
-  // 2. A sandbox: one holding a started python when the run starts exactly as it did
+  // 2. A sandbox: one holding its interpreter started when the run starts exactly as it did
   //    (starts_as), else a pooled one when one is ready and has this run's shape (the init
   //    writes the input files), else one built for this run (its set-up process writes
   //    them). A pooled sandbox that died while it waited is dropped for a new one.
@@ -510,7 +557,9 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
     return {};
   };
   if (prestart_fits(request)) {
-    if (auto st = take_from(python_pool_.get()); !st) return setup.error(st.error().describe());
+    if (auto st = take_from(started_pool(request.language)); !st) {
+      return setup.error(st.error().describe());
+    }
   }
   if (!sandbox && pool_ && pool_fits(request)) {
     if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());

@@ -34,10 +34,13 @@
 namespace cordon::ns {
 
 // The interpreter a pooled sandbox started ahead of its run (NamespaceOptions::
-// prestart_python): how it was started, and the read ends of the stdout and stderr it
-// was started with (the run's output pipes).
+// prestart_python, prestart_sh): how it was started, and the read ends of the stdout and
+// stderr it was started with (the run's output pipes).
 struct PrestartedInterpreter {
-  SandboxPlan plan;  // its executable, argv (the loader), env, cwd and rlimits
+  // Its executable, argv (the loader or the placeholder), env, cwd and rlimits: what a run
+  // must match (starts_as). A shell's env here leaves out the LD_PRELOAD it was started
+  // with, which its library removes before the shell's main().
+  SandboxPlan plan;
   UniqueFd stdout_read;
   UniqueFd stderr_read;
 };
@@ -92,12 +95,13 @@ class NamespaceBackend final : public Backend {
     (void)prepare();
     return pool_.get();
   }
-  // The pool of sandboxes holding a started python (NamespaceOptions::prestart_python),
-  // or null; prepares the backend first.
-  [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() {
+  // The pool of sandboxes holding an interpreter of `language` started ahead
+  // (NamespaceOptions::prestart_python, prestart_sh), or null; prepares the backend first.
+  [[nodiscard]] WarmPool<BuiltSandbox>* prestart_pool(Language language) {
     (void)prepare();
-    return python_pool_.get();
+    return started_pool(language);
   }
+  [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return prestart_pool(Language::kPython); }
   // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
   [[nodiscard]] pid_t spawner_pid() const;
   // How many runs were handed to a prestarted interpreter.
@@ -108,12 +112,14 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Result<BuiltSandbox> build(const RunRequest& shape, bool want_tmp_fd,
                                            std::chrono::steady_clock::time_point until,
                                            std::optional<SandboxPlan>* plan) const;
-  // A pooled sandbox with python started in it, waiting for its code.
+  // A pooled sandbox with `language`'s interpreter started in it, waiting for its code.
   [[nodiscard]] Result<BuiltSandbox> build_prestarted(
-      std::chrono::steady_clock::time_point until) const;
+      Language language, std::chrono::steady_clock::time_point until) const;
+  // The prestarted pool for `language`, or null (none, or not prepared yet).
+  [[nodiscard]] WarmPool<BuiltSandbox>* started_pool(Language language) const;
   // Whether a pooled sandbox (built for the default limits) has the shape `request` needs.
   [[nodiscard]] bool pool_fits(const RunRequest& request) const;
-  // Whether `request` may go to a prestarted python (the plan's check is starts_as).
+  // Whether `request` may go to a prestarted interpreter (the plan's check is starts_as).
   [[nodiscard]] bool prestart_fits(const RunRequest& request) const;
   // `filesystem_made`: for a pooled sandbox, whose root was made when it was built
   // (PlanInputs::filesystem_made).
@@ -142,6 +148,9 @@ class NamespaceBackend final : public Backend {
   mutable std::optional<policy::SeccompProgram> seccomp_;
   mutable UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
   mutable UniqueFd dev_null_;  // a run's stdin when it has no stdin data
+  // cordon-sh-preload.so in a sealed memfd (NamespaceOptions::prestart_sh), given to each
+  // prestarted shell as fd 5; unset when the library was not found (no shell is prestarted).
+  mutable UniqueFd sh_preload_;
   // Our own hard RLIMIT_NOFILE, which the code's cannot exceed: read once (cordon never
   // changes it; raising it takes CAP_SYS_RESOURCE), not with a syscall on every run's path.
   mutable std::optional<rlim_t> nofile_hard_;
@@ -152,6 +161,7 @@ class NamespaceBackend final : public Backend {
   PrepareOnce prepared_;
   RunRequest pool_shape_;    // the request a pooled sandbox is built for
   RunRequest python_shape_;  // the same, for python with the loader as its code
+  RunRequest sh_shape_;      // the same, for sh with kShPlaceholder as its code
   std::atomic<std::uint64_t> prestarted_runs_{0};
   // Memos of what every run asks again with, on a server, nearly always the same inputs:
   // the last capabilities() answer (check_request builds the declaration on each run,
@@ -166,6 +176,7 @@ class NamespaceBackend final : public Backend {
   // Last: their threads use everything above.
   std::unique_ptr<WarmPool<BuiltSandbox>> pool_;
   std::unique_ptr<WarmPool<BuiltSandbox>> python_pool_;
+  std::unique_ptr<WarmPool<BuiltSandbox>> sh_pool_;
 };
 
 // Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, else the libexec folder of this tree

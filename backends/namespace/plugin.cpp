@@ -7,6 +7,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cordon/plugin_export.h"
 #include "namespace_backend.h"
@@ -39,17 +40,31 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
   } else if (const char* pool = std::getenv("CORDON_NAMESPACE_POOL_SIZE"); pool != nullptr) {
     options.pool_size = std::strtoul(pool, nullptr, 10);
   }
-  // The prestart option, else CORDON_NAMESPACE_PRESTART: "python" makes pooled sandboxes
-  // also hold python started ahead; "none" (or unset) does not. Nothing else is offered.
+  // The prestart option, else CORDON_NAMESPACE_PRESTART: a comma-separated list of the
+  // interpreters pooled sandboxes also hold started ahead, "python" and "sh", each a pool of
+  // its own; "none" (or unset): neither. Nothing else is offered.
   std::optional<std::string> prestart = given.prestart;
   if (!prestart) {
     if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) prestart = pre;
   }
-  if (prestart && *prestart != "python" && *prestart != "none") {
-    return cordon::fail(cordon::ErrorCode::kInvalidArgument,
-                        "namespace: --prestart takes python or none (got '" + *prestart + "')");
+  if (prestart && *prestart != "none") {
+    std::string_view rest = *prestart;
+    while (true) {
+      const std::string_view item = rest.substr(0, rest.find(','));
+      if (item == "python") {
+        options.prestart_python = true;
+      } else if (item == "sh") {
+        options.prestart_sh = true;
+      } else {
+        return cordon::fail(cordon::ErrorCode::kInvalidArgument,
+                            "namespace: --prestart takes python, sh, both (python,sh) or none "
+                            "(got '" +
+                                *prestart + "')");
+      }
+      if (item.size() == rest.size()) break;
+      rest.remove_prefix(item.size() + 1);
+    }
   }
-  options.prestart_python = prestart == "python";
   // CORDON_NAMESPACE_SPAWNER: who clones the set-up processes (NamespaceOptions::
   // setup_spawner); for benchmarks that compare both within one build.
   if (const char* sp = std::getenv("CORDON_NAMESPACE_SPAWNER"); sp != nullptr) {

@@ -60,4 +60,13 @@ except BaseException:
     raise
 )PY";
 
+// A prestarted shell (NamespaceOptions::prestart_sh) is the run's own `sh -c`, with this as
+// its argv[2] until the library it preloads from fd 5 (preload/sh_preload.cpp) puts the
+// run's code there, before the shell's main(). /proc/self/cmdline keeps showing it, so it
+// says what happened; should the library not have run, the shell runs it: it exits without
+// the ready byte, and the prestart fails.
+inline constexpr std::string_view kShPlaceholder =
+    ": cordon started this shell before its code and handed the code over on fd 3; exit 127";
+inline constexpr std::string_view kShPreloadVariable = "LD_PRELOAD=/proc/self/fd/5";
+
 }  // namespace cordon::ns

@@ -72,6 +72,12 @@ struct NamespaceOptions {
   // stdin); other runs take the plain pool. Off by default; the plugin reads
   // CORDON_NAMESPACE_PRESTART=python.
   bool prestart_python = false;
+  // With a pool: another pool of the same size whose sandboxes hold the run's own
+  // `sh -c <placeholder>` already through its exec and dynamic loading, stopped before the
+  // shell's main() by a preloaded library that then takes the code
+  // (preload/sh_preload.cpp), for sh runs that start exactly as it did (as for python).
+  // Off by default; the plugin reads CORDON_NAMESPACE_PRESTART=sh (or python,sh).
+  bool prestart_sh = false;
   // Who clones each sandbox's set-up process (setup_spawner.h): cordon-ns-spawner, a small
   // helper started on the first build, or this process. The helper pays off in a
   // long-lived process that builds many sandboxes (a fifth of the CPU per call of

@@ -286,7 +286,10 @@ Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   if (!in_message) fds.push_back(memfd.get());
   for (const int fd : {order.stdin_fd, order.stdout_fd, order.stderr_fd})
     fds.push_back(or_null(fd));
+  // The fifth fd: a run's relay directory, or a prestart's preload library (the init tells
+  // them apart by the order's kind).
   if (order.relay_dir_fd >= 0) fds.push_back(order.relay_dir_fd);
+  if (kind == OrderKind::kPrestart && order.preload_fd >= 0) fds.push_back(order.preload_fd);
   if (const int err = cordon::proc::send_with_fds(control_.get(), message.data(), message.size(),
                                                   fds.data(), static_cast<int>(fds.size()));
       err != 0) {

@@ -53,6 +53,9 @@ struct CodeOrder {
   std::uint16_t relay_port = 0;
   int relay_dir_fd = -1;
   std::string relay_socket;
+  // A prestart order's library for the interpreter to preload from fd 5 (a shell's:
+  // ns_init_channel.h's kPrestartPreloadFd); -1: none.
+  int preload_fd = -1;
 };
 
 struct SandboxExit {

@@ -32,10 +32,11 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   // otherwise: a call then pays no sandbox construction.
   BackendOptions backend_options = run.backend_options;
   if (!backend_options.pool_size) backend_options.pool_size = kDefaultPoolSize;
-  // ... and, with a pool, python already started in some of them (namespace; others ignore
-  // it), so a python call pays no interpreter start-up either. Each still serves one call.
+  // ... and, with a pool, python and sh already started in some of them (namespace; others
+  // ignore it), so such a call pays no interpreter start-up either. Each still serves one
+  // call.
   if (!backend_options.prestart && *backend_options.pool_size > 0) {
-    backend_options.prestart = "python";
+    backend_options.prestart = "python,sh";
   }
   Result<environment::Selection> env = apply_environment(run.environment, backend_options);
   if (!env) return std::unexpected(env.error());

@@ -267,12 +267,12 @@ Report run_soak(const Config& config) {
   PluginRegistry registry;
   registry.discover(config.plugin_dirs.empty() ? PluginRegistry::default_search_path()
                                                : config.plugin_dirs);
-  // As `cordon mcp` creates it (cli/mcp/service.cpp): a warm pool, with python started
-  // ahead in some of it (the namespace backend; others ignore it).
+  // As `cordon mcp` creates it (cli/mcp/service.cpp): a warm pool, with python and sh
+  // started ahead in some of it (the namespace backend; others ignore it).
   BackendOptions options;
   options.pool_size = config.pool_size;
   if (!config.runtime.empty()) options.runtime = config.runtime;
-  if (config.pool_size > 0) options.prestart = "python";
+  if (config.pool_size > 0) options.prestart = "python,sh";
   Result<BackendPtr> backend = registry.create(config.backend, options);
   if (!backend) {
     report.skipped =

@@ -84,6 +84,7 @@ struct Order {
   std::uint16_t relay_port = 0;  // 0: no relay
   const char* relay_path = nullptr;
   int relay_dir = -1;           // the socket's directory, when the order brought one
+  int preload = -1;             // kPrestart: the library a prestarted shell preloads
   char relay_through[64] = {};  // /proc/self/fd/N/NAME: the path through relay_dir
   int stdio[3] = {-1, -1, -1};
 };
@@ -136,7 +137,17 @@ bool receive_order(Order& order, std::uint32_t* size) {
        count != cordon::ns::kOrderFdCountWithRelayDir - 1 + memfds)) {
     fail(CodeStage::kOrder, EPROTO);
   }
-  if (count == cordon::ns::kOrderFdCountWithRelayDir - 1 + memfds) order.relay_dir = fds[count - 1];
+  if (count == cordon::ns::kOrderFdCountWithRelayDir - 1 + memfds) {
+    // The extra fd: a run's relay directory, or a prestarted shell's preload library.
+    if (header.kind == OrderKind::kPrestart) {
+      // Above 0-5, which code_main fills by dup2 before it places the library at fd 5.
+      order.preload = ::fcntl(fds[count - 1], F_DUPFD_CLOEXEC, 10);
+      if (order.preload < 0) fail(CodeStage::kOrder, errno);
+      ::close(fds[count - 1]);
+    } else {
+      order.relay_dir = fds[count - 1];
+    }
+  }
   if (in_message) {
     order.buf = message + sizeof(header);
   } else {
@@ -252,7 +263,8 @@ struct CodeFailure {
 
 // The code's process (a fork of init, so under the same filter): its own session, the
 // request's stdio, working directory and rlimits, only fds 0-2 (and for a prestarted
-// interpreter its code pipe as fd 3), then exec.
+// interpreter its code pipe as fd 3, its ready pipe as fd 4 and a shell's preload library as
+// fd 5), then exec.
 [[noreturn]] void code_main(const Order& order, std::uint32_t size, volatile CodeFailure* failure,
                             int code_fd, int ready_fd) {
   if (::setsid() < 0) code_fail(failure, CodeStage::kSession, errno);
@@ -261,10 +273,20 @@ struct CodeFailure {
   }
   // Neither the code pipe nor the ready pipe can be fd 3 or 4 here: the report pipe and
   // the control socket hold them in the init, so dup2 only replaces this process's copies.
-  const int keep_below = code_fd >= 0 ? cordon::ns::kPrestartReadyFd + 1 : 3;
-  if (code_fd >= 0 && (::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0 ||
-                       ::dup2(ready_fd, cordon::ns::kPrestartReadyFd) < 0)) {
-    code_fail(failure, CodeStage::kFds, errno);
+  // The preload library is never 0-5 either: receive_order moved it above them.
+  int keep_below = 3;
+  if (code_fd >= 0) {
+    if (::dup2(code_fd, cordon::ns::kPrestartCodeFd) < 0 ||
+        ::dup2(ready_fd, cordon::ns::kPrestartReadyFd) < 0) {
+      code_fail(failure, CodeStage::kFds, errno);
+    }
+    keep_below = cordon::ns::kPrestartReadyFd + 1;
+    if (order.preload >= 0) {
+      if (::dup2(order.preload, cordon::ns::kPrestartPreloadFd) < 0) {
+        code_fail(failure, CodeStage::kFds, errno);
+      }
+      keep_below = cordon::ns::kPrestartPreloadFd + 1;
+    }
   }
   if (::chdir(order.cwd) != 0) code_fail(failure, CodeStage::kChdir, errno);
   std::uint32_t offset = 0;
@@ -278,7 +300,7 @@ struct CodeFailure {
     }
   }
   ::umask(022);
-  // Only 0, 1, 2 reach the code (and a prestarted interpreter's 3 and 4).
+  // Only 0, 1, 2 reach the code (and a prestarted interpreter's 3, 4 and 5).
   if (::close_range(keep_below, ~0U, 0) != 0) code_fail(failure, CodeStage::kFds, errno);
   ::execve(order.exe, order.argv, order.envp);
   code_fail(failure, CodeStage::kExecCode, errno);
@@ -346,6 +368,7 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   const pid_t pid = start_code(prestart, size, code_pipe[0], ready_pipe[1]);
   ::close(code_pipe[0]);
   ::close(ready_pipe[1]);
+  if (prestart.preload >= 0) ::close(prestart.preload);
   // Ready once its start-up is done and the loader waits for the code (it writes one byte
   // and closes its end); EOF first: it died on the way.
   char byte = 0;

@@ -24,9 +24,10 @@
 // once as in step 3 (the command line is the loader of prestart_loader.h, its stdio the
 // pipes the run will read), with the read end of a code pipe as its fd 3 (kPrestartCodeFd)
 // and the write end of a ready pipe as its fd 4 (kPrestartReadyFd); once the interpreter
-// has started up and says so on fd 4, the init sends kReady again and waits for the second
-// order, a kRunPrestarted one: it writes that order's files, writes the kCode record's
-// bytes into the code pipe and closes it, and goes on at step 4 with the interpreter as
+// has started up and says so on fd 4 (a shell: with a library preloaded from fd 5 that
+// does this before the shell's main(), kPrestartPreloadFd), the init sends kReady again and waits
+// for the second order, a kRunPrestarted one: it writes that order's files, writes the kCode
+// record's bytes into the code pipe and closes it, and goes on at step 4 with the interpreter as
 // the code's main process. If the interpreter dies while it waits, the init exits (the
 // sandbox is then gone, as if it had been killed). One run per sandbox all the same.
 #pragma once
@@ -43,6 +44,11 @@ inline constexpr int kInitControlFd = 4;
 // writes one byte once its start-up is done and it waits for the code.
 inline constexpr int kPrestartCodeFd = 3;
 inline constexpr int kPrestartReadyFd = 4;
+// In a prestarted shell (NamespaceOptions::prestart_sh): the library it preloads
+// (LD_PRELOAD=/proc/self/fd/5), which takes the code from fd 3 before the shell's main()
+// (backends/namespace/preload/sh_preload.cpp). It comes with the kPrestart order as the fd a
+// run's order uses for its relay directory (a kPrestart order has no relay).
+inline constexpr int kPrestartPreloadFd = 5;
 
 // Which step of the code's start failed (set-up steps of the sandbox itself are
 // child_setup.h's ChildStage; the numbers do not overlap).
