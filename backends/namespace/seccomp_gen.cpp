@@ -17,7 +17,10 @@
 
 namespace {
 
-std::string quoted(const std::string& s) {
+// Not named `quoted`: argument-dependent lookup would find std::quoted (<iomanip>) for a
+// non-const std::string, a better match, wherever <iomanip> is included (the json header
+// that clang builds precompile into every TU has it: cmake/pch.cmake).
+std::string cpp_literal(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -28,7 +31,7 @@ std::string quoted(const std::string& s) {
 
 std::string name_list(const std::vector<std::string>& names) {
   std::string out = "{";
-  for (const auto& n : names) out += quoted(n) + ", ";
+  for (const auto& n : names) out += cpp_literal(n) + ", ";
   return out + "nullptr}";
 }
 
@@ -50,10 +53,12 @@ int main(int argc, char** argv) {
   text +=
       "inline constexpr std::uint32_t kPrebuiltArch = " + std::to_string(seccomp_arch_native()) +
       "U;\n";
-  text += "inline constexpr const char* kPrebuiltName = " + quoted(program->policy_name) + ";\n";
+  text +=
+      "inline constexpr const char* kPrebuiltName = " + cpp_literal(program->policy_name) + ";\n";
   text +=
       "inline constexpr int kPrebuiltVersion = " + std::to_string(program->policy_version) + ";\n";
-  text += "inline constexpr const char* kPrebuiltHash = " + quoted(program->policy_hash) + ";\n";
+  text +=
+      "inline constexpr const char* kPrebuiltHash = " + cpp_literal(program->policy_hash) + ";\n";
   text +=
       "inline constexpr const char* kPrebuiltUnknown[] = " + name_list(program->unknown_syscalls) +
       ";\n";
