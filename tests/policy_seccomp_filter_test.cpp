@@ -140,7 +140,11 @@ const DenialCase kDenials[] = {
        char dst[8];
        iovec local{dst, sizeof dst};
        iovec remote{src, sizeof src};
-       return ::syscall(SYS_process_vm_readv, ::getpid(), &local, 1, &remote, 1, 0);
+       // Every argument as a long: syscall() reads six longs, and an int passed as the sixth
+       // (on the stack) leaves the slot's upper half as it was. clang wrote only the low half,
+       // so the flags the kernel saw were sometimes not 0 and the control failed with EINVAL.
+       return ::syscall(SYS_process_vm_readv, static_cast<long>(::getpid()), &local, 1L, &remote,
+                        1L, 0L);
      }},
     {"unshare_newuts", EPERM, [] { return ::syscall(SYS_unshare, CLONE_NEWUTS); }},
     {"setns_own_uts", EPERM,

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -42,15 +43,31 @@ struct Call {
 class FakeSystemd {
  public:
   FakeSystemd(std::string address, fs::path slice) : slice_(std::move(slice)) {
-    if (sd_bus_new(&bus_) < 0) return;
-    sd_bus_set_address(bus_, address.c_str());
-    sd_bus_set_bus_client(bus_, 1);
-    if (sd_bus_start(bus_) < 0) return;
-    if (sd_bus_add_object_vtable(bus_, nullptr, "/org/freedesktop/systemd1",
-                                 "org.freedesktop.systemd1.Manager", kVtable, this) < 0) {
+    // Each step that fails says so (why_not()): a failure seen once under a loaded full
+    // run (2026-12-05) could not be told apart afterwards.
+    const auto failed = [this](const char* step, int r) {
+      why_not_ = std::string(step) + ": " + std::strerror(-r);
+    };
+    if (const int r = sd_bus_new(&bus_); r < 0) {
+      failed("sd_bus_new", r);
       return;
     }
-    if (sd_bus_request_name(bus_, "org.freedesktop.systemd1", 0) < 0) return;
+    sd_bus_set_address(bus_, address.c_str());
+    sd_bus_set_bus_client(bus_, 1);
+    if (const int r = sd_bus_start(bus_); r < 0) {
+      failed("sd_bus_start", r);
+      return;
+    }
+    if (const int r = sd_bus_add_object_vtable(bus_, nullptr, "/org/freedesktop/systemd1",
+                                               "org.freedesktop.systemd1.Manager", kVtable, this);
+        r < 0) {
+      failed("sd_bus_add_object_vtable", r);
+      return;
+    }
+    if (const int r = sd_bus_request_name(bus_, "org.freedesktop.systemd1", 0); r < 0) {
+      failed("sd_bus_request_name", r);
+      return;
+    }
     ready_ = true;
     thread_ = std::thread([this] {
       while (!stop_) {
@@ -65,6 +82,8 @@ class FakeSystemd {
     sd_bus_flush_close_unref(bus_);
   }
   [[nodiscard]] bool ready() const { return ready_; }
+  // Which step failed, when not ready.
+  [[nodiscard]] const std::string& why_not() const { return why_not_; }
 
   std::atomic<bool> refuse{false};
   Call call;  // written by the bus thread before it replies
@@ -125,6 +144,7 @@ class FakeSystemd {
   fs::path slice_;
   sd_bus* bus_ = nullptr;
   bool ready_ = false;
+  std::string why_not_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -175,7 +195,7 @@ class SystemdScope : public ::testing::Test {
 
 TEST_F(SystemdScope, AsksForADelegatedScopeAndWaitsUntilMovedIntoIt) {
   FakeSystemd systemd(address_, slice_->path());
-  ASSERT_TRUE(systemd.ready());
+  ASSERT_TRUE(systemd.ready()) << systemd.why_not();
   EXPECT_TRUE(systemd_bus_present(SystemdBus::kSystem));
   const std::string unit = "cordon-" + std::to_string(::getpid()) + ".scope";
   auto st = start_delegated_scope(SystemdBus::kSystem, unit, ::getpid(), 5s);
@@ -194,7 +214,7 @@ TEST_F(SystemdScope, AsksForADelegatedScopeAndWaitsUntilMovedIntoIt) {
 
 TEST_F(SystemdScope, ARefusalComesBackWithTheBussWords) {
   FakeSystemd systemd(address_, slice_->path());
-  ASSERT_TRUE(systemd.ready());
+  ASSERT_TRUE(systemd.ready()) << systemd.why_not();
   systemd.refuse = true;
   auto st = start_delegated_scope(SystemdBus::kSystem, "cordon-test.scope", ::getpid(), 5s);
   ASSERT_FALSE(st.has_value());
