@@ -82,6 +82,15 @@ double one_shots_per_second(const std::vector<std::string>& argv, int in_flight,
   return done.load() / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// An informational rate beside the calls-per-second line: `format` takes it and that line's
+// ratio to it; then as BENCH_JSON under `label`.
+void print_beside(double calls, double other, const char* label, const char* format) {
+  std::printf("mcp stdio: ");
+  // `format`: one of the literals above, a rate then a ratio.
+  std::printf(format, other, other > 0 ? calls / other : 0.0);
+  std::printf("\nBENCH_JSON {\"label\":\"%s\",\"rate\":%.1f}\n", label, other);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,13 +136,9 @@ int main(int argc, char** argv) {
     // day: the same count for one-shot bubblewrap sandboxes, measured now, says how fast
     // the machine was (informational).
     const double bwrap_rate = one_shots_per_second(bwrap_true, 4, std::chrono::seconds(5));
-    std::printf(
-        "mcp stdio: bwrap --unshare-all ... sh -c true, 4 at a time: %.1f/s (calls/s above: "
-        "%.2fx that)\n",
-        bwrap_rate, bwrap_rate > 0 ? rate / bwrap_rate : 0.0);
-    std::printf(
-        "BENCH_JSON {\"label\":\"bwrap one-shots per second, 4 in flight\",\"rate\":%.1f}\n",
-        bwrap_rate);
+    print_beside(rate, bwrap_rate, "bwrap one-shots per second, 4 in flight",
+                 "%.1f/s of bwrap --unshare-all ... sh -c true, 4 at a time (calls/s above: %.2fx "
+                 "that)");
 
     // The same server with each sandbox's set-up process cloned by the server itself, as
     // before cordon-ns-spawner (NamespaceOptions::setup_spawner): what the helper saves,
@@ -144,14 +149,9 @@ int main(int argc, char** argv) {
     ::unsetenv("CORDON_NAMESPACE_SPAWNER");
     for (int i = 0; i < warmup; ++i) direct.call("true", "sh");
     const double direct_rate = calls_per_second(direct, 4, std::chrono::seconds(5));
-    std::printf(
-        "mcp stdio: %.1f calls/s with the server cloning the set-up processes itself "
-        "(cordon-ns-spawner: %.2fx that)\n",
-        direct_rate, direct_rate > 0 ? rate / direct_rate : 0.0);
-    std::printf(
-        "BENCH_JSON {\"label\":\"mcp calls per second, 4 in flight, no spawner\","
-        "\"rate\":%.1f}\n",
-        direct_rate);
+    print_beside(rate, direct_rate, "mcp calls per second, 4 in flight, no spawner",
+                 "%.1f calls/s with the server cloning the set-up processes itself "
+                 "(cordon-ns-spawner: %.2fx that)");
   }
 
 #ifdef CORDON_BENCH_CONTAINER
