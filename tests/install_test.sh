@@ -45,7 +45,8 @@ skip_or_fail() {
 for f in "$bindir/cordon" "$libdir/libcordon-core.so" \
   "$libdir/cordon/plugins/cordon-backend-subprocess.so" \
   "$libdir/cordon/plugins/cordon-backend-namespace.so" \
-  "$libexecdir/cordon/cordon-init" \
+  "$libexecdir/cordon/cordon-init" "$libexecdir/cordon/cordon-ns-spawner" \
+  "$libexecdir/cordon/cordon-sh-preload.so" \
   share/cordon/prompts/manifest.txt include/cordon/backend.h include/cordon/plugin_abi.h \
   "$libdir/cmake/cordon/cordonConfig.cmake" "$libdir/cmake/cordon/cordonTargets.cmake"; do
   [ -e "$prefix/$f" ] || fail "the install lacks $f"
