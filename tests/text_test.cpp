@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace cordon {
 namespace {
@@ -114,6 +116,16 @@ TEST(Join, PutsTheSeparatorOnlyBetweenItems) {
   EXPECT_EQ(join({"a", "", "c"}), "a, , c");
   EXPECT_EQ(join({"", "b"}), ", b");
   EXPECT_EQ(join({"x", "y"}, " | "), "x | y");
+}
+
+TEST(Split, KeepsEmptyPiecesAtEitherEndAndBetween) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(split("", ','), V{""});
+  EXPECT_EQ(split("a", ','), V{"a"});
+  EXPECT_EQ(split("a,b", ','), (V{"a", "b"}));
+  EXPECT_EQ(split("a,,b", ','), (V{"a", "", "b"}));
+  EXPECT_EQ(split(",a,", ','), (V{"", "a", ""}));
+  EXPECT_EQ(split("x y", ','), V{"x y"});
 }
 
 }  // namespace

@@ -110,7 +110,6 @@ void NamespaceBackend::discover() const {
     // whose open failed here opens its own in SandboxProcess::send_order).
     dev_null_.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));  // as send_order opens it
     nofile_hard_ = hard_rlimit(RLIMIT_NOFILE);
-    if (options_.pool_size > 0 && options_.prestart_sh) sh_preload_ = load_sh_preload();
     if (!init_exe_ && why.empty()) {
       why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
     }
@@ -177,7 +176,8 @@ Result<void> NamespaceBackend::prepare() {
     if (options_.prestart_python) python_pool_ = started_pool_of(Language::kPython);
     // Without its library a shell cannot take its code after it started: no pool then
     // (every build would fail), and sh runs take the plain one.
-    if (options_.prestart_sh && sh_preload_) sh_pool_ = started_pool_of(Language::kSh);
+    if (options_.prestart_sh) sh_preload_ = load_sh_preload();
+    if (sh_preload_) sh_pool_ = started_pool_of(Language::kSh);
     return {};
   });
 }

@@ -148,9 +148,10 @@ class NamespaceBackend final : public Backend {
   mutable std::optional<policy::SeccompProgram> seccomp_;
   mutable UniqueFd init_exe_;  // O_PATH of cordon-ns-init, exec'd by the sandbox via execveat
   mutable UniqueFd dev_null_;  // a run's stdin when it has no stdin data
-  // cordon-sh-preload.so in a sealed memfd (NamespaceOptions::prestart_sh), given to each
-  // prestarted shell as fd 5; unset when the library was not found (no shell is prestarted).
-  mutable UniqueFd sh_preload_;
+  // cordon-sh-preload.so in a sealed memfd (NamespaceOptions::prestart_sh), read by prepare()
+  // for the sh pool's builds, which give it to each prestarted shell as fd 5; unset when
+  // the library was not found (no shell is prestarted).
+  UniqueFd sh_preload_;
   // Our own hard RLIMIT_NOFILE, which the code's cannot exceed: read once (cordon never
   // changes it; raising it takes CAP_SYS_RESOURCE), not with a syscall on every run's path.
   mutable std::optional<rlim_t> nofile_hard_;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cordon/plugin_export.h"
+#include "cordon/text.h"
 #include "namespace_backend.h"
 
 namespace {
@@ -48,9 +49,7 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
     if (const char* pre = std::getenv("CORDON_NAMESPACE_PRESTART"); pre != nullptr) prestart = pre;
   }
   if (prestart && *prestart != "none") {
-    std::string_view rest = *prestart;
-    while (true) {
-      const std::string_view item = rest.substr(0, rest.find(','));
+    for (const std::string_view item : cordon::split(*prestart, ',')) {
       if (item == "python") {
         options.prestart_python = true;
       } else if (item == "sh") {
@@ -61,8 +60,6 @@ cordon::Result<cordon::Backend*> make_backend(const cordon::BackendOptions& give
                             "(got '" +
                                 *prestart + "')");
       }
-      if (item.size() == rest.size()) break;
-      rest.remove_prefix(item.size() + 1);
     }
   }
   // CORDON_NAMESPACE_SPAWNER: who clones the set-up processes (NamespaceOptions::

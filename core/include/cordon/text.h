@@ -20,6 +20,9 @@ namespace cordon {
 [[nodiscard]] std::string hex_encode(std::string_view bytes);
 // A-Z to a-z, every other byte as it is (no locale: host names, header names, extensions).
 [[nodiscard]] std::string ascii_lower(std::string_view text);
+// The pieces of `text` between each `separator`, empty ones included ("a,,b" gives a, "", b;
+// "" gives one empty piece): views into `text`.
+[[nodiscard]] std::vector<std::string_view> split(std::string_view text, char separator);
 // The items with `separator` between them ("a, b, c"); "" for none.
 [[nodiscard]] std::string join(const std::vector<std::string>& items,
                                std::string_view separator = ", ");

@@ -4,24 +4,11 @@
 #include <charconv>
 
 #include "cordon/proc/cgroup_fs.h"
+#include "cordon/text.h"
 
 namespace cordon::proc {
 namespace fs = std::filesystem;
 namespace {
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-}
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string unescape_mountinfo(std::string_view s) {
