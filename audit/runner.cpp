@@ -246,6 +246,22 @@ AttemptVerdict run_attempt(Backend& backend, const Attempt& asked, HostFixture& 
   return v;
 }
 
+std::vector<const Attempt*> planned_attempts(const Backend& backend, const Catalogue& catalogue,
+                                             const AuditOptions& options) {
+  std::vector<const Attempt*> out;
+  for (const Attempt& attempt : catalogue.attempts) {
+    if (!options.only.empty() &&
+        std::ranges::find(options.only, attempt.id) == options.only.end()) {
+      continue;
+    }
+    // An allow-list attempt attacks a claim this backend does not make: not part of its
+    // audit at all (a SKIPPED verdict would leave its network claims unproven).
+    if (!applies_to(attempt, backend)) continue;
+    out.push_back(&attempt);
+  }
+  return out;
+}
+
 Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalogue& catalogue,
                                                  const AuditOptions& options) {
   for (const std::string& id : options.only) {
@@ -260,15 +276,12 @@ Result<std::vector<AttemptVerdict>> run_attempts(Backend& backend, const Catalog
   Result<std::unique_ptr<HostFixture>> fixture = HostFixture::create();
   if (!fixture) return std::unexpected(fixture.error());
   std::vector<AttemptVerdict> out;
-  for (const Attempt& attempt : catalogue.attempts) {
-    if (!options.only.empty() &&
-        std::ranges::find(options.only, attempt.id) == options.only.end()) {
-      continue;
+  for (const Attempt* attempt : planned_attempts(backend, catalogue, options)) {
+    if (options.cancel.cancelled()) {
+      return fail(ErrorCode::kUnavailable,
+                  "the audit was stopped after " + std::to_string(out.size()) + " attempts");
     }
-    // An allow-list attempt attacks a claim this backend does not make: not part of its
-    // audit at all (a SKIPPED verdict would leave its network claims unproven).
-    if (!applies_to(attempt, backend)) continue;
-    out.push_back(run_attempt(backend, attempt, **fixture, options));
+    out.push_back(run_attempt(backend, *attempt, **fixture, options));
     if (options.progress) options.progress(out.back());
   }
   return out;

@@ -17,6 +17,7 @@
 #include "audit/catalogue.h"
 #include "audit/verdict.h"
 #include "cordon/backend.h"
+#include "cordon/cancel.h"
 
 namespace cordon::audit {
 
@@ -35,7 +36,18 @@ struct AuditOptions {
   // subprocess backend never get it. A backend that cannot carry a list is refused.
   NetworkAccess network;
   std::function<void(const AttemptVerdict&)> progress;  // after each attempt
+  // Checked before each attempt: once cancelled, run_attempts() stops and fails
+  // (kUnavailable, "the audit was stopped"); an attempt already running ends first. A `cordon mcp`
+  // stopped during the audit of its first start.
+  CancelToken cancel;
 };
+
+// The attempts run_attempts() runs against `backend`, in its order (`options.only`, and
+// none of the allow-list attempts on a backend that carries no list). Unknown ids in
+// `only` are left out here; run_attempts() refuses them.
+[[nodiscard]] std::vector<const Attempt*> planned_attempts(const Backend& backend,
+                                                           const Catalogue& catalogue,
+                                                           const AuditOptions& options);
 
 // Every selected attempt against `backend`, in catalogue order, but for the network
 // allow-list attempts on a backend that carries no allow-list (it makes no claim they could

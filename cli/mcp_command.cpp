@@ -9,6 +9,8 @@
 
 #include "cli_error.h"
 #include "cordon/units.h"
+#include "mcp/service.h"
+#include "mcp/tool_gate.h"
 #include "mcp/transports.h"
 #include "signal_cancel.h"
 
@@ -91,11 +93,17 @@ int mcp_command(const McpOptions& options) {
   const SignalCanceller canceller(stop);
   Result<std::unique_ptr<mcp::Service>> service = mcp::Service::create(service_options);
   if (!service) return report_failure(service.error().describe(), kJson);
+  // When a first start's audit fails, the requests that waited are answered with the
+  // reason, then the server stops: it has no tool to offer.
+  (*service)->gate().after_settled([&stop](mcp::ToolGate::State state) {
+    if (state == mcp::ToolGate::State::kFailed) stop.cancel();
+  });
   const int status = http ? mcp::serve_http(**service, *http, stop.token())
                           : mcp::serve_stdio(**service, stop.token(), max_body);
+  const bool failed = (*service)->gate().state() == mcp::ToolGate::State::kFailed;
   service->reset();  // waits for the workers, stores the history still queued
   if (const int signal = canceller.received(); signal != 0) return 128 + signal;
-  return status;
+  return failed ? 1 : status;
 }
 
 }  // namespace cordon::cli

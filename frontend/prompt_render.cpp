@@ -27,7 +27,8 @@ std::vector<Language> available_languages(const Backend& backend) {
 
 Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Backend* control,
                                                           bool may_audit,
-                                                          const NetworkAccess& network) {
+                                                          const NetworkAccess& network,
+                                                          const AuditWatch& watch) {
   Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
   if (!catalogue) return std::unexpected(catalogue.error());
   const audit::ReportBinding binding = audit::binding_for(backend, *catalogue, network);
@@ -41,6 +42,14 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
   audit::AuditOptions options;
   options.control_backend = control;
   options.network = network;
+  options.cancel = watch.cancel;
+  if (watch.progress) {
+    const std::size_t total = audit::planned_attempts(backend, *catalogue, options).size();
+    options.progress = [&watch, total,
+                        done = std::size_t{0}](const audit::AttemptVerdict& verdict) mutable {
+      watch.progress(verdict, ++done, total);
+    };
+  }
   audit::AuditReport report = audit::start_report(backend, *catalogue, /*complete=*/true, network);
   Result<std::vector<audit::AttemptVerdict>> verdicts =
       audit::run_attempts(backend, *catalogue, options);
@@ -121,7 +130,7 @@ Result<std::string> render_for_backend(Backend& backend, const std::string& back
     return std::unexpected(s.error());
   }
   Result<std::optional<audit::AuditReport>> report =
-      matching_report(backend, control, !options.no_audit, network);
+      matching_report(backend, control, !options.no_audit, network, options.audit_watch);
   if (!report) return fail(report.error().code, "audit: " + report.error().describe());
   const PromptRender input{.tool = &*tool,
                            .backend = &backend,

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +15,20 @@
 #include "audit/report.h"
 #include "cordon/backend.h"
 #include "cordon/backend_options.h"
+#include "cordon/cancel.h"
 #include "cordon/error.h"
 #include "cordon/request.h"
 #include "prompts/tool_render.h"
 
 namespace cordon::frontend {
+
+// What a caller waiting on an audit hears of it (`cordon mcp`'s first start, issue #40):
+// after each attempt, how many of how many have run; and a token that stops the audit
+// between attempts.
+struct AuditWatch {
+  std::function<void(const audit::AttemptVerdict&, std::size_t done, std::size_t total)> progress;
+  CancelToken cancel;
+};
 
 // What `cordon prompt` and `cordon mcp` are asked to render.
 struct PromptOptions {
@@ -32,7 +43,8 @@ struct PromptOptions {
   bool no_audit = false;           // never run an audit: without a report, claims are unproven
   BackendOptions backend_options;  // --pool-size, --engine, --image, --runtime
   // The environment's sentence (environment::describe()), stated after the interpreters.
-  std::string software{};  // NOLINT(readability-redundant-member-init)
+  std::string software{};    // NOLINT(readability-redundant-member-init)
+  AuditWatch audit_watch{};  // NOLINT(readability-redundant-member-init): the audit, if one runs
 };
 
 // The languages `backend` can run here, in the interpreter table's order: those whose run it
@@ -51,7 +63,8 @@ struct PromptOptions {
 // attempt without a list of its own under `network`) and its report is stored. Empty
 // without a report and `may_audit`.
 [[nodiscard]] Result<std::optional<audit::AuditReport>> matching_report(
-    Backend& backend, Backend* control, bool may_audit, const NetworkAccess& network = {});
+    Backend& backend, Backend* control, bool may_audit, const NetworkAccess& network = {},
+    const AuditWatch& watch = {});
 
 // `tool` rendered for `backend` (named `backend_name`) with these limits and timeout,
 // stating only what `report` proves (null: nothing), in `format` (prompts::kToolFormats).

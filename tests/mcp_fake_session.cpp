@@ -6,10 +6,12 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "mcp/session.h"
+#include "mcp/transports.h"
 
 namespace cordon::test::fake_mcp {
 Stats& stats() {
@@ -133,6 +135,12 @@ std::string Session::protocol_version() const {
 void Session::cancel_all() {
   ++test::fake_mcp::stats().cancel_all_calls;
   impl_->stop_all();
+}
+
+std::optional<NotReady> not_ready(const Service& /*service*/) {
+  if (!test::fake_mcp::stats().auditing) return std::nullopt;
+  return NotReady{.message = "auditing this host for the fake backend (3 of 27 attempts)",
+                  .retry_after_seconds = 5};
 }
 
 }  // namespace cordon::cli::mcp

@@ -278,6 +278,29 @@ TEST(McpHttpTest, InitializeGivesASessionIdThatLaterRequestsNeed) {
   EXPECT_EQ(again->status, 404);
 }
 
+// A first start's audit (issue #40): the port is open at once, and every POST is told what
+// it waits for and when to come back, until the service is ready.
+TEST(McpHttpTest, WhileTheServiceAuditsEveryPostIs503WithRetryAfter) {
+  Server server(test_options());
+  auto client = server.client();
+  test::fake_mcp::stats().auditing = true;
+  const auto waiting = client.Post("/mcp", headers(), initialize(), "application/json");
+  test::fake_mcp::stats().auditing = false;
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(waiting->status, 503);
+  EXPECT_EQ(waiting->get_header_value("Retry-After"), "5");
+  const json body = json::parse(waiting->body);
+  EXPECT_EQ(body["error"]["message"], "auditing this host for the fake backend (3 of 27 attempts)");
+  // Still checked first: no token, no news of the audit.
+  test::fake_mcp::stats().auditing = true;
+  const auto stranger =
+      client.Post("/mcp", headers_without_token(), initialize(), "application/json");
+  test::fake_mcp::stats().auditing = false;
+  ASSERT_TRUE(stranger);
+  EXPECT_EQ(stranger->status, 401);
+  EXPECT_FALSE(open_session(client).empty());
+}
+
 TEST(McpHttpTest, ProtocolVersionHeaderMustBeTheSessionsOwn) {
   Server server(test_options());
   auto client = server.client();

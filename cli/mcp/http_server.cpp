@@ -202,6 +202,15 @@ void HttpServer::post(const httplib::Request& req, httplib::Response& res,
                       std::to_string(options_.max_body_bytes) + " bytes");
   }
   if (!read) return refuse(res, 400, "bad request: the body could not be read");
+  // A first start's audit (issue #40): the port is open at once, and a client, a probe or a
+  // balancer is told what it waits for and when to come back.
+  if (const std::optional<NotReady> wait = not_ready(service_)) {
+    refuse(res, 503, wait->message);
+    if (wait->retry_after_seconds) {
+      res.set_header("Retry-After", std::to_string(*wait->retry_after_seconds));
+    }
+    return;
+  }
   PostBody body = inspect_post_body(text);
 
   std::shared_ptr<HttpSession> session;

@@ -25,7 +25,9 @@ nlohmann::json tool_for_version(const nlohmann::json& tool, std::string_view ver
 nlohmann::json initialize_result(std::string_view version, std::string_view server_version) {
   return nlohmann::json{
       {"protocolVersion", version},
-      {"capabilities", {{"tools", {{"listChanged", false}}}}},
+      // logging: the progress of a first start's audit, for a client that asks for it.
+      {"capabilities",
+       {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
       {"serverInfo", {{"name", "cordon"}, {"version", server_version}}},
       {"instructions",
        "run_code runs code in a fresh sandbox behind a timeout; its description states what "

@@ -6,8 +6,10 @@
 #include <string>
 #include <thread>
 
+#include "audit/verdict.h"
 #include "cordon/units.h"
 #include "environment_command.h"
+#include "mcp/transports.h"
 #include "prompt_command.h"
 #include "request_builder.h"
 
@@ -15,6 +17,16 @@ namespace cordon::cli::mcp {
 namespace {
 
 std::size_t cpu_count() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// The rendered tool as the MCP tools/list entry it must be.
+Result<nlohmann::json> tool_object(const Result<std::string>& text) {
+  if (!text) return std::unexpected(text.error());
+  nlohmann::json tool = nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (!tool.is_object() || !tool.contains("inputSchema")) {
+    return fail(ErrorCode::kInternal, "the mcp rendering of the tool is not a tool object");
+  }
+  return tool;
+}
 
 }  // namespace
 
@@ -72,14 +84,46 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
   prompt.software = environment::describe(*env);
   prompt.unverified = options.unverified;
   prompt.no_audit = options.no_audit;
-  Result<std::string> text =
-      render_for_backend(*service->backend_, choice->name,
-                         control_backend(*service->catalog_, *env, service->controls_),
-                         fixed->limits, max_timeout, prompt, fixed->network);
-  if (!text) return std::unexpected(text.error());
-  service->tool_ = nlohmann::json::parse(*text, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (!service->tool_.is_object() || !service->tool_.contains("inputSchema")) {
-    return fail(ErrorCode::kInternal, "the mcp rendering of the tool is not a tool object");
+  Backend* control = control_backend(*service->catalog_, *env, service->controls_);
+  const auto render = [service = service.get(), name = choice->name, control, fixed = *fixed,
+                       max_timeout](const PromptOptions& with) {
+    return tool_object(render_for_backend(*service->backend_, name, control, fixed.limits,
+                                          max_timeout, with, fixed.network));
+  };
+  if (options.no_audit || stored_report(*service->backend_, fixed->network)) {
+    Result<nlohmann::json> tool = render(prompt);
+    if (!tool) return std::unexpected(tool.error());
+    service->gate_ = std::make_unique<ToolGate>(std::move(*tool));
+  } else {
+    // A first start on this host and policy: the audit takes 15 s or more, and an MCP
+    // client or a probe waits a bounded time for initialize (issue #40). Whatever can be
+    // refused without the audit is refused now, by rendering once unaudited.
+    PromptOptions unaudited = prompt;
+    unaudited.no_audit = true;
+    unaudited.unverified = true;  // without a report a claim is refused, not checked
+    if (Result<nlohmann::json> tool = render(unaudited); !tool) {
+      return std::unexpected(tool.error());
+    }
+    service->gate_ = std::make_unique<ToolGate>(choice->name);
+    std::fprintf(stderr,
+                 "cordon: mcp: serving now; tools/list and tools/call wait until the audit has "
+                 "ended\n");
+    prompt.audit_watch.cancel = service->audit_stop_.token();
+    prompt.audit_watch.progress = [gate = service->gate_.get()](
+                                      const audit::AttemptVerdict& verdict, std::size_t done,
+                                      std::size_t total) {
+      const std::string line = verdict.id + " " + std::string(audit::to_string(verdict.status));
+      std::fprintf(stderr, "cordon: mcp: audit %zu of %zu: %s\n", done, total, line.c_str());
+      gate->progress(done, total, line);
+    };
+    service->auditor_ = std::thread([service = service.get(), render, prompt] {
+      Result<nlohmann::json> tool = render(prompt);
+      if (!tool) {
+        std::fprintf(stderr, "cordon: mcp: the sandbox cannot be described: %s\n",
+                     tool.error().describe().c_str());
+      }
+      service->gate_->settle(std::move(tool));
+    });
   }
 
   service->defaults_.max_timeout = max_timeout;
@@ -123,21 +167,51 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
 std::unique_ptr<Service> Service::for_backend(Backend& backend, std::string name,
                                               nlohmann::json tool, ToolCallDefaults defaults,
                                               std::size_t workers, std::size_t queue) {
+  return for_backend(backend, std::move(name), std::make_unique<ToolGate>(std::move(tool)),
+                     std::move(defaults), workers, queue);
+}
+
+std::unique_ptr<Service> Service::for_backend(Backend& backend, std::string name,
+                                              std::unique_ptr<ToolGate> gate,
+                                              ToolCallDefaults defaults, std::size_t workers,
+                                              std::size_t queue) {
   std::unique_ptr<Service> service(new Service());
   service->backend_ = &backend;
   service->backend_name_ = std::move(name);
-  service->tool_ = std::move(tool);
+  service->gate_ = std::move(gate);
   service->defaults_ = std::move(defaults);
   service->queue_ = std::make_unique<CallQueue>(workers, queue);
   return service;
 }
 
-Service::~Service() {
-  queue_.reset();    // no call runs past here
-  history_.reset();  // stores what is queued
+std::optional<NotReady> not_ready(const Service& service) {
+  // A first start's audit takes 15 s or more: a client asked to wait is asked back this soon.
+  constexpr int kAuditRetryAfterSeconds = 5;
+  switch (service.gate().state()) {
+    case ToolGate::State::kAuditing:
+      return NotReady{.message = service.gate().waiting_text() + "; retry after " +
+                                 std::to_string(kAuditRetryAfterSeconds) + " s",
+                      .retry_after_seconds = kAuditRetryAfterSeconds};
+    case ToolGate::State::kFailed:
+      return NotReady{.message =
+                          "the sandbox cannot be described, so this server offers no "
+                          "tool: " +
+                          service.gate().failure(),
+                      .retry_after_seconds = std::nullopt};
+    case ToolGate::State::kReady:
+      break;
+  }
+  return std::nullopt;
 }
 
-std::string Service::tool_name() const { return tool_.value("name", std::string("run_code")); }
+Service::~Service() {
+  audit_stop_.cancel();
+  if (auditor_.joinable()) auditor_.join();  // before the backend it audits goes
+  queue_.reset();                            // no call runs past here
+  history_.reset();                          // stores what is queued
+}
+
+std::string Service::tool_name() const { return tool().value("name", std::string("run_code")); }
 
 void Service::record(history::RunRecord record) {
   if (history_) history_->add(std::move(record));

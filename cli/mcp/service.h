@@ -10,13 +10,16 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 
+#include "cordon/cancel.h"
 #include "cordon/error.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/history.h"
 #include "frontend_names.h"
 #include "mcp/call_queue.h"
 #include "mcp/history_writer.h"
+#include "mcp/tool_gate.h"
 #include "run_options.h"
 #include "tool_call.h"
 
@@ -47,11 +50,19 @@ class Service {
  public:
   // Chooses and creates the backend (a backend that does not isolate only with
   // --allow-unisolated), renders the tool, starts the workers and the history writer.
+  // Without a stored audit report (and without --no-audit) the audit runs on a thread of
+  // the service's and the tool is rendered when it ends (gate()); everything that can be
+  // refused without it (the template, a list the backend cannot carry) is refused here.
   [[nodiscard]] static Result<std::unique_ptr<Service>> create(const ServiceOptions& options);
   // A service over a backend the caller owns and keeps alive (fuzzing, tests of a
   // transport): this tool and these defaults, no catalog, no history.
   [[nodiscard]] static std::unique_ptr<Service> for_backend(Backend& backend, std::string name,
                                                             nlohmann::json tool,
+                                                            ToolCallDefaults defaults,
+                                                            std::size_t workers, std::size_t queue);
+  // The same with the tool behind `gate` (tests of a first start's audit: they settle it).
+  [[nodiscard]] static std::unique_ptr<Service> for_backend(Backend& backend, std::string name,
+                                                            std::unique_ptr<ToolGate> gate,
                                                             ToolCallDefaults defaults,
                                                             std::size_t workers, std::size_t queue);
   Service(const Service&) = delete;
@@ -60,9 +71,12 @@ class Service {
   // history record still queued.
   ~Service();
 
-  // The MCP tools/list entry (name, description, inputSchema, outputSchema, annotations).
-  [[nodiscard]] const nlohmann::json& tool() const { return tool_; }
+  // The MCP tools/list entry (name, description, inputSchema, outputSchema, annotations),
+  // once the gate is ready.
+  [[nodiscard]] const nlohmann::json& tool() const { return gate_->tool(); }
   [[nodiscard]] std::string tool_name() const;
+  // Whether the tool is ready, still waiting for the audit of a first start, or failed.
+  [[nodiscard]] ToolGate& gate() const { return *gate_; }
   [[nodiscard]] const ToolCallDefaults& defaults() const { return defaults_; }
   [[nodiscard]] Backend& backend() const { return *backend_; }
   [[nodiscard]] const std::string& backend_name() const { return backend_name_; }
@@ -80,11 +94,14 @@ class Service {
   std::unique_ptr<BackendCatalog> controls_;  // the audit's control backend, in an environment
   Backend* backend_ = nullptr;
   std::string backend_name_;
-  nlohmann::json tool_;
+  std::unique_ptr<ToolGate> gate_;
   ToolCallDefaults defaults_;
   std::unique_ptr<HistoryWriter> history_;  // null with --no-history
   // Last: its workers use everything above, so they stop first.
   std::unique_ptr<CallQueue> queue_;
+  // The audit of a first start: stopped between attempts and joined first.
+  CancelSource audit_stop_;
+  std::thread auditor_;
 };
 
 }  // namespace cordon::cli::mcp

@@ -1,8 +1,12 @@
 #include "mcp/session.h"
 
+#include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,6 +15,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/protocol.h"
 #include "mcp/service.h"
+#include "mcp/tool_gate.h"
 #include "tool_call.h"
 
 namespace cordon::cli::mcp {
@@ -31,6 +36,21 @@ std::string client_text(const json& params) {
   return text;
 }
 
+// MCP's log levels (RFC 5424's), least severe first; a client's logging/setLevel names the
+// least severe it wants. The audit's progress is "info".
+constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
+                                                        "error", "critical", "alert",  "emergency"};
+constexpr std::size_t kInfoLevel = 1;
+
+std::optional<std::size_t> log_level(const json& params) {
+  if (!params.is_object()) return std::nullopt;
+  const auto it = params.find("level");
+  if (it == params.end() || !it->is_string()) return std::nullopt;
+  const auto found = std::ranges::find(kLogLevels, it->get<std::string>());
+  if (found == kLogLevels.end()) return std::nullopt;
+  return static_cast<std::size_t>(found - kLogLevels.begin());
+}
+
 // A string member of `params`, or empty when absent or of another type.
 std::string string_member(const json& params, const char* name) {
   if (!params.is_object()) return {};
@@ -40,8 +60,11 @@ std::string string_member(const json& params, const char* name) {
 
 }  // namespace
 
-struct Session::Impl final : CallOwner {
+struct Session::Impl final : CallOwner, ToolGate::Listener {
   Impl(Service& s, std::string t) : service(s), transport(std::move(t)) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() = default;
 
   Service& service;
   const std::string transport;
@@ -51,6 +74,16 @@ struct Session::Impl final : CallOwner {
   std::string version;
   std::string client;
   std::map<std::string, std::shared_ptr<CallJob>> calls;  // queued or running, by id key
+  // tools/list and tools/call that came while the audit of a first start ran, in order,
+  // answered once the tool is settled (ToolGate); as many as the call queue holds.
+  struct Held {
+    jsonrpc::Request request;
+    std::shared_ptr<Sink> sink;
+  };
+  std::vector<Held> held;
+  // What logging/setLevel asked for (kLogLevels' index), and where to send log messages.
+  std::optional<std::size_t> level;
+  std::shared_ptr<Sink> log_sink;
 
   // Handles one message; returns how many responses it gets (0 or 1).
   std::size_t handle(const jsonrpc::Message& message, const std::shared_ptr<Sink>& sink);
@@ -69,7 +102,55 @@ struct Session::Impl final : CallOwner {
     if (calls.empty()) calls_done.notify_all();
   }
   void peer_gone() override { withdraw_all(); }
+
+  // Whether `request` must wait for the tool; if so it is held (or refused when as many
+  // wait as the call queue holds) and answered later. Decided under `mutex`, which
+  // tool_settled() takes after the gate's state changed, so none is left behind.
+  bool hold_for_tool(const jsonrpc::Request& request, const std::shared_ptr<Sink>& sink);
+  void audit_progress(const std::string& text) override;
+  void tool_settled() override;
 };
+
+bool Session::Impl::hold_for_tool(const jsonrpc::Request& request,
+                                  const std::shared_ptr<Sink>& sink) {
+  std::unique_lock lock(mutex);
+  if (service.gate().state() != ToolGate::State::kAuditing) return false;
+  if (held.size() >= service.queue().capacity()) {
+    lock.unlock();
+    if (!sink->send(jsonrpc::result_response(
+            request.id, tool_error_result("the server is busy: " + std::to_string(held.size()) +
+                                          " requests wait for the audit of its first start, the "
+                                          "most it holds; try again when it has ended")))) {
+      withdraw_all();
+    }
+    return true;
+  }
+  held.push_back(Held{.request = request, .sink = sink});
+  return true;
+}
+
+void Session::Impl::audit_progress(const std::string& text) {
+  std::shared_ptr<Sink> to;
+  {
+    const std::lock_guard lock(mutex);
+    if (!level || *level > kInfoLevel || !log_sink) return;
+    to = log_sink;
+  }
+  (void)to->send(json{
+      {"jsonrpc", "2.0"},
+      {"method", "notifications/message"},
+      {"params", {{"level", "info"}, {"logger", "cordon"}, {"data", text}}},
+  });
+}
+
+void Session::Impl::tool_settled() {
+  std::vector<Held> ready;
+  {
+    const std::lock_guard lock(mutex);
+    ready.swap(held);
+  }
+  for (const Held& h : ready) (void)handle_request(h.request, h.sink);
+}
 
 std::size_t Session::Impl::handle(const jsonrpc::Message& message,
                                   const std::shared_ptr<Sink>& sink) {
@@ -116,13 +197,37 @@ std::size_t Session::Impl::handle_request(const jsonrpc::Request& request,
     } else {
       reply = jsonrpc::result_response(request.id, initialize(params));
     }
-  } else if (request.method == "ping" || (ready && request.method == "logging/setLevel")) {
-    // logging/setLevel is accepted and changes nothing: this server sends no log messages.
+  } else if (request.method == "ping") {
     reply = jsonrpc::result_response(request.id, json::object());
   } else if (!ready) {
     reply = jsonrpc::error_response(
         request.id, jsonrpc::kInvalidRequest,
         "Invalid Request: the session is not initialized; send initialize first");
+  } else if (request.method == "logging/setLevel") {
+    // The only log messages are the progress of a first start's audit ("info").
+    const std::optional<std::size_t> asked = log_level(params);
+    if (!asked) {
+      reply = jsonrpc::error_response(request.id, jsonrpc::kInvalidParams,
+                                      "Invalid params: logging/setLevel needs params.level, one "
+                                      "of debug, info, notice, warning, error, critical, alert, "
+                                      "emergency");
+    } else {
+      {
+        const std::lock_guard lock(mutex);
+        level = asked;
+        log_sink = sink;
+      }
+      reply = jsonrpc::result_response(request.id, json::object());
+    }
+  } else if ((request.method == "tools/list" || request.method == "tools/call") &&
+             hold_for_tool(request, sink)) {
+    return 1;  // answered once the audit has ended
+  } else if ((request.method == "tools/list" || request.method == "tools/call") &&
+             service.gate().state() == ToolGate::State::kFailed) {
+    reply = jsonrpc::error_response(
+        request.id, jsonrpc::kInternalError,
+        "Internal error: the sandbox cannot be described, so this server offers no tool: " +
+            service.gate().failure());
   } else if (request.method == "tools/list") {
     reply = jsonrpc::result_response(
         request.id, json{{"tools", json::array({tool_for_version(service.tool(), agreed)})}});
@@ -213,6 +318,11 @@ void Session::Impl::withdraw(const std::string& key) {
   std::shared_ptr<CallJob> job;
   {
     const std::lock_guard lock(mutex);
+    // Held for the audit: it never ran, and a cancelled request gets no response.
+    if (std::erase_if(held, [&](const Held& h) { return jsonrpc::id_key(h.request.id) == key; }) >
+        0) {
+      return;
+    }
     const auto it = calls.find(key);
     if (it == calls.end()) return;  // already answered, or never known: the spec says ignore
     job = it->second;
@@ -226,6 +336,7 @@ void Session::Impl::withdraw_all() {
   std::vector<std::string> keys;
   {
     const std::lock_guard lock(mutex);
+    held.clear();
     for (const auto& [key, job] : calls) keys.push_back(key);
   }
   for (const std::string& key : keys) withdraw(key);
@@ -237,9 +348,14 @@ void Session::Impl::wait_all() {
 }
 
 Session::Session(Service& service, std::string transport)
-    : impl_(std::make_unique<Impl>(service, std::move(transport))) {}
+    : impl_(std::make_unique<Impl>(service, std::move(transport))) {
+  service.gate().add(impl_.get());
+}
 
-Session::~Session() { cancel_all(); }
+Session::~Session() {
+  impl_->service.gate().remove(impl_.get());  // waits for a call in progress
+  cancel_all();
+}
 
 std::size_t Session::handle(std::string_view text, const std::shared_ptr<Sink>& sink) {
   std::size_t responses = 0;

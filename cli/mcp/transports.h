@@ -52,6 +52,16 @@ struct HttpOptions {
 };
 int serve_http(Service& service, const HttpOptions& options, const CancelToken& stop);
 
+// Why `service` takes no MCP request yet, if it does not: what a refusal says, and how many
+// seconds to wait before asking again when that will change by itself (HTTP answers 503
+// with Retry-After; issue #40: a first start's audit). Implemented beside the Service
+// (service.cpp; the HTTP transport's test has its own).
+struct NotReady {
+  std::string message;
+  std::optional<int> retry_after_seconds;
+};
+[[nodiscard]] std::optional<NotReady> not_ready(const Service& service);
+
 // `--http ADDR:PORT`: an IPv4 address, a bracketed IPv6 address or "localhost", then the
 // port (0: any free one); a bare PORT means 127.0.0.1. Returns the host (without
 // brackets) and the port.
