@@ -46,7 +46,7 @@ std::optional<std::size_t> log_level(const json& params) {
   if (!params.is_object()) return std::nullopt;
   const auto it = params.find("level");
   if (it == params.end() || !it->is_string()) return std::nullopt;
-  const auto found = std::ranges::find(kLogLevels, it->get<std::string>());
+  const auto* const found = std::ranges::find(kLogLevels, it->get<std::string>());
   if (found == kLogLevels.end()) return std::nullopt;
   return static_cast<std::size_t>(found - kLogLevels.begin());
 }
@@ -64,7 +64,7 @@ struct Session::Impl final : CallOwner, ToolGate::Listener {
   Impl(Service& s, std::string t) : service(s), transport(std::move(t)) {}
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
-  ~Impl() = default;
+  ~Impl() override = default;
 
   Service& service;
   const std::string transport;
