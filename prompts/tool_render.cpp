@@ -370,6 +370,16 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
   values["languages"] = languages_text(ctx.languages);
   values["timeout_seconds"] = std::to_string((ctx.timeout.count() + 999) / 1000);
   values["max_code_size"] = format_size(kMaxCodeBytes);
+  // What a call that leaves the language out runs: the interpreter table's first language
+  // the backend runs here, python where it runs python (request_from_tool_call() reads it
+  // back from the schema's "default").
+  if (uses(tool, "default_language")) {
+    if (ctx.languages.empty()) {
+      return fail(ErrorCode::kUnavailable,
+                  "backend " + ctx.backend_name + " runs none of cordon's languages here");
+    }
+    values["default_language"] = to_string(ctx.languages.front());
+  }
   for (const Statement& s : *statements) values[s.placeholder] = s.text;
   Result<std::string> description = fill(tool.description, values);
   if (!description) return std::unexpected(description.error());

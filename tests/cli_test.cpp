@@ -1189,6 +1189,15 @@ TEST(CliTest, ToolCallRunsAModelsArgumentsAndPrintsTheToolResult) {
   EXPECT_EQ(result["structuredContent"]["outcome"], "ok");
   EXPECT_EQ(result["structuredContent"]["tool_description"]["id"], "run_code");
 
+  // The shortest call a model writes (issue #40): the program alone, python by default.
+  ran = call(R"json({"code": "print(6*7)"})json", unproven);
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  result = parse_one_object(ran.out);
+  EXPECT_EQ(result["isError"], false) << ran.out;
+  EXPECT_NE(result["content"][0]["text"].get<std::string>().find("--- stdout ---\n42\n"),
+            std::string::npos)
+      << ran.out;
+
   // The arguments as OpenAI carries them: a JSON string holding the object.
   ran = call(R"("{\"code\": \"exit 3\", \"language\": \"sh\", \"timeout\": 1, )"
              R"(\"files\": null, \"collect\": null}")",
