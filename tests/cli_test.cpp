@@ -1104,8 +1104,8 @@ TEST(CliTest, APromptWithAnAllowListNeedsAnAuditMadeWithIt) {
   Ran ran = with_list({"prompt", "-b", "namespace", "--no-audit"});
   EXPECT_EQ(ran.status, 125);
   EXPECT_NE(ran.err.find("no audit report for this backend on this host with this network "
-                         "allow-list (run 'cordon audit --backend namespace --allow-net "
-                         "127.0.0.2:9 --allow-net \"*.pythonhosted.org\"'"),
+                         "allow-list (run `cordon audit --backend namespace --allow-net "
+                         "127.0.0.2:9 --allow-net '*.pythonhosted.org'`"),
             std::string::npos)
       << ran.err;
 

@@ -19,6 +19,7 @@
 #include "cordon/units.h"
 #include "prompts/tool_formats.h"
 #include "prompts/tool_render.h"
+#include "shell_words.h"
 
 namespace cordon::prompts {
 namespace {
@@ -432,6 +433,30 @@ TEST(ToolDescription, AnAllowListIsStatedEntryByEntry) {
   EXPECT_NE(marked->description.find("[unverified] Network access is limited to pypi.org"),
             std::string::npos)
       << marked->description;
+}
+
+// The audit a refusal suggests can be pasted into a shell as it is: each word a shell would
+// split or expand (a label with a space, *.DOMAIN, [v6]:PORT) is quoted (issue #40).
+TEST(ToolDescription, TheSuggestedAuditIsOneShellWordPerArgument) {
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  RenderContext ctx = context(isolating(), nullptr);
+  ctx.backend_name = "container (runsc)";
+  ctx.network.allow = {"*.pythonhosted.org", "[2001:db8::1]:443", "127.0.0.2:9"};
+  ctx.network.deny = {"*.internal.example.org"};
+  const auto refused = render_tool(*t, ctx);
+  ASSERT_FALSE(refused.has_value());
+  const std::string& m = refused.error().message;
+  const std::size_t start = m.find("(run `");
+  const std::size_t end = m.find('`', start + 6);
+  ASSERT_NE(end, std::string::npos) << m;
+  const std::string command = m.substr(start + 6, end - start - 6);
+  EXPECT_EQ(::cordon_test::shell_words(command),
+            (std::vector<std::string>{"cordon", "audit", "--backend", "container (runsc)",
+                                      "--allow-net", "*.pythonhosted.org", "--allow-net",
+                                      "[2001:db8::1]:443", "--allow-net", "127.0.0.2:9",
+                                      "--deny-net", "*.internal.example.org"}))
+      << command;
 }
 
 // v3 offers inline input files and artifact patterns, nullable and required (strict mode).
