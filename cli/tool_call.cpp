@@ -2,6 +2,7 @@
 // turned into a RunRequest. The result half is in tool_result.cpp.
 #include "tool_call.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -29,6 +30,47 @@ const json* given(const json& arguments, const json& schema, const char* name) {
   return v == arguments.end() || v->is_null() ? nullptr : &*v;
 }
 
+// Whether `schema` declares `name` as a type it takes.
+bool takes_type(const json& schema, const char* name) {
+  const auto type = schema.find("type");
+  if (type == schema.end()) return false;
+  return type->is_array() ? std::ranges::find(*type, json(name)) != type->end() : *type == name;
+}
+
+// The arguments with an omitted optional property and an explicit null meaning the same, in
+// both directions: null for a property the schema does not require is left out (a model
+// shown the strict OpenAI shape sends null where an MCP client's model leaves it out), and
+// a required property whose type takes null may be left out (the released templates that
+// require every property, as strict mode does: run_code v1 to v3).
+json nulls_as_omitted(const json& arguments, const json& schema) {
+  const auto properties = schema.find("properties");
+  if (!arguments.is_object() || properties == schema.end() || !properties->is_object()) {
+    return arguments;
+  }
+  const json required = schema.value("required", json::array());
+  json out = arguments;
+  for (const auto& [name, property] : properties->items()) {
+    const bool is_required = std::ranges::find(required, json(name)) != required.end();
+    const auto value = out.find(name);
+    if (value != out.end() && value->is_null() && !is_required) {
+      out.erase(value);
+    } else if (value == out.end() && is_required && takes_type(property, "null")) {
+      out[name] = nullptr;
+    }
+  }
+  return out;
+}
+
+// What the schema says a call that leaves `name` out gets ("default"), when it says so.
+const json* stated_default(const json& schema, const char* name) {
+  const auto properties = schema.find("properties");
+  if (properties == schema.end() || !properties->is_object()) return nullptr;
+  const auto property = properties->find(name);
+  if (property == properties->end() || !property->is_object()) return nullptr;
+  const auto value = property->find("default");
+  return value == property->end() || value->is_null() ? nullptr : &*value;
+}
+
 // "10", "1.5": seconds as a model writes them.
 std::string seconds_text(std::chrono::milliseconds d) {
   if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000);
@@ -44,7 +86,7 @@ Result<std::chrono::milliseconds> timeout_from(const json* value, std::chrono::m
   if (most.count() <= 0) most = kDefaultTimeout;  // as a request's own 0 means the default
   if (value == nullptr) return most;
   const double seconds = value->get<double>();
-  const std::string null_for = "; null for " + seconds_text(most) + " s";
+  const std::string null_for = "; left out or null, " + seconds_text(most) + " s";
   if (!std::isfinite(seconds) || seconds <= 0) {
     return invalid("timeout", "must be more than 0 seconds" + null_for + "; got " + value->dump());
   }
@@ -131,7 +173,8 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
                 "arguments: must be a JSON object with the tool's properties; got " +
                     shown_value(arguments));
   }
-  if (Status s = check_schema(arguments, input_schema); !s) return std::unexpected(s.error());
+  const json given_ones = nulls_as_omitted(arguments, input_schema);
+  if (Status s = check_schema(given_ones, input_schema); !s) return std::unexpected(s.error());
 
   RunRequest request;
   request.limits = defaults.limits;
@@ -141,7 +184,7 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
   request.environment = defaults.environment;
   request.artifact_max_bytes = defaults.max_artifact_bytes;
 
-  const json* code = given(arguments, input_schema, "code");
+  const json* code = given(given_ones, input_schema, "code");
   if (code == nullptr || !code->is_string()) {
     return invalid("code", "missing: give the program to run as a string");
   }
@@ -151,13 +194,15 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
                                format_size(request.code.size()) +
                                "; pass large data as an input file instead");
   }
-  if (const json* language = given(arguments, input_schema, "language")) {
+  const json* language = given(given_ones, input_schema, "language");
+  if (language == nullptr) language = stated_default(input_schema, "language");
+  if (language != nullptr) {
     if (!language->is_string()) return invalid("language", "must be a string");
     Result<Language> parsed = parse_language(language->get<std::string>());
     if (!parsed) return invalid("language", parsed.error().message);
     request.language = *parsed;
   }
-  const json* timeout = given(arguments, input_schema, "timeout");
+  const json* timeout = given(given_ones, input_schema, "timeout");
   if (timeout != nullptr && !timeout->is_number()) {
     return invalid("timeout", "must be a number of seconds or null");
   }
@@ -165,13 +210,13 @@ Result<RunRequest> request_from_tool_call(const json& arguments, const json& inp
   if (!t) return std::unexpected(t.error());
   request.timeout = *t;
 
-  if (const json* files = given(arguments, input_schema, "files")) {
+  if (const json* files = given(given_ones, input_schema, "files")) {
     if (!files->is_array()) return invalid("files", "must be an array or null");
     if (Status s = add_files(*files, defaults.max_input_bytes, request); !s) {
       return std::unexpected(s.error());
     }
   }
-  if (const json* collect = given(arguments, input_schema, "collect")) {
+  if (const json* collect = given(given_ones, input_schema, "collect")) {
     if (!collect->is_array()) {
       return invalid("collect", "must be an array or null");
     }

@@ -38,7 +38,10 @@ struct ToolCallDefaults {
 
 // Checks `arguments` against `input_schema` (the subset of JSON Schema the templates use:
 // type, enum, required, additionalProperties, properties, items, minimum/maximum,
-// maxLength, maxItems) and builds the request. A bad call is kInvalidArgument whose message
+// maxLength, maxItems) and builds the request. An optional property left out and one given
+// as null mean the same (the MCP shape lets a model leave it out, OpenAI's strict shape has
+// it send null), and so do a required one whose type takes null; a language left out is the
+// schema's "default" for it. A bad call is kInvalidArgument whose message
 // names the field and says what was expected ("language: must be one of sh, bash,
 // python; got \"ruby\""), in words the model can act on.
 [[nodiscard]] Result<RunRequest> request_from_tool_call(const nlohmann::json& arguments,

@@ -8,6 +8,7 @@
 #include "audit/runner.h"
 #include "cordon/claims.h"
 #include "cordon/interpreter.h"
+#include "cordon/text.h"
 #include "cordon/units.h"
 #include "prompts/tool_formats.h"
 
@@ -38,7 +39,8 @@ Result<std::optional<audit::AuditReport>> matching_report(Backend& backend, Back
                "cordon: no audit report for %s on this host and policy%s; running the audit "
                "(cordon audit --backend %s%s)\n",
                binding.backend_name.c_str(), network.any() ? " with this allow-list" : "",
-               binding.backend_name.c_str(), network.any() ? " with the same --allow-net" : "");
+               shell_quote(binding.backend_name).c_str(),
+               network.any() ? " with the same --allow-net" : "");
   audit::AuditOptions options;
   options.control_backend = control;
   options.network = network;

@@ -8,6 +8,38 @@ namespace cordon::prompts {
 
 using nlohmann::json;
 
+json strict_schema(const json& schema) {
+  if (!schema.is_object()) return schema;
+  json out = schema;
+  if (const auto items = out.find("items"); items != out.end()) *items = strict_schema(*items);
+  const auto properties = out.find("properties");
+  if (properties == out.end() || !properties->is_object()) return out;
+  const json required = out.value("required", json::array());
+  json all = required;  // in its order, the others after it
+  for (auto& [name, property] : properties->items()) {
+    property = strict_schema(property);
+    if (!property.is_object()) continue;
+    // Strict mode refuses "default"; the property's description states it.
+    property.erase("default");
+    if (std::ranges::find(required, json(name)) != required.end()) continue;
+    // Optional elsewhere: here given, as null.
+    all.push_back(name);
+    if (const auto type = property.find("type"); type != property.end()) {
+      if (type->is_string()) *type = json::array({*type});
+      if (type->is_array() && std::ranges::find(*type, json("null")) == type->end()) {
+        type->push_back("null");
+      }
+    }
+    if (const auto values = property.find("enum");
+        values != property.end() && values->is_array() &&
+        std::ranges::find(*values, json()) == values->end()) {
+      values->push_back(nullptr);
+    }
+  }
+  out["required"] = std::move(all);
+  return out;
+}
+
 json mcp_tool(const RenderedTool& tool) {
   // The hints MCP defines, each stated as it holds for this backend: the code can do
   // anything inside the sandbox, so nothing is read-only or idempotent; it changes the
@@ -37,13 +69,13 @@ Result<std::string> format_tool(const RenderedTool& tool, std::string_view forma
            {"function",
             {{"name", tool.name},
              {"description", tool.description},
-             {"parameters", tool.input_schema},
+             {"parameters", strict_schema(tool.input_schema)},
              {"strict", true}}}};
   } else if (format == "openai-responses") {
     out = {{"type", "function"},
            {"name", tool.name},
            {"description", tool.description},
-           {"parameters", tool.input_schema},
+           {"parameters", strict_schema(tool.input_schema)},
            {"strict", true}};
   } else if (format == "anthropic") {
     out = {{"name", tool.name},

@@ -8,6 +8,7 @@
 #include "audit/placeholders.h"
 #include "cordon/net/net_policy.h"
 #include "cordon/net/run_network.h"
+#include "cordon/text.h"
 #include "cordon/units.h"
 
 namespace cordon::prompts {
@@ -185,20 +186,14 @@ Result<Statement> backed(std::string placeholder, const Sentence& s,
   bool contradicted = false;
   std::string why = unproven_on(ctx.report, aspects, &contradicted);
   if (why.empty()) return out;
-  // A report is bound to the list it was made under: say which audit would make one.
-  // A label with a space ("container (runsc)") is quoted, so the command can be pasted.
-  std::string audit = "cordon audit --backend " + (ctx.backend_name.find(' ') == std::string::npos
-                                                       ? ctx.backend_name
-                                                       : "'" + ctx.backend_name + "'");
+  // A report is bound to the list it was made under: say which audit would make one. Every
+  // word a shell would split or expand ("container (runsc)", "*.pythonhosted.org") is
+  // quoted, so the command can be pasted as it is.
+  std::string audit = "cordon audit --backend " + shell_quote(ctx.backend_name);
   if (ctx.network.any()) {
     if (ctx.report == nullptr) why += " with this network allow-list";
-    // An entry a shell would expand ("*.pythonhosted.org") is quoted, so the command can be
-    // pasted as it is (entries hold no quote: the policy refuses them).
-    const auto shell_word = [](const std::string& e) {
-      return e.find_first_of("*?[]") == std::string::npos ? e : "\"" + e + "\"";
-    };
-    for (const std::string& e : ctx.network.allow) audit += " --allow-net " + shell_word(e);
-    for (const std::string& e : ctx.network.deny) audit += " --deny-net " + shell_word(e);
+    for (const std::string& e : ctx.network.allow) audit += " --allow-net " + shell_quote(e);
+    for (const std::string& e : ctx.network.deny) audit += " --deny-net " + shell_quote(e);
     if (ctx.network.max_bytes)
       audit += " --net-max-bytes " + std::to_string(*ctx.network.max_bytes);
     if (ctx.network.max_connections) {
@@ -209,8 +204,8 @@ Result<Statement> backed(std::string placeholder, const Sentence& s,
   if (contradicted) return fail(ErrorCode::kUnavailable, claim + ": " + why);
   if (!ctx.unverified) {
     return fail(ErrorCode::kUnavailable,
-                claim + ": " + why + " (run '" + audit +
-                    "', or pass --unverified to render it marked as unproven)");
+                claim + ": " + why + " (run `" + audit +
+                    "`, or pass --unverified to render it marked as unproven)");
   }
   out.text = std::string(kUnverifiedMark) + s.text;
   return out;
@@ -370,6 +365,16 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
   values["languages"] = languages_text(ctx.languages);
   values["timeout_seconds"] = std::to_string((ctx.timeout.count() + 999) / 1000);
   values["max_code_size"] = format_size(kMaxCodeBytes);
+  // What a call that leaves the language out runs: the interpreter table's first language
+  // the backend runs here, python where it runs python (request_from_tool_call() reads it
+  // back from the schema's "default").
+  if (uses(tool, "default_language")) {
+    if (ctx.languages.empty()) {
+      return fail(ErrorCode::kUnavailable,
+                  "backend " + ctx.backend_name + " runs none of cordon's languages here");
+    }
+    values["default_language"] = to_string(ctx.languages.front());
+  }
   for (const Statement& s : *statements) values[s.placeholder] = s.text;
   Result<std::string> description = fill(tool.description, values);
   if (!description) return std::unexpected(description.error());

@@ -12,6 +12,7 @@ packages=(
   libseccomp-dev libsqlite3-dev libsystemd-dev dbus-daemon
   clang-format-19 clang-tidy-19
   python3 python3-jsonschema bubblewrap runc podman
+  curl  # a client the allow-list's description names, run inside the sandbox by its tests
   runsc  # gVisor, the container backend's user-space-kernel runtime (`--runtime runsc`)
   qt6-base-dev xvfb xauth
   libcpp-httplib-dev libboost-dev libssl-dev debootstrap

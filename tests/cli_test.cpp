@@ -1104,8 +1104,8 @@ TEST(CliTest, APromptWithAnAllowListNeedsAnAuditMadeWithIt) {
   Ran ran = with_list({"prompt", "-b", "namespace", "--no-audit"});
   EXPECT_EQ(ran.status, 125);
   EXPECT_NE(ran.err.find("no audit report for this backend on this host with this network "
-                         "allow-list (run 'cordon audit --backend namespace --allow-net "
-                         "127.0.0.2:9 --allow-net \"*.pythonhosted.org\"'"),
+                         "allow-list (run `cordon audit --backend namespace --allow-net "
+                         "127.0.0.2:9 --allow-net '*.pythonhosted.org'`"),
             std::string::npos)
       << ran.err;
 
@@ -1188,6 +1188,15 @@ TEST(CliTest, ToolCallRunsAModelsArgumentsAndPrintsTheToolResult) {
   EXPECT_EQ(result["content"][1]["resource"]["text"], "out\n");
   EXPECT_EQ(result["structuredContent"]["outcome"], "ok");
   EXPECT_EQ(result["structuredContent"]["tool_description"]["id"], "run_code");
+
+  // The shortest call a model writes (issue #40): the program alone, python by default.
+  ran = call(R"json({"code": "print(6*7)"})json", unproven);
+  EXPECT_EQ(ran.status, 0) << ran.err << ran.out;
+  result = parse_one_object(ran.out);
+  EXPECT_EQ(result["isError"], false) << ran.out;
+  EXPECT_NE(result["content"][0]["text"].get<std::string>().find("--- stdout ---\n42\n"),
+            std::string::npos)
+      << ran.out;
 
   // The arguments as OpenAI carries them: a JSON string holding the object.
   ran = call(R"("{\"code\": \"exit 3\", \"language\": \"sh\", \"timeout\": 1, )"

@@ -913,6 +913,56 @@ TEST(NamespaceNetwork, APooledSandboxReachesItsRunsProxy) {
   EXPECT_GE(init_age(r), aged_ticks()) << "not a pooled sandbox: " << r.stdout_data;
 }
 
+// A loopback entry and a name entry, reached by the clients the description names, with the
+// variables as the sandbox sets them: curl, urllib, and urllib with an explicit proxy
+// handler, all of which honour NO_PROXY (issue #40: 127.0.0.1 there sent them to the
+// sandbox's own loopback, refused, while the run said no connection was asked for).
+TEST(NamespaceNetwork, CurlAndUrllibReachALoopbackEntryAndANameThroughTheProxy) {
+  HostHttpServer server;  // the host's 127.0.0.1 only
+  ns::NamespaceOptions options;
+  options.resolver_for_test = std::make_shared<net::StaticResolver>(
+      std::map<std::string, std::vector<net::IpAddress>, std::less<>>{
+          {"api.test", {*net::IpAddress::parse("127.0.0.1")}},
+          {"localhost", {*net::IpAddress::parse("127.0.0.1")}}});
+  ns::NamespaceBackend backend(options);
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  ASSERT_TRUE(fs::exists("/usr/bin/curl")) << "scripts/install-deps.sh installs curl";
+  const std::string port = std::to_string(server.port());
+  RunRequest request;
+  request.language = Language::kPython;
+  request.timeout = std::chrono::seconds(60);
+  request.network.allow = {"127.0.0.1:" + port, "localhost:" + port, "api.test:" + port};
+  request.code =
+      "import os, subprocess, urllib.request\n"
+      "explicit = urllib.request.build_opener(\n"
+      "    urllib.request.ProxyHandler({'http': os.environ['http_proxy']}))\n"
+      "for host in ['127.0.0.1', 'localhost', 'api.test']:\n"
+      "    url = 'http://' + host + ':" +
+      port +
+      "/' + host\n"
+      "    for name, get in [\n"
+      "            ('urllib', lambda: urllib.request.urlopen(url, timeout=10).read().decode()),\n"
+      "            ('explicit', lambda: explicit.open(url, timeout=10).read().decode()),\n"
+      "            ('curl', lambda: subprocess.run(['curl', '-sS', '--max-time', '10', url],\n"
+      "                                            capture_output=True, text=True).stdout)]:\n"
+      "        try:\n"
+      "            print(name, host, get())\n"
+      "        except Exception as e:\n"
+      "            print(name, host, 'failed:', e)\n";
+  const RunResult r = backend.run(request, {}, nullptr);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  for (const char* host : {"127.0.0.1", "localhost", "api.test"}) {
+    for (const char* client : {"urllib", "explicit", "curl"}) {
+      const std::string line =
+          std::string(client) + " " + host + " host saw: GET /" + host + " HTTP/1.1\n";
+      EXPECT_NE(r.stdout_data.find(line), std::string::npos) << line << r.stdout_data;
+    }
+  }
+  ASSERT_TRUE(r.network.has_value());
+  EXPECT_EQ(r.network->connections.size(), 9U);
+  for (const NetConnection& c : r.network->connections) EXPECT_TRUE(c.allowed) << c.why;
+}
+
 // Without a list there is no proxy and no way out, whatever the code tries.
 TEST(NamespaceNetwork, WithoutAListThereIsNoProxy) {
   ns::NamespaceBackend backend;

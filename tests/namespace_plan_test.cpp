@@ -86,6 +86,31 @@ TEST(NamespacePlan, AnAllowListKeepsTheNamespaceAndSetsTheProxyVariables) {
   EXPECT_EQ(p.env.size(), without.env.size() + 8);
 }
 
+// A loopback host the list allows is the host's, reached through the proxy: it is left out
+// of NO_PROXY, which would send curl or urllib to the sandbox's own loopback (issue #40).
+TEST(NamespacePlan, ALoopbackHostTheListAllowsIsNotInNoProxy) {
+  const auto no_proxy = [](const std::vector<std::string>& allow) {
+    Fixture f;
+    f.req.network.allow = allow;
+    const SandboxPlan p = f.plan();
+    std::vector<std::string> out;
+    for (const std::string& e : p.env) {
+      if (e.starts_with("NO_PROXY=") || e.starts_with("no_proxy=")) out.push_back(e);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(no_proxy({"127.0.0.1:8080"}), (V{"NO_PROXY=localhost,::1", "no_proxy=localhost,::1"}));
+  EXPECT_EQ(no_proxy({"api.test:8080", "127.0.0.0/8"}),
+            (V{"NO_PROXY=localhost,::1", "no_proxy=localhost,::1"}));
+  EXPECT_EQ(no_proxy({"localhost:8080"}), (V{"NO_PROXY=127.0.0.1,::1", "no_proxy=127.0.0.1,::1"}));
+  EXPECT_EQ(no_proxy({"[::1]:8080"}),
+            (V{"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1"}));
+  EXPECT_EQ(no_proxy({"localhost", "127.0.0.1", "::1"}), V{});
+  EXPECT_EQ(no_proxy({"127.0.0.2:8080"}),
+            (V{"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"}));
+}
+
 TEST(NamespacePlan, ProcSysIsReadOnlyUnlessSwitchedOffForAControl) {
   const auto proc_sys_read_only = [](const SandboxPlan& p) {
     return std::ranges::any_of(p.fs.steps, [](const policy::FsStep& s) {

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shell_words.h"
+
 namespace cordon {
 namespace {
 
@@ -126,6 +128,40 @@ TEST(Split, KeepsEmptyPiecesAtEitherEndAndBetween) {
   EXPECT_EQ(split("a,,b", ','), (V{"a", "", "b"}));
   EXPECT_EQ(split(",a,", ','), (V{"", "a", ""}));
   EXPECT_EQ(split("x y", ','), V{"x y"});
+}
+
+// A word quoted by shell_quote() is that one word to a POSIX shell, whatever it holds; a
+// plain one stays as it is, so commands stay readable.
+TEST(ShellQuote, EveryWordIsOneWordToTheShell) {
+  EXPECT_EQ(shell_quote("namespace"), "namespace");
+  EXPECT_EQ(shell_quote("127.0.0.2:9"), "127.0.0.2:9");
+  EXPECT_EQ(shell_quote("10.9.0.0/16"), "10.9.0.0/16");
+  EXPECT_EQ(shell_quote("*.pythonhosted.org"), "'*.pythonhosted.org'");
+  EXPECT_EQ(shell_quote("container (runsc)"), "'container (runsc)'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+  const std::vector<std::string> words = {"*.pythonhosted.org",
+                                          "[2001:db8::1]:443",
+                                          "container (runsc)",
+                                          "it's",
+                                          "",
+                                          "a b\tc\nd",
+                                          "$HOME",
+                                          "`id`",
+                                          "\"q\"",
+                                          "back\\slash",
+                                          "~",
+                                          "#x",
+                                          "a;b&c|d",
+                                          "<>",
+                                          "!x",
+                                          "{a,b}",
+                                          "caf\xc3\xa9",
+                                          "?",
+                                          "[ab]"};
+  std::string line;
+  for (const std::string& w : words) line += " " + shell_quote(w);
+  EXPECT_EQ(::cordon_test::shell_words(line), words) << line;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "cordon/result_json.h"
@@ -19,23 +20,24 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-// The latest run_code template rendered as `cordon prompt` renders it (claims marked
-// unverified: no audit report is needed for the schema).
+// A run_code template rendered as `cordon prompt` renders it (claims marked unverified: no
+// audit report is needed for the schema); the latest when `version` is unset.
+json rendered_schema(std::optional<int> version) {
+  const auto tool = prompts::find_template("run_code", version);
+  EXPECT_TRUE(tool.has_value());
+  const prompts::RenderContext ctx{.backend_name = "test",
+                                   .capabilities = {},
+                                   .timeout = std::chrono::seconds(10),
+                                   .languages = {Language::kPython, Language::kBash, Language::kSh},
+                                   .report = nullptr,
+                                   .unverified = true};
+  const auto rendered = prompts::render_tool(*tool, ctx);
+  EXPECT_TRUE(rendered.has_value()) << rendered.error().describe();
+  return rendered ? rendered->input_schema : json();
+}
+
 const json& latest_schema() {
-  static const json schema = [] {
-    const auto tool = prompts::find_template("run_code", std::nullopt);
-    EXPECT_TRUE(tool.has_value());
-    const prompts::RenderContext ctx{
-        .backend_name = "test",
-        .capabilities = {},
-        .timeout = std::chrono::seconds(10),
-        .languages = {Language::kPython, Language::kBash, Language::kSh},
-        .report = nullptr,
-        .unverified = true};
-    const auto rendered = prompts::render_tool(*tool, ctx);
-    EXPECT_TRUE(rendered.has_value()) << rendered.error().describe();
-    return rendered->input_schema;
-  }();
+  static const json schema = rendered_schema(std::nullopt);
   return schema;
 }
 
@@ -112,16 +114,78 @@ TEST(ToolCallArgs, ArgumentsMustBeAnObject) {
   EXPECT_TRUE(starts_with(refused(json("code")), "arguments: must be"));
 }
 
-TEST(ToolCallArgs, EachRequiredFieldMissingIsNamed) {
-  for (const char* name : {"code", "language", "timeout", "files", "collect"}) {
-    json a = args();
-    a.erase(name);
-    const std::string m = refused(a);
-    EXPECT_TRUE(starts_with(m, std::string(name) + ": missing")) << m;
-  }
+json file(const std::string& name, const std::string& content) {
+  return json{{"name", name}, {"content_base64", base64_encode(content)}};
+}
+
+TEST(ToolCallArgs, TheCodeMissingIsNamed) {
   json a = args();
-  a.erase("timeout");
-  EXPECT_NE(refused(a).find("null is accepted"), std::string::npos);
+  a.erase("code");
+  const std::string m = refused(a);
+  EXPECT_TRUE(starts_with(m, "code: missing")) << m;
+}
+
+// What a model writes first (issue #40): the program alone. The language is the schema's
+// stated default, python where the backend runs it; the rest as the descriptions say.
+TEST(ToolCallArgs, TheCodeAloneIsACall) {
+  EXPECT_EQ(latest_schema()["required"], json::array({"code"}));
+  EXPECT_EQ(latest_schema()["properties"]["language"]["default"], "python");
+  const RunRequest r = accepted(json{{"code", "print(6*7)"}});
+  EXPECT_EQ(r.code, "print(6*7)");
+  EXPECT_EQ(r.language, Language::kPython);
+  EXPECT_EQ(r.timeout, milliseconds(10000));
+  EXPECT_TRUE(r.input_files.empty());
+  EXPECT_TRUE(r.artifact_globs.empty());
+}
+
+// Each optional field left out means what null means, and both are what a call without it
+// gets; a value given is used.
+TEST(ToolCallArgs, AnOptionalFieldLeftOutOrNullIsTheSame) {
+  const json full = args({{"language", "bash"},
+                          {"timeout", 2},
+                          {"files", json::array({file("in.txt", "x")})},
+                          {"collect", json::array({"*.png"})}});
+  const RunRequest given = accepted(full);
+  EXPECT_EQ(given.language, Language::kBash);
+  EXPECT_EQ(given.timeout, milliseconds(2000));
+  EXPECT_EQ(given.input_files.size(), 1U);
+  EXPECT_EQ(given.artifact_globs.size(), 1U);
+  for (const char* name : {"language", "timeout", "files", "collect"}) {
+    SCOPED_TRACE(name);
+    json left_out = full;
+    left_out.erase(name);
+    json null = full;
+    null[name] = nullptr;
+    const RunRequest a = accepted(left_out);
+    const RunRequest b = accepted(null);
+    EXPECT_EQ(a.language, b.language);
+    EXPECT_EQ(a.timeout, b.timeout);
+    EXPECT_EQ(a.input_files, b.input_files);
+    EXPECT_EQ(a.artifact_globs, b.artifact_globs);
+    EXPECT_EQ(a.language,
+              std::string_view(name) == "language" ? Language::kPython : Language::kBash);
+    EXPECT_EQ(a.timeout,
+              std::string_view(name) == "timeout" ? milliseconds(10000) : milliseconds(2000));
+    EXPECT_EQ(a.input_files.empty(), std::string_view(name) == "files");
+    EXPECT_EQ(a.artifact_globs.empty(), std::string_view(name) == "collect");
+  }
+}
+
+// A released template that requires every property, as strict mode does (v3): a nullable
+// one left out is null; the language, which takes no null and states no default, is still
+// asked for.
+TEST(ToolCallArgs, UnderV3ANullableFieldLeftOutIsNull) {
+  const json v3 = rendered_schema(3);
+  ASSERT_EQ(v3["required"].size(), 5U);
+  const Result<RunRequest> r =
+      request_from_tool_call(json{{"code", "echo hi"}, {"language", "sh"}}, v3, defaults());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->timeout, milliseconds(10000));
+  const Result<RunRequest> no_language =
+      request_from_tool_call(json{{"code", "echo hi"}}, v3, defaults());
+  ASSERT_FALSE(no_language.has_value());
+  EXPECT_TRUE(starts_with(no_language.error().message, "language: missing"))
+      << no_language.error().message;
 }
 
 TEST(ToolCallArgs, CodeOfTheWrongType) {
@@ -168,7 +232,8 @@ TEST(ToolCallArgs, TimeoutAboveTheMaximumIsRefusedNamingIt) {
 TEST(ToolCallArgs, TimeoutZeroOrNegativeNeverMeansUnbounded) {
   for (const json& t : {json(0), json(-1), json(-0.5), json(0.0)}) {
     const std::string m = refused(args({{"timeout", t}}));
-    EXPECT_TRUE(starts_with(m, "timeout: must be more than 0 seconds; null for 10 s")) << m;
+    EXPECT_TRUE(starts_with(m, "timeout: must be more than 0 seconds; left out or null, 10 s"))
+        << m;
   }
 }
 
@@ -180,11 +245,7 @@ TEST(ToolCallArgs, AZeroMaximumIsTheDefaultTimeoutNeverUnbounded) {
 }
 
 TEST(ToolCallArgs, TimeoutOfTheWrongType) {
-  EXPECT_EQ(refused(args({{"timeout", "5s"}})), "timeout: must be a number or null; got a string");
-}
-
-json file(const std::string& name, const std::string& content) {
-  return json{{"name", name}, {"content_base64", base64_encode(content)}};
+  EXPECT_EQ(refused(args({{"timeout", "5s"}})), "timeout: must be a number; got a string");
 }
 
 TEST(ToolCallArgs, FilesAreDecodedIntoTheWorkingDirectory) {
@@ -228,7 +289,7 @@ TEST(ToolCallArgs, FilesOverTheSizeLimitAreRefused) {
 }
 
 TEST(ToolCallArgs, FilesOfTheWrongShapeAreRefused) {
-  EXPECT_EQ(refused(args({{"files", "a.txt"}})), "files: must be an array or null; got a string");
+  EXPECT_EQ(refused(args({{"files", "a.txt"}})), "files: must be an array; got a string");
   EXPECT_TRUE(starts_with(refused(args({{"files", json::array({json{{"name", "a"}}})}})),
                           "files[0].content_base64: missing"));
   json extra = file("a", "x");

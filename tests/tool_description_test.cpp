@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "cordon/units.h"
 #include "prompts/tool_formats.h"
 #include "prompts/tool_render.h"
+#include "shell_words.h"
 
 namespace cordon::prompts {
 namespace {
@@ -433,6 +435,30 @@ TEST(ToolDescription, AnAllowListIsStatedEntryByEntry) {
       << marked->description;
 }
 
+// The audit a refusal suggests can be pasted into a shell as it is: each word a shell would
+// split or expand (a label with a space, *.DOMAIN, [v6]:PORT) is quoted (issue #40).
+TEST(ToolDescription, TheSuggestedAuditIsOneShellWordPerArgument) {
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  RenderContext ctx = context(isolating(), nullptr);
+  ctx.backend_name = "container (runsc)";
+  ctx.network.allow = {"*.pythonhosted.org", "[2001:db8::1]:443", "127.0.0.2:9"};
+  ctx.network.deny = {"*.internal.example.org"};
+  const auto refused = render_tool(*t, ctx);
+  ASSERT_FALSE(refused.has_value());
+  const std::string& m = refused.error().message;
+  const std::size_t start = m.find("(run `");
+  const std::size_t end = m.find('`', start + 6);
+  ASSERT_NE(end, std::string::npos) << m;
+  const std::string command = m.substr(start + 6, end - start - 6);
+  EXPECT_EQ(::cordon_test::shell_words(command),
+            (std::vector<std::string>{"cordon", "audit", "--backend", "container (runsc)",
+                                      "--allow-net", "*.pythonhosted.org", "--allow-net",
+                                      "[2001:db8::1]:443", "--allow-net", "127.0.0.2:9",
+                                      "--deny-net", "*.internal.example.org"}))
+      << command;
+}
+
 // v3 offers inline input files and artifact patterns, nullable and required (strict mode).
 TEST(ToolDescription, V3OffersFilesAndCollect) {
   const auto t = find_template("run_code", 3);
@@ -446,6 +472,82 @@ TEST(ToolDescription, V3OffersFilesAndCollect) {
     EXPECT_NE(std::ranges::find(schema["required"], nlohmann::json(name)), schema["required"].end())
         << name << ": OpenAI's strict mode needs every property required";
   }
+}
+
+// v4 (issue #40): a model may send the code alone. The MCP and Anthropic shapes (and the
+// text's) require only the code and state every default; OpenAI's strict shapes require
+// every property, the optional ones taking null, with no "default" (strict mode refuses it).
+TEST(ToolDescription, EachFormatRequiresWhatItsEcosystemNeeds) {
+  using nlohmann::json;
+  const auto t = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_GE(t->version, 4);
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto r = render_tool(*t, context(isolating(), &proven));
+  ASSERT_TRUE(r.has_value()) << r.error().describe();
+  const auto schema_in = [&](std::string_view format) {
+    const auto text = format_tool(*r, format);
+    EXPECT_TRUE(text.has_value()) << format;
+    if (format == "text") {
+      const std::string& s = *text;
+      return json::parse(s.substr(s.find("schema:\n") + 8));
+    }
+    const json j = json::parse(*text);
+    if (format == "openai") return j["function"]["parameters"];
+    if (format == "openai-responses") return j["parameters"];
+    if (format == "anthropic") return j["input_schema"];
+    return j["inputSchema"];
+  };
+  const json all = json::array({"code", "collect", "files", "language", "timeout"});
+  const std::map<std::string_view, json> required{{"text", json::array({"code"})},
+                                                  {"openai", all},
+                                                  {"openai-responses", all},
+                                                  {"anthropic", json::array({"code"})},
+                                                  {"mcp", json::array({"code"})}};
+  for (const std::string_view format : kToolFormats) {
+    SCOPED_TRACE(format);
+    const json schema = schema_in(format);
+    ASSERT_TRUE(required.contains(format));
+    EXPECT_EQ(schema["required"], required.at(format));
+    EXPECT_EQ(schema["properties"]["files"]["items"]["required"],
+              json::array({"name", "content_base64"}));
+    const json& p = schema["properties"];
+    const bool strict = format.starts_with("openai");
+    if (strict) {
+      EXPECT_EQ(p["language"]["type"], json::array({"string", "null"}));
+      EXPECT_EQ(p["language"]["enum"], json::array({"python", "bash", "sh", nullptr}));
+      EXPECT_EQ(p["timeout"]["type"], json::array({"number", "null"}));
+      EXPECT_EQ(p["files"]["type"], json::array({"array", "null"}));
+      EXPECT_EQ(p["collect"]["type"], json::array({"array", "null"}));
+      EXPECT_EQ(schema.dump().find("\"default\""), std::string::npos) << schema.dump();
+    } else {
+      EXPECT_EQ(p["language"]["type"], "string");
+      EXPECT_EQ(p["language"]["enum"], json::array({"python", "bash", "sh"}));
+      EXPECT_EQ(p["language"]["default"], "python");
+      EXPECT_EQ(p["timeout"]["type"], "number");
+    }
+    // Each description states what leaving the property out means.
+    EXPECT_NE(p["language"]["description"].get<std::string>().find("python if left out"),
+              std::string::npos);
+    EXPECT_NE(p["timeout"]["description"].get<std::string>().find("10 if left out"),
+              std::string::npos);
+    EXPECT_NE(p["files"]["description"].get<std::string>().find("none if left out"),
+              std::string::npos);
+    EXPECT_NE(p["collect"]["description"].get<std::string>().find("none if left out"),
+              std::string::npos);
+  }
+  // The default language is the first the backend runs: python where it runs python.
+  RenderContext no_python = context(isolating(), &proven);
+  no_python.languages = {Language::kBash, Language::kSh};
+  const auto shell = render_tool(*t, no_python);
+  ASSERT_TRUE(shell.has_value()) << shell.error().describe();
+  EXPECT_EQ(shell->input_schema["properties"]["language"]["default"], "bash");
+  // The strict shape of a template that already requires everything (v3) is that template.
+  const auto v3 = find_template("run_code", 3);
+  ASSERT_TRUE(v3.has_value());
+  const auto r3 = render_tool(*v3, context(isolating(), &proven));
+  ASSERT_TRUE(r3.has_value());
+  EXPECT_EQ(strict_schema(r3->input_schema), r3->input_schema);
 }
 
 }  // namespace cordon::prompts

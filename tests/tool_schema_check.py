@@ -2,9 +2,10 @@
 """Schema checks of the tool definitions cordon prints (issue #5), with jsonschema.
 
 For every golden file and for the live output of `cordon prompt` in each format:
-the input schema is a valid JSON Schema (Draft 2020-12), follows OpenAI strict mode
-(every property required, additionalProperties false), accepts good inputs and rejects
-bad ones; and the wrapper has the exact shape of its ecosystem.
+the input schema is a valid JSON Schema (Draft 2020-12) with additionalProperties false,
+follows OpenAI strict mode in the OpenAI formats (every property required, no "default"),
+elsewhere requires every property or only the code (run_code v4 on), accepts good inputs
+and rejects bad ones; and the wrapper has the exact shape of its ecosystem.
 Usage: tool_schema_check.py GOLDEN_ROOT CORDON_BINARY
 """
 import json
@@ -48,34 +49,44 @@ SCHEMA_KEY = {"openai": lambda d: d["function"]["parameters"],
               "anthropic": lambda d: d["input_schema"], "mcp": lambda d: d["inputSchema"]}
 
 
-def check_input_schema(schema, where):
+def check_input_schema(schema, where, strict):
+    """`strict`: the OpenAI formats, whose strict mode needs every property required and
+    refuses "default". Elsewhere a template may require every property (run_code v1 to v3)
+    or only the code (v4 on: each other property says what leaving it out means)."""
     jsonschema.Draft202012Validator.check_schema(schema)
     props = schema["properties"]
-    assert sorted(schema["required"]) == sorted(props), f"{where}: strict mode needs all required"
+    every = sorted(schema["required"]) == sorted(props)
+    if strict:
+        assert every, f"{where}: strict mode needs all required"
+        for name, prop in props.items():
+            assert "default" not in prop, f"{where}: strict mode refuses {name}'s default"
+    elif not every:
+        assert schema["required"] == ["code"], f"{where}: required {schema['required']}"
+        for name, prop in props.items():
+            if name != "code":
+                assert "if left out" in prop["description"], f"{where}: {name}'s default unsaid"
     assert schema.get("additionalProperties") is False, f"{where}: additionalProperties"
     v = jsonschema.Draft202012Validator(schema)
     lang = props["language"]["enum"][0]
-    # Strict mode: the optional fields of later versions (v3: files, collect) are present
-    # and null when unused.
-    rest = {name: None for name in props if name not in ("code", "language", "timeout")}
-    goods = [{"code": "print(1)", "language": lang, "timeout": None, **rest},
-             {"code": "true", "language": lang, "timeout": 2.5, **rest}]
+    # What a required field that is unused gets: null (strict mode, and the released
+    # versions that require every property); an optional one is left out.
+    base = {"code": "print(1)", "language": lang}
+    base.update({name: None for name in schema["required"] if name not in base})
+    goods = [base, {**base, "timeout": 2.5}]
     if "files" in props:
-        goods.append({"code": "cat in.txt", "language": lang, "timeout": None, **rest,
-                      "files": [{"name": "in.txt", "content_base64": "aGk="}]})
+        goods.append({**base, "files": [{"name": "in.txt", "content_base64": "aGk="}]})
     if "collect" in props:
-        goods.append({"code": "true", "language": lang, "timeout": None, **rest,
-                      "collect": ["*.png"]})
+        goods.append({**base, "collect": ["*.png"]})
+    if not every:
+        goods.append({"code": "print(6*7)"})  # the shortest call a model writes
     for good in goods:
         v.validate(good)
-    for bad in ({"code": "x", "language": lang, **rest},                      # timeout missing
-                {"code": "x", "language": "cobol", "timeout": None, **rest},  # unknown language
-                {"code": 1, "language": lang, "timeout": None, **rest},
-                {"code": "x", "language": lang, "timeout": None, "extra": 1, **rest}):
+    bads = [{**base, "language": "cobol"}, {**base, "code": 1}, {**base, "extra": 1},
+            {name: value for name, value in base.items() if name != "code"}]
+    for name in schema["required"]:
+        bads.append({n: value for n, value in base.items() if n != name})
+    for bad in bads:
         assert not v.is_valid(bad), f"{where}: accepted {bad}"
-    if rest:
-        assert not v.is_valid({"code": "x", "language": lang, "timeout": None}), \
-            f"{where}: accepted a call without {sorted(rest)}"
 
 
 def check_output_schema(schema, where):
@@ -90,11 +101,11 @@ def check_output_schema(schema, where):
 def check(fmt, text, where):
     if fmt == "text":
         schema = json.loads(text[text.index("\n{") + 1:])
-        check_input_schema(schema, where)
+        check_input_schema(schema, where, strict=False)
         return
     doc = json.loads(text)
     jsonschema.validate(doc, SHAPES[fmt])
-    check_input_schema(SCHEMA_KEY[fmt](doc), where)
+    check_input_schema(SCHEMA_KEY[fmt](doc), where, strict=fmt.startswith("openai"))
     if fmt == "mcp":
         check_output_schema(doc["outputSchema"], where)
 

@@ -901,7 +901,7 @@ class WidgetsTest : public QObject {
     const Result<std::string> strict = core_render("subprocess", "text", false);
     QVERIFY(!strict.has_value());
     QString refusal = QString::fromStdString(strict.error().message);
-    refusal.replace("run 'cordon audit --backend subprocess'",
+    refusal.replace("run `cordon audit --backend subprocess`",
                     "run the audit of subprocess in the Audit tab");
     refusal.replace("pass --unverified", "tick Unverified");
     QCOMPARE(tab->text(), "Not rendered: " + refusal);
@@ -971,7 +971,7 @@ class WidgetsTest : public QObject {
     QVERIFY2(tab->text().contains("[unverified] Network access is limited to 127.0.0.2:9."),
              qPrintable(tab->text()));
     tab->unverified_box()->setChecked(false);
-    QVERIFY2(tab->text().contains("run 'cordon audit --backend namespace --allow-net 127.0.0.2:9'"),
+    QVERIFY2(tab->text().contains("run `cordon audit --backend namespace --allow-net 127.0.0.2:9`"),
              qPrintable(tab->text()));
     run_tab()->set_backend("subprocess");
     window_->tabs()->setCurrentIndex(MainWindow::kRun);

@@ -48,7 +48,7 @@ QStringList sentences(const QString& text) {
 QString gui_words(QString message) {
   // Only the plain audit is the Audit tab's; one with an allow-list (flags after the name)
   // stays a command line.
-  static const QRegularExpression kAudit(QStringLiteral("run 'cordon audit --backend ([^' ]+)'"));
+  static const QRegularExpression kAudit(QStringLiteral("run `cordon audit --backend ([^`' ]+)`"));
   message.replace(kAudit, QStringLiteral("run the audit of \\1 in the Audit tab"));
   message.replace(QStringLiteral("pass --unverified"), QStringLiteral("tick Unverified"));
   return message;

@@ -267,7 +267,8 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
   if (!has_lang) p.env.emplace_back("LANG=C.UTF-8");
   for (const auto& [name, value] : req.env) p.env.push_back(name + "=" + value);
   if (req.network.any()) {
-    for (const auto& [name, value] : net::proxy_environment()) p.env.push_back(name + "=" + value);
+    for (const auto& [name, value] : net::proxy_environment(req.network))
+      p.env.push_back(name + "=" + value);
     p.relay_port = net::kProxyPort;
   }
   return p;

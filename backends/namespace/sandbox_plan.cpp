@@ -141,7 +141,7 @@ Result<SandboxPlan> make_sandbox_plan(const PlanInputs& in) {
   // With an allow-list, the way out: the relay on the sandbox's loopback (validate() keeps
   // the request from setting these itself).
   if (req.network.any()) {
-    for (const auto& [name, value] : net::proxy_environment()) {
+    for (const auto& [name, value] : net::proxy_environment(req.network)) {
       plan.env.push_back(name + "=" + value);
     }
   }

@@ -107,7 +107,7 @@ Status validate(const RunRequest& request) {
   if (request.network.any()) {
     // The proxy's address is the sandbox's to set: another would lead nowhere, or around it.
     for (const auto& [name, value] : request.env) {
-      for (const auto& [proxy_name, proxy_value] : net::proxy_environment()) {
+      for (const auto& [proxy_name, proxy_value] : net::proxy_environment(request.network)) {
         if (name == proxy_name) {
           return fail(ErrorCode::kInvalidArgument,
                       "environment variable " + name +

@@ -1,5 +1,6 @@
 #include "cordon/text.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -193,6 +194,18 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     out += items[i];
   }
   return out;
+}
+
+std::string shell_quote(std::string_view word) {
+  // ASCII only, whatever the locale: a byte past 0x7f is quoted.
+  const auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
+  };
+  if (!word.empty() && std::ranges::all_of(word, plain)) return std::string(word);
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 }  // namespace cordon

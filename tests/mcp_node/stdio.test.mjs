@@ -64,7 +64,8 @@ describe('outcomes', () => {
   });
   after(async () => client.close());
 
-  // The schema's optional-but-required (strict mode) fields, as a model fills them.
+  // Every field, null where unused, as a model shown OpenAI's strict shape fills them (null
+  // and left out mean the same; the tests below leave them out).
   const args = (code, language = 'sh', timeout = null) => ({
     code,
     language,
@@ -84,6 +85,39 @@ describe('outcomes', () => {
     assert.deepEqual(tool.inputSchema, printed.inputSchema);
     assert.deepEqual(tool.outputSchema, printed.outputSchema);
     assert.deepEqual(tool.annotations, printed.annotations);
+  });
+
+  // What a model writes first (issue #40): the program alone. Only `code` is required, and
+  // the language left out is the stated default, python where the backend runs it.
+  it('the code alone is a call', async () => {
+    assert.deepEqual(tool.inputSchema.required, ['code']);
+    assert.equal(tool.inputSchema.properties.language.default, 'python');
+    const r = await client.callTool({
+      name: 'run_code',
+      arguments: { code: 'import sys\nprint(6*7, sys.version_info[0])' },
+    });
+    assert.equal(r.isError ?? false, false, textOf(r));
+    assert.match(textOf(r), /42 3/);
+    assert.equal(r.structuredContent.outcome, 'ok');
+  });
+
+  it('each optional field left out in turn', async () => {
+    const full = {
+      code: "import os\nprint('in:', open('in.txt').read() if os.path.exists('in.txt') else None)\n" +
+            "open('out.txt', 'w').write('made')\n",
+      language: 'python',
+      timeout: 5,
+      files: [{ name: 'in.txt', content_base64: Buffer.from('hi').toString('base64') }],
+      collect: ['out.txt'],
+    };
+    const resources = (r) => r.content.filter((c) => c.type === 'resource');
+    for (const name of ['language', 'timeout', 'files', 'collect']) {
+      const { [name]: _, ...call } = full;
+      const r = await client.callTool({ name: 'run_code', arguments: call });
+      assert.equal(r.isError ?? false, false, `${name} left out: ${textOf(r)}`);
+      assert.match(textOf(r), name === 'files' ? /in: None/ : /in: hi/, name);
+      assert.equal(resources(r).length, name === 'collect' ? 0 : 1, name);
+    }
   });
 
   it('ok', async () => {

@@ -26,5 +26,9 @@ namespace cordon {
 // The items with `separator` between them ("a, b, c"); "" for none.
 [[nodiscard]] std::string join(const std::vector<std::string>& items,
                                std::string_view separator = ", ");
+// `word` as one word of a POSIX shell command line: as it is when every byte is one no shell
+// treats specially (letters, digits, and @ % + = : , . / _ -; not empty), else in single
+// quotes, a ' inside written '\'' (Python's shlex.quote). For a command to paste.
+[[nodiscard]] std::string shell_quote(std::string_view word);
 
 }  // namespace cordon

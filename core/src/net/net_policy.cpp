@@ -315,6 +315,14 @@ Decision NetPolicy::check_address(std::string_view raw_host, std::uint16_t port,
   return named;
 }
 
+bool NetPolicy::allows_host(std::string_view raw_host) const {
+  const std::string host = normal_host(raw_host);
+  const std::optional<IpAddress> address = IpAddress::parse(host);
+  return std::ranges::any_of(allow_, [&](const Rule& rule) {
+    return address ? address_matches(rule, *address) : name_matches(rule, host);
+  });
+}
+
 std::vector<std::string> NetPolicy::allow_entries() const {
   std::vector<std::string> out;
   out.reserve(allow_.size());

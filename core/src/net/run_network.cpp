@@ -4,16 +4,32 @@
 #include <sys/stat.h>
 
 #include <mutex>
+#include <string_view>
 
+#include "cordon/net/net_policy.h"
 #include "cordon/owner.h"
 
 namespace cordon::net {
 
-std::vector<std::pair<std::string, std::string>> proxy_environment() {
+std::vector<std::pair<std::string, std::string>> proxy_environment(const NetworkAccess& access) {
   const std::string url = "http://127.0.0.1:" + std::to_string(kProxyPort);
-  const std::string local = "localhost,127.0.0.1,::1";
-  return {{"HTTP_PROXY", url}, {"http_proxy", url}, {"HTTPS_PROXY", url}, {"https_proxy", url},
-          {"ALL_PROXY", url},  {"all_proxy", url},  {"NO_PROXY", local},  {"no_proxy", local}};
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"HTTP_PROXY", url},  {"http_proxy", url}, {"HTTPS_PROXY", url},
+      {"https_proxy", url}, {"ALL_PROXY", url},  {"all_proxy", url}};
+  // The sandbox's loopback is its own: what a client that honours no_proxy (curl, urllib,
+  // even with an explicit proxy handler) sends there never reaches the host. A loopback
+  // host the list allows goes through the proxy like any other, so it is left out.
+  const Result<NetPolicy> policy = NetPolicy::make(access.allow, access.deny);
+  std::string local;
+  for (const std::string_view host : {"localhost", "127.0.0.1", "::1"}) {
+    if (policy && policy->allows_host(host)) continue;
+    local += (local.empty() ? "" : ",") + std::string(host);
+  }
+  if (!local.empty()) {
+    env.emplace_back("NO_PROXY", local);
+    env.emplace_back("no_proxy", local);
+  }
+  return env;
 }
 
 Result<std::unique_ptr<RunNetwork>> RunNetwork::start(const NetworkAccess& access,

@@ -46,6 +46,10 @@ class NetPolicy {
   [[nodiscard]] Decision check_address(std::string_view host, std::uint16_t port,
                                        const IpAddress& address) const;
 
+  // Whether an allow entry names `host` (a name, or an address literal) on some port, before
+  // any deny entry or resolving: which hosts a client must send to the proxy.
+  [[nodiscard]] bool allows_host(std::string_view host) const;
+
   // The entries as canonical text (lower case, no trailing dot, CIDRs masked), in order.
   [[nodiscard]] std::vector<std::string> allow_entries() const;
   [[nodiscard]] std::vector<std::string> deny_entries() const;

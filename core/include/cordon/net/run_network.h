@@ -29,9 +29,12 @@ inline constexpr std::uint16_t kProxyPort = 3128;
 inline constexpr std::string_view kProxySocketName = "proxy.sock";
 inline constexpr std::string_view kNetDirPrefix = "cordon-net-";
 
-// The variables a run with an allow-list gets, both spellings (curl reads only the lower
-// case http_proxy; others read either): every scheme through the proxy, loopback not.
-[[nodiscard]] std::vector<std::pair<std::string, std::string>> proxy_environment();
+// The variables a run with `access` (an allow-list) gets, both spellings (curl reads only the
+// lower case http_proxy; others read either): every scheme through the proxy; the sandbox's
+// own loopback (localhost, 127.0.0.1, ::1) not, except a loopback host the list allows,
+// which is the host's and so reached through the proxy.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> proxy_environment(
+    const NetworkAccess& access);
 
 class RunNetwork {
  public:
