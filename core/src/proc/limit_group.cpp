@@ -314,8 +314,9 @@ namespace {
 using Hierarchies = std::vector<CgroupHierarchy>;
 Result<std::shared_ptr<const Hierarchies>> hierarchies_for(const fs::path& cgroup_root,
                                                            bool refresh) {
+  // Never destroyed: a warm pool's build still in progress at exit reads it (warm_pool.h).
   static std::mutex mutex;
-  static std::map<fs::path, std::shared_ptr<const Hierarchies>> cache;
+  static auto& cache = *new std::map<fs::path, std::shared_ptr<const Hierarchies>>;
   std::lock_guard lock(mutex);
   auto& slot = cache[cgroup_root];
   if (!slot || refresh) {
