@@ -476,8 +476,10 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
     // hands these fds to the sandbox as they are (no relay), and reaps the sandbox and
     // deletes the container by itself as soon as it ends. runc stays detached: its
     // foreground mode relays the stdio through pipes of its own and blocks on a full one.
+    // Under cordon-init's subreaper role: gVisor's stubs, orphaned when its sandbox ends, are
+    // reaped before the runner's end says the container is gone (#40).
     auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
-                                 out->write.get(), err->write.get());
+                                 out->write.get(), err->write.get(), init_path_);
     if (!runner) return std::unexpected(runner.error());
     c.runner = std::move(*runner);
   } else if (auto st =
