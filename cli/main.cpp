@@ -6,6 +6,7 @@
 #include "audit_command.h"
 #include "backends_command.h"
 #include "command_line.h"
+#include "cordon/proc/pid1_init.h"
 #include "environment_command.h"
 #include "frontend/exit_status.h"
 #include "frontend_names.h"
@@ -16,6 +17,9 @@
 #include "signal_cancel.h"
 
 int main(int argc, char** argv) {
+  // As PID 1 (a container's entry point), a parent that reaps every orphan stays PID 1 and
+  // cordon runs as its child (pid1_init.h): before anything starts a thread.
+  cordon::proc::reap_orphans_if_pid1();
   try {
     const cordon::cli::CommandLine line = cordon::cli::parse_command_line(argc, argv);
     cordon::cli::catch_sigpipe();

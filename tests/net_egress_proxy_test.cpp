@@ -10,8 +10,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -273,6 +276,59 @@ TEST(EgressProxy, AClientThatSendsNothingAndLeavesIsNoEvent) {
   const auto events = f.proxy->events();
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].port, 1);
+}
+
+// Issue #40, item 11: a run's end never waits on DNS. A lookup that blocks for 10 s (the
+// test's lookup, standing in for a getaddrinfo whose server does not answer) is abandoned
+// by stop(), which returns at once; the lookup ending later, after the proxy and its
+// resolver are gone, touches nothing of theirs.
+TEST(EgressProxy, StopDoesNotWaitForAPendingLookup) {
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool entered = false;
+    bool open = false;
+    bool finished = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto blocking = [gate](const std::string& /*host*/) -> Result<std::vector<IpAddress>> {
+    std::unique_lock lock(gate->mutex);
+    gate->entered = true;
+    gate->cv.notify_all();
+    gate->cv.wait_for(lock, 10s, [&] { return gate->open; });
+    gate->finished = true;
+    gate->cv.notify_all();
+    return std::vector<IpAddress>{loopback()};
+  };
+  testing::ScratchDir dir;
+  auto policy = NetPolicy::make({"slow.test:443"}, {});
+  ASSERT_TRUE(policy.has_value()) << policy.error().describe();
+  auto started = EgressProxy::start(dir.path + "/proxy.sock", std::move(*policy),
+                                    std::make_shared<SystemResolver>(10s, blocking), {});
+  ASSERT_TRUE(started.has_value()) << started.error().describe();
+  std::unique_ptr<EgressProxy> proxy = std::move(*started);
+  const int c = connect_unix(proxy->socket_path());
+  send_text(c, "CONNECT slow.test:443 HTTP/1.1\r\n\r\n");
+  {
+    std::unique_lock lock(gate->mutex);
+    ASSERT_TRUE(gate->cv.wait_for(lock, 5s, [&] { return gate->entered; }));
+  }
+  const auto before = std::chrono::steady_clock::now();
+  proxy->stop();
+  const auto took = std::chrono::steady_clock::now() - before;
+  EXPECT_LT(took, 2s) << "stop waited "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms for a pending lookup";
+  ::close(c);
+  proxy.reset();  // the resolver goes with it: the lookup's thread holds nothing of it
+  {
+    std::unique_lock lock(gate->mutex);
+    gate->open = true;
+    gate->cv.notify_all();
+    ASSERT_TRUE(gate->cv.wait_for(lock, 5s, [&] { return gate->finished; }));
+  }
+  // Let the abandoned thread store its result and end (a crash would end the test here).
+  std::this_thread::sleep_for(100ms);
 }
 
 }  // namespace

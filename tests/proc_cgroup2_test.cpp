@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "cordon/lock_file.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/spawn.h"
@@ -104,7 +105,45 @@ TEST_F(Cgroup2Live, SweepRemovesOnlyDeadOwners) {
   ASSERT_TRUE(removed.has_value());
   EXPECT_GE(*removed, 1);
   EXPECT_FALSE(fs::exists(stale));
-  EXPECT_TRUE(fs::exists(live->path()));  // ours: our pid is alive
+  EXPECT_TRUE(fs::exists(live->path()));  // ours: we hold its lock
+}
+
+// Issue #40, item 6: ownership is the lock its owner holds, never whether the pid in the
+// name can be read in /proc. An owner in another PID namespace sharing this cgroupfs (or
+// behind hidepid, or a sweeper out of fds) names its groups with a pid that reads as dead
+// here; while it holds its lock, its groups stay. Once the lock goes, the group is swept.
+TEST_F(Cgroup2Live, SweepKeepsALockedGroupWhoseOwnerPidReadsDead) {
+  const pid_t unreadable = testing::dead_pid();
+  ASSERT_FALSE(pid_alive(unreadable));
+  const fs::path group = parent_ / ("cordon-" + std::to_string(unreadable) + "-1");
+  ASSERT_EQ(::mkdir(group.c_str(), 0755), 0);
+  auto owner_lock = try_lock_dir(group);
+  ASSERT_TRUE(owner_lock.has_value() && owner_lock->valid());
+
+  auto removed = sweep_stale_cgroups(parent_);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_TRUE(fs::exists(group)) << "a live owner's group was swept";
+
+  owner_lock->reset();  // the owner dies: its lock goes with its last fd
+  removed = sweep_stale_cgroups(parent_);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_FALSE(fs::exists(group));
+  ::rmdir(group.c_str());
+}
+
+// cordon's own leaf on a delegated v2 parent ("cordon-<pid>-0", where cordon itself runs)
+// lies beside the run groups: made locked, it is never swept while its owner lives.
+TEST_F(Cgroup2Live, SweepKeepsALockedLeaf) {
+  const fs::path leaf = parent_ / ("cordon-" + std::to_string(testing::dead_pid()) + "-0");
+  auto lock = make_locked_cgroup_dir(leaf);
+  ASSERT_TRUE(lock.has_value()) << lock.error().describe();
+  EXPECT_FALSE(make_locked_cgroup_dir(leaf).has_value());  // held: not taken twice
+  ASSERT_TRUE(sweep_stale_cgroups(parent_).has_value());
+  EXPECT_TRUE(fs::exists(leaf));
+  lock->reset();
+  ASSERT_TRUE(sweep_stale_cgroups(parent_).has_value());
+  EXPECT_FALSE(fs::exists(leaf));
+  ::rmdir(leaf.c_str());
 }
 
 // One naming scheme with one counter for every per-run cgroup of the process (issue #11,

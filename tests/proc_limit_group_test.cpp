@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cordon/lock_file.h"
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_layout.h"
@@ -448,10 +449,14 @@ TEST_F(LimitGroupLiveV1, SweepRemovesGroupsOfDeadOwnersOnly) {
   const fs::path pids = v1_own_dir("pids");
   const fs::path stale_memory = memory / ("cordon-" + std::to_string(dead) + "-1");
   const fs::path stale_pids = pids / ("cordon-" + std::to_string(dead) + "-1");
-  const fs::path live = memory / ("cordon-" + std::to_string(::getpid()) + "-999999");
+  // A live owner's group, its lock held (make_run_cgroup_dir's) though the pid in its name
+  // reads as dead here, as for an owner in another PID namespace (issue #40, item 6).
+  const fs::path live = memory / ("cordon-" + std::to_string(dead) + "-999999");
   for (const auto& d : {stale_memory, stale_pids, live}) {
     ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << d << ": " << std::strerror(errno);
   }
+  auto live_lock = try_lock_dir(live);
+  ASSERT_TRUE(live_lock.has_value() && live_lock->valid());
   // Something still runs in the stale group, as after a cordon that was SIGKILLed.
   auto held = spawn_held("/bin/sleep 30");
   ASSERT_TRUE(held.has_value()) << held.error().describe();

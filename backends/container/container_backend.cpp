@@ -6,10 +6,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <array>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -34,6 +32,7 @@
 #include "cordon/temp_dir.h"
 #include "cordon/units.h"
 #include "cordon/workspace.h"
+#include "init_listener.h"
 #include "init_report.h"
 #include "runtime_record.h"
 
@@ -60,53 +59,6 @@ constexpr LimitRange kProcessRange{8, kPidsMaxLimit - 1};
 constexpr LimitRange kGvisorMemoryRange{64ULL << 20, kCgroupMemoryMax};
 constexpr LimitRange kGvisorProcessRange{128, kPidsMaxLimit - 1};
 // Scratch: the /tmp tmpfs cordon mounts; a size of 0 would be unlimited to tmpfs.
-
-// The init's control channel (cordon/proc/oci_init_channel.h): a listening AF_UNIX stream
-// socket at `path` that the container's init (uid 65534) may connect to.
-Result<UniqueFd> listen_for_init(const fs::path& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string& p = path.native();
-  if (p.size() >= sizeof(addr.sun_path)) {
-    return fail(ErrorCode::kSystem, "control socket path too long: " + p);
-  }
-  std::memcpy(addr.sun_path, p.data(), p.size());
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return fail_errno("socket for the container's init");
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return fail_errno("bind " + p);
-  }
-  // connect() needs write permission on the socket file; bind() applied the umask.
-  if (::chmod(p.c_str(), 0666) != 0) return fail_errno("chmod " + p);
-  if (::listen(fd.get(), /*backlog=*/1) != 0) return fail_errno("listen on " + p);
-  return fd;
-}
-
-// The init's one connection, waited for until `until`; the listener is closed and its
-// file removed before anything else reaches the container, so the code, which runs only
-// after the order, can never connect to it. `runner`: an attached runtime's pidfd (or -1);
-// its exit before the init connected is the runtime's failure, said at once.
-Result<UniqueFd> accept_init(UniqueFd listener, const fs::path& path, Clock::time_point until,
-                             int runner) {
-  ScopeExit gone([&] { ::unlink(path.c_str()); });
-  for (;;) {
-    const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
-    if (left <= 0) {
-      return fail(ErrorCode::kTimeout, "the container's init did not connect in time");
-    }
-    std::array<pollfd, 2> pfd = {pollfd{listener.get(), POLLIN, 0}, pollfd{runner, POLLIN, 0}};
-    const int n = ::poll(pfd.data(), pfd.size(), static_cast<int>(left));
-    if (n < 0 && errno != EINTR) return fail_errno("poll for the container's init");
-    if (n <= 0) continue;
-    if ((pfd[0].revents & POLLIN) == 0 && (pfd[1].revents & POLLIN) != 0) {
-      return fail(ErrorCode::kSystem, "the runtime ended before the container's init connected");
-    }
-    if ((pfd[0].revents & POLLIN) == 0) continue;
-    UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (conn) return conn;
-    if (errno != EINTR && errno != ECONNABORTED) return fail_errno("accept the container's init");
-  }
-}
 
 // Waits until an attached runtime's `run` (a pidfd; -1: none) has exited, without reaping
 // it: it reaps the sandbox and deletes the container first, and holds the stdio's write
@@ -476,8 +428,10 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
     // hands these fds to the sandbox as they are (no relay), and reaps the sandbox and
     // deletes the container by itself as soon as it ends. runc stays detached: its
     // foreground mode relays the stdio through pipes of its own and blocks on a full one.
+    // Under cordon-init's subreaper role: gVisor's stubs, orphaned when its sandbox ends, are
+    // reaped before the runner's end says the container is gone (#40).
     auto runner = runtime_.start({"run", "--bundle", bundle.string(), c.id()}, in->read.get(),
-                                 out->write.get(), err->write.get());
+                                 out->write.get(), err->write.get(), init_path_);
     if (!runner) return std::unexpected(runner.error());
     c.runner = std::move(*runner);
   } else if (auto st =
@@ -493,7 +447,9 @@ Result<LiveContainer> ContainerBackend::launch(const BundleKey& key, Clock::time
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(st.error().code, st.error().message + said);
   }
-  auto ctl = accept_init(std::move(*listener), ctl_path, until, c.runner.pidfd());
+  // Only a process of this container may be its init's connection (SO_PEERCRED, #40).
+  auto ctl = accept_init(std::move(*listener), ctl_path, until, c.runner.pidfd(),
+                         [&c](pid_t peer) { return c.cgroups.holds(peer); });
   if (!ctl) {
     const std::string said(last_line(pending_text(c.stderr_read.get())));
     return fail(ctl.error().code, ctl.error().message + (said.empty() ? "" : " (" + said + ")"));

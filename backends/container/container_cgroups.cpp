@@ -13,6 +13,7 @@
 #include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_fs.h"
 #include "cordon/proc/limit_group.h"
+#include "cordon/text.h"
 
 namespace cordon::oci {
 namespace {
@@ -146,6 +147,19 @@ Result<ContainerCgroups> ContainerCgroups::create(
                                              " limit under cordon's own cgroup");
   }
   return cg;
+}
+
+bool ContainerCgroups::holds(pid_t pid) const {
+  const std::string want = std::to_string(pid);
+  for (const auto& h : hierarchies_) {
+    const auto text =
+        proc::cgroupfs::read(proc::group_parent_dir(h) / group_ / "c" / "cgroup.procs");
+    if (!text) continue;
+    for (const std::string_view line : split(*text, '\n')) {
+      if (line == want) return true;
+    }
+  }
+  return false;
 }
 
 Status ContainerCgroups::wait_empty(std::chrono::steady_clock::time_point until) const {

@@ -13,6 +13,8 @@
 // takes them all.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -62,6 +64,10 @@ class ContainerCgroups {
   [[nodiscard]] Status make_own_pids_group() const;
   // The OCI cgroupsPath for the container: "<group>/c".
   [[nodiscard]] std::string cgroups_path() const { return group_ + "/c"; }
+  // Whether the container's own group ("<group>/c") lists `pid` (as seen in our PID
+  // namespace) in any hierarchy: runc's init and runsc's gofer and sandbox are there from
+  // their start (init_listener.h's peer check).
+  [[nodiscard]] bool holds(pid_t pid) const;
   // Waits until the container's own group ("<group>/c") holds no process (or is gone),
   // giving up at `until`.
   [[nodiscard]] Status wait_empty(std::chrono::steady_clock::time_point until) const;

@@ -96,9 +96,13 @@ Status RuntimeCli::call(const std::vector<std::string>& args, Clock::time_point 
 }
 
 Result<proc::ChildProcess> RuntimeCli::start(const std::vector<std::string>& args, int stdin_fd,
-                                             int stdout_fd, int stderr_fd) const {
+                                             int stdout_fd, int stderr_fd,
+                                             const std::filesystem::path& subreaper) const {
   proc::SpawnOptions so;
   so.argv = argv(args);
+  if (!subreaper.empty()) {
+    so.argv.insert(so.argv.begin(), {subreaper.string(), "subreaper", "--"});
+  }
   so.path = so.argv.front();
   // As run_tool() runs every tool: the system PATH and nothing else of ours.
   so.env = {std::string("PATH=") + proc::kSystemPath};

@@ -73,9 +73,12 @@ class RuntimeCli {
 
   // Starts a long-running subcommand (an attached `run`) as a child cordon owns, with
   // `stdin_fd`/`stdout_fd`/`stderr_fd` as its stdio; the ChildProcess kills and reaps it
-  // if nobody waited for it.
+  // if nobody waited for it. With `subreaper` (cordon-init), the child is cordon-init's
+  // subreaper role and the runtime its child (roles.h): the child then ends only once the
+  // runtime did and every process its tree orphaned was reaped, with the runtime's status.
   [[nodiscard]] Result<proc::ChildProcess> start(const std::vector<std::string>& args, int stdin_fd,
-                                                 int stdout_fd, int stderr_fd) const;
+                                                 int stdout_fd, int stderr_fd,
+                                                 const std::filesystem::path& subreaper = {}) const;
 
   // `delete --force <id>` (kills it first if it runs); a missing container is not an error.
   [[nodiscard]] Status destroy(const std::string& id, Clock::time_point until) const;

@@ -27,7 +27,8 @@ std::optional<policy::SeccompProgram> prebuilt_default_seccomp() {
   // against, the prebuilt program is stale. Hashing it costs microseconds, not a compile.
   const policy::SyscallPolicy& policy = policy::default_syscall_policy();
   if (policy.name != kPrebuiltName || policy.version != kPrebuiltVersion) return std::nullopt;
-  static const std::string hash = policy::content_hash(policy);
+  // Never destroyed: a warm pool's build still in progress at exit reads it (warm_pool.h).
+  static const std::string& hash = *new std::string(policy::content_hash(policy));
   if (hash != kPrebuiltHash) return std::nullopt;
   policy::SeccompProgram program;
   program.instructions.assign(std::begin(kPrebuiltProgram), std::end(kPrebuiltProgram));

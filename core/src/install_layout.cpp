@@ -60,7 +60,8 @@ bool is_executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; }
 }  // namespace
 
 const InstallLayout& install_layout() {
-  static const InstallLayout layout = work_out_layout();
+  // Never destroyed: a warm pool's build still in progress at exit reads it (warm_pool.h).
+  static const InstallLayout& layout = *new InstallLayout(work_out_layout());
   return layout;
 }
 

@@ -8,13 +8,11 @@
 
 namespace cordon {
 
-Result<UniqueFd> try_lock_file(const std::filesystem::path& path, LockOpen how) {
-  const int excl = how == LockOpen::kCreateNew ? O_EXCL : 0;
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | excl | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) {
-    if (how == LockOpen::kCreateNew && (errno == EEXIST || errno == ENOENT)) return UniqueFd();
-    return fail_errno("open " + path.string());
-  }
+namespace {
+
+// flock(LOCK_EX|LOCK_NB) on `fd`, opened from `path`, then the check that `path` still
+// names it.
+Result<UniqueFd> lock_opened(UniqueFd fd, const std::filesystem::path& path) {
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return UniqueFd();  // held, e.g. by a sweeper for the moment
     return fail_errno("flock " + path.string());
@@ -29,6 +27,24 @@ Result<UniqueFd> try_lock_file(const std::filesystem::path& path, LockOpen how) 
     return UniqueFd();
   }
   return fd;
+}
+
+}  // namespace
+
+Result<UniqueFd> try_lock_file(const std::filesystem::path& path, LockOpen how) {
+  const int excl = how == LockOpen::kCreateNew ? O_EXCL : 0;
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | excl | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) {
+    if (how == LockOpen::kCreateNew && (errno == EEXIST || errno == ENOENT)) return UniqueFd();
+    return fail_errno("open " + path.string());
+  }
+  return lock_opened(std::move(fd), path);
+}
+
+Result<UniqueFd> try_lock_dir(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return fail_errno("open " + path.string());
+  return lock_opened(std::move(fd), path);
 }
 
 }  // namespace cordon

@@ -15,7 +15,9 @@ namespace cordon {
 // reap, a dead cordon can stay a zombie forever, and what it owned is stale all the same.
 // A recycled pid reads as alive, which only delays a sweep.
 //
-// The pid in a name is read in the sweeping process's PID namespace, so the rule holds only
+// Run cgroups are not judged by this: their owner holds a lock on each (cgroup2.h,
+// sweep_unowned_cgroups). For the rest (run dirs):
+// the pid in a name is read in the sweeping process's PID namespace, so the rule holds only
 // between cordons that share one. A cordon in another PID namespace that shares the same
 // run-directory parent or cgroup tree (a container given the host's /dev/shm, or run with
 // the host's cgroup namespace and the same cgroup) reads as dead while it runs — or as an

@@ -11,6 +11,13 @@
 // long as its backend instance inside a long-running process (a library user, the inspector, a
 // server); a one-shot CLI call has nothing to gain from it. The backends make their pooled
 // sandboxes die with the process that holds the pool.
+//
+// At exit every live pool's thread is stopped (a build in progress finishes first) by a
+// handler registered with atexit when the pool is made, before the static destructors of
+// what was made earlier run: a backend kept in a static object is destroyed after statics
+// its pools' builds use (issue #40, item 13). Statics made later (on the pool's thread, or
+// after the pool) are destroyed before that handler runs: what a build uses is therefore
+// never-destroyed (`static T& x = *new T`) or trivially destructible.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +35,14 @@
 #include "cordon/error.h"
 
 namespace cordon {
+
+namespace detail {
+// The process-wide list of the live pools' thread stops that the exit handler runs
+// (warm_pool.cpp); the first registration registers the handler.
+void register_pool_stop(const void* pool, std::function<void()> stop);
+// Once this returns, the exit handler does not call (or is done calling) the pool's stop.
+void unregister_pool_stop(const void* pool);
+}  // namespace detail
 
 template <typename T>
 class WarmPool {
@@ -47,17 +62,14 @@ class WarmPool {
            std::chrono::milliseconds settle = kDefaultSettle)
       : size_(size), settle_(settle), make_(std::move(make)), destroy_(std::move(destroy)) {
     thread_ = std::thread([this] { loop(); });
+    detail::register_pool_stop(this, [this] { stop_thread(); });
   }
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;
   // Stops the thread, destroys every ready and retired item.
   ~WarmPool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
+    detail::unregister_pool_stop(this);
+    stop_thread();
     for (auto& item : ready_) destroy_(item);
     for (auto& item : retired_) destroy_(item);
   }
@@ -144,6 +156,17 @@ class WarmPool {
   }
 
  private:
+  // Ends the thread after what it does now; the pool keeps its items (take, retire work on).
+  void stop_thread() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    // Not from the thread itself (exit() called by a build): it ends after this build.
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  }
+
   // No run in flight, and the last one ended `settle` ago.
   [[nodiscard]] bool quiet() const { return in_flight_ == 0 && Clock::now() >= settled_at_; }
   [[nodiscard]] bool may_destroy() const {

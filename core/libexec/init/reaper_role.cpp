@@ -1,5 +1,7 @@
 // cordon-init's "reaper" role, cordon-reaper: the fallback subreaper (see
-// cordon/proc/reaper.h for why it exists). argv here starts at the role's name.
+// cordon/proc/reaper.h for why it exists), and its "subreaper" role, cordon-subreap: the
+// parent of an OCI runtime cordon starts attached (runsc), which reaps what the runtime's
+// tree leaves (roles.h). argv here starts at the role's name.
 //
 // Started by ReaperProcess::start with the code's environment, cwd and stdio, and the
 // control socket at fd 3. It starts the code, then waits for either the code's main
@@ -90,6 +92,12 @@ void kill_descendants() {
   for (const pid_t pid : tree) {
     if (pid != self) ::kill(pid, SIGKILL);
   }
+}
+
+// In the runtime's child before exec: it dies with the subreaper (a SIGKILL of the
+// subreaper, as cordon gives a runtime it stops waiting for, still ends the runtime).
+int die_with_subreaper(void* /*arg*/) {
+  return ::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 ? 0 : errno;
 }
 
 int usage() {
@@ -188,6 +196,47 @@ int reaper_main(int argc, char** argv) {
   }
   // _Exit: `child` still holds the pid it no longer owns (reaped above); skip its destructor.
   std::_Exit(0);
+}
+
+int subreaper_main(int argc, char** argv) {
+  // argv: subreaper -- <runtime argv...>
+  if (argc < 3 || std::strcmp(argv[1], "--") != 0) return usage();
+  // Orphans of the runtime's tree (gVisor's sandbox, gofer and stubs when their parent
+  // goes) are reparented to us instead of to PID 1.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return 125;
+  cordon::proc::SpawnOptions runtime;
+  runtime.path = argv[2];
+  for (int i = 2; i < argc; ++i) runtime.argv.emplace_back(argv[i]);
+  for (char** e = environ; *e != nullptr; ++e) runtime.env.emplace_back(*e);
+  runtime.stdin_fd = 0;
+  runtime.stdout_fd = 1;
+  runtime.stderr_fd = 2;
+  runtime.new_session = false;
+  runtime.hook = die_with_subreaper;
+  auto child = cordon::proc::spawn(runtime);
+  if (!child) return 125;
+  // Only the runtime holds the stdio from now on: cordon's pipes reach EOF with it.
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null_fd, fd);
+    ::close(null_fd);
+  }
+  // The runtime's end, then every process left below us killed and reaped (init_end.h),
+  // so that our own end (what cordon waits for) means nothing of the runtime is left.
+  for (;;) {
+    struct pollfd pfd{child->pidfd(), POLLIN, 0};
+    if (::poll(&pfd, 1, -1) >= 0 || errno != EINTR) break;
+  }
+  cordon::init::Report report;
+  cordon::init::end_run(report, child->pid(), kill_descendants, /*atomic=*/false);
+  // The runtime's own status, as cordon would have seen it: its exit code, or its signal.
+  const int status = report.status;
+  if (report.main_reaped != 0 && WIFSIGNALED(status)) {
+    ::signal(WTERMSIG(status), SIG_DFL);
+    ::kill(::getpid(), WTERMSIG(status));
+  }
+  // _Exit: `child` still holds the pid it no longer owns (reaped above).
+  std::_Exit(report.main_reaped != 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }
 
 }  // namespace cordon::init

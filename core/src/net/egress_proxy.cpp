@@ -345,7 +345,8 @@ void EgressProxy::serve(UniqueFd client) {
   if (auto literal = IpAddress::parse(request.host)) {
     addresses.push_back(*literal);
   } else {
-    auto resolved = resolver_->resolve(request.host);
+    // The stop eventfd ends the wait: a run's end never waits on DNS (issue #40, item 11).
+    auto resolved = resolver_->resolve(request.host, stop);
     if (!resolved) {
       refuse(client.get(), 502, resolved.error().message, std::move(event));
       return;

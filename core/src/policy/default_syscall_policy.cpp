@@ -434,7 +434,8 @@ SyscallPolicy build() {
 }  // namespace
 
 const SyscallPolicy& default_syscall_policy() {
-  static const SyscallPolicy policy = build();
+  // Never destroyed: a warm pool's build still in progress at exit reads it (warm_pool.h).
+  static const SyscallPolicy& policy = *new SyscallPolicy(build());
   return policy;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -12,9 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "cordon/lock_file.h"
 #include "cordon/owner.h"
 #include "cordon/proc/cgroup_fs.h"
 #include "cordon/proc/cgroup_layout.h"
+#include "cordon/scope_exit.h"
 
 namespace cordon::proc {
 namespace fs = std::filesystem;
@@ -55,13 +58,50 @@ Result<Cgroup2> Cgroup2::adopt(const fs::path& dir) {
   return cg;
 }
 
-Result<fs::path> make_run_cgroup_dir(const fs::path& parent) {
+namespace {
+
+// `parent` opened and flocked with `how`, blocking: a sweep holds it exclusively only while
+// it decides (no removal under it), a maker shared for one mkdir, open and flock.
+Result<UniqueFd> lock_parent(const fs::path& parent, int how) {
+  UniqueFd fd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return fail_errno("open " + parent.string());
+  while (::flock(fd.get(), how) != 0) {
+    if (errno != EINTR) return fail_errno("flock " + parent.string());
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<RunCgroupDir> make_run_cgroup_dir(const fs::path& parent) {
+  auto parent_lock = lock_parent(parent, LOCK_SH);
+  if (!parent_lock) return std::unexpected(parent_lock.error());
   for (int attempt = 0; attempt < 16; ++attempt) {
     fs::path dir = parent / next_owned_name("cordon-");
-    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      if (errno != EEXIST) return fail_errno("mkdir " + dir.string());
+      continue;
+    }
+    auto lock = try_lock_dir(dir);
+    if (lock && *lock) return RunCgroupDir{std::move(dir), std::move(*lock)};
+    // Nobody else can hold a lock on a directory this new (a sweep would need the parent's
+    // lock): a failure is ours (fd exhaustion). Without the lock it is not a run group.
+    ::rmdir(dir.c_str());
+    if (!lock) return std::unexpected(lock.error());
+    return fail(ErrorCode::kInternal, "the lock of the new " + dir.string() + " was taken");
   }
   return fail(ErrorCode::kSystem, "no free cgroup name under " + parent.string());
+}
+
+Result<UniqueFd> make_locked_cgroup_dir(const fs::path& dir) {
+  auto parent_lock = lock_parent(dir.parent_path(), LOCK_SH);
+  if (!parent_lock) return std::unexpected(parent_lock.error());
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return fail_errno("mkdir " + dir.string());
+  auto lock = try_lock_dir(dir);
+  if (!lock) return std::unexpected(lock.error());
+  if (!*lock) return fail(ErrorCode::kUnavailable, dir.string() + " is locked by another process");
+  return std::move(*lock);
 }
 
 bool cgroup_kill_expected(const fs::path& parent, std::string_view kernel_release) {
@@ -87,12 +127,14 @@ bool cgroup_kill_expected(const fs::path& parent) {
 Result<Cgroup2> Cgroup2::create(const fs::path& parent) {
   auto made = make_run_cgroup_dir(parent);
   if (!made) return std::unexpected(made.error());
-  const fs::path dir = std::move(*made);
+  const fs::path dir = std::move(made->path);
   auto cg = adopt(dir);
   if (!cg) {
     ::rmdir(dir.c_str());
     return cg;
   }
+  // The locked fd serves as the directory's fd: the lock lives exactly as long as the group.
+  cg->dir_ = std::move(made->lock);
   // cgroup.kill is what makes a cgroup worth having here (Linux >= 5.14); checked on the
   // new child because the root cgroup has no cgroup.kill of its own.
   if (::access((dir / "cgroup.kill").c_str(), W_OK) != 0) {
@@ -169,7 +211,9 @@ Result<std::int64_t> Cgroup2::cpu_usage_usec() const {
 Status Cgroup2::remove(Clock::time_point until) {
   if (path_.empty()) return {};
   procs_.reset();
-  dir_.reset();
+  // dir_ (the owner's lock, for a group we made) stays open until the rmdir: a sweep that
+  // sees the lock free meanwhile would remove the group under us.
+  const ScopeExit unlock([this] { dir_.reset(); });
   Status status = kill();
   if (status || status.error().sys_errno == ENOENT) {
     auto empty = wait_empty(until);
@@ -190,20 +234,38 @@ Status Cgroup2::remove(Clock::time_point until) {
   return status;
 }
 
-Result<int> sweep_stale_cgroups(const fs::path& parent) {
-  std::error_code ec;
+Result<int> sweep_unowned_cgroups(const fs::path& parent,
+                                  const std::function<bool(const fs::path&)>& remove) {
+  std::vector<RunCgroupDir> unowned;
+  {
+    // Exclusive while deciding, so no group is seen between its mkdir and its owner's flock.
+    auto parent_lock = lock_parent(parent, LOCK_EX);
+    if (!parent_lock) return std::unexpected(parent_lock.error());
+    std::error_code ec;
+    fs::directory_iterator it(parent, ec);
+    if (ec) {
+      return std::unexpected(Error{ErrorCode::kSystem, ec.value(), "list " + parent.string()});
+    }
+    for (const auto& entry : it) {
+      if (!cgroup_owner_pid(entry.path().filename().string()) || !entry.is_directory(ec)) {
+        continue;
+      }
+      auto lock = try_lock_dir(entry.path());
+      if (lock && *lock) unowned.push_back(RunCgroupDir{entry.path(), std::move(*lock)});
+    }
+  }
   int removed = 0;
-  fs::directory_iterator it(parent, ec);
-  if (ec) return std::unexpected(Error{ErrorCode::kSystem, ec.value(), "list " + parent.string()});
-  for (const auto& entry : it) {
-    const auto name = entry.path().filename().string();
-    const auto owner = cgroup_owner_pid(name);
-    if (!owner || !entry.is_directory(ec) || pid_alive(*owner)) continue;
-    auto cg = Cgroup2::adopt(entry.path());
-    if (!cg) continue;
-    if (cg->remove(Cgroup2::Clock::now() + std::chrono::seconds(2))) ++removed;
+  for (const auto& group : unowned) {
+    if (remove(group.path)) ++removed;
   }
   return removed;
+}
+
+Result<int> sweep_stale_cgroups(const fs::path& parent) {
+  return sweep_unowned_cgroups(parent, [](const fs::path& dir) {
+    auto cg = Cgroup2::adopt(dir);
+    return cg && cg->remove(Cgroup2::Clock::now() + std::chrono::seconds(2)).has_value();
+  });
 }
 
 }  // namespace cordon::proc

@@ -31,6 +31,16 @@ bool xattr_is_one(const fs::path& dir, const char* name) {
   return n == 1 && value[0] == '1';
 }
 
+// Makes our own leaf and holds its lock for the rest of the process's life (the fd is never
+// closed): the leaf lies beside the run groups, and a sweep takes a group whose lock is free
+// for a dead run's (sweep_unowned_cgroups) and would kill what runs in it, cordon itself.
+Status hold_own_leaf(const fs::path& leaf_dir) {
+  auto lock = make_locked_cgroup_dir(leaf_dir);
+  if (!lock) return std::unexpected(lock.error());
+  (void)lock->release();
+  return {};
+}
+
 // move_group_into_leaf, or (only_ourselves) just this process, into `leaf_dir`.
 Status move_processes_into_leaf(const fs::path& from, const fs::path& leaf_dir,
                                 bool only_ourselves) {
@@ -128,6 +138,9 @@ Result<V2Parent> v2_group_parent(const CgroupHierarchy& v2, const fs::path& cgro
     const char* via = sibling ? kViaSibling : facts.delegated_to_us ? kViaDelegated : kViaOwnLeaf;
     V2Parent parent{sibling ? v2.own_dir.parent_path() : v2.own_dir, via};
     if (!acquire || !real) return parent;
+    if (auto st = hold_own_leaf(parent.dir / leaf_name(self)); !st) {
+      return std::unexpected(st.error());
+    }
     if (auto st = move_processes_into_leaf(v2.own_dir, parent.dir / leaf_name(self),
                                            /*only_ourselves=*/sibling);
         !st) {
@@ -161,6 +174,7 @@ Result<V2Parent> v2_group_parent(const CgroupHierarchy& v2, const fs::path& cgro
   }
   const fs::path scope = moved->own_dir;
   (void)sweep_dead_scopes(scope.parent_path());
+  if (auto st = hold_own_leaf(scope / leaf_name(self)); !st) return std::unexpected(st.error());
   if (auto st = move_processes_into_leaf(scope, scope / leaf_name(self),
                                          /*only_ourselves=*/false);
       !st) {

@@ -14,7 +14,6 @@
 #include <thread>
 #include <utility>
 
-#include "cordon/owner.h"
 #include "cordon/proc/cgroup2.h"
 #include "cordon/proc/cgroup_delegation.h"
 #include "cordon/proc/cgroup_fs.h"
@@ -315,8 +314,9 @@ namespace {
 using Hierarchies = std::vector<CgroupHierarchy>;
 Result<std::shared_ptr<const Hierarchies>> hierarchies_for(const fs::path& cgroup_root,
                                                            bool refresh) {
+  // Never destroyed: a warm pool's build still in progress at exit reads it (warm_pool.h).
   static std::mutex mutex;
-  static std::map<fs::path, std::shared_ptr<const Hierarchies>> cache;
+  static auto& cache = *new std::map<fs::path, std::shared_ptr<const Hierarchies>>;
   std::lock_guard lock(mutex);
   auto& slot = cache[cgroup_root];
   if (!slot || refresh) {
@@ -356,7 +356,7 @@ Result<LimitGroup> LimitGroup::create(const Limits& limits, const LimitGroupOpti
     }
     auto dir = make_run_cgroup_dir(parent);
     if (!dir) return std::unexpected(dir.error());
-    group.groups_.push_back(Group{std::move(*dir), v2, 0, {}});
+    group.groups_.push_back(Group{std::move(dir->path), v2, 0, {}, std::move(dir->lock)});
     return &group.groups_.back();
   };
 
@@ -576,19 +576,17 @@ Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options) {
   int removed = 0;
   for (const auto& h : **hierarchies) {
     if (h.v2) {
-      // Same names, same rule (owner dead): the cgroup v2 sweep does it.
+      // Same names, same rule (no owner holds its lock): the cgroup v2 sweep does it.
       // Below the delegated parent once we have one (the dead cordons' scopes are swept
       // when it is acquired), else below our own group.
       if (auto n = sweep_stale_cgroups(group_parent_dir(h))) removed += *n;
       continue;
     }
     if (!is_limit_controller(h)) continue;  // we never create groups elsewhere
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(h.own_dir, ec)) {
-      const auto owner = cgroup_owner_pid(entry.path().filename().string());
-      if (!owner || !entry.is_directory(ec) || pid_alive(*owner)) continue;
-      if (remove_v1_group(entry.path(), Clock::now() + std::chrono::seconds(2))) ++removed;
-    }
+    auto n = sweep_unowned_cgroups(h.own_dir, [](const fs::path& dir) {
+      return remove_v1_group(dir, Clock::now() + std::chrono::seconds(2)).has_value();
+    });
+    if (n) removed += *n;
   }
   return removed;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -19,21 +20,33 @@ class Resolver {
  public:
   virtual ~Resolver() = default;
   // The addresses `host` (a name, never a literal: the proxy handles those) resolves to, in
-  // the order to try them; an error when it resolves to none.
-  virtual Result<std::vector<IpAddress>> resolve(std::string_view host) = 0;
+  // the order to try them; an error when it resolves to none. `cancel_fd` (or -1) turns
+  // readable when the caller no longer wants the answer (the proxy's stop): a resolver that
+  // waits returns an error then, at once.
+  virtual Result<std::vector<IpAddress>> resolve(std::string_view host, int cancel_fd) = 0;
 };
 
-// The host's resolver (getaddrinfo), bounded by `timeout`: a lookup that takes longer is an
-// error and is left to finish on a detached thread that owns nothing of the caller's, so a
-// stuck DNS server never holds up the end of a run.
+// getaddrinfo(host), its addresses without repeats: SystemResolver's default lookup.
+[[nodiscard]] Result<std::vector<IpAddress>> getaddrinfo_lookup(const std::string& host);
+
+// The host's resolver (getaddrinfo), bounded by `timeout` and by `cancel_fd`: the lookup runs
+// on a detached thread that owns nothing of the caller's (its result lands in a block the
+// thread shares by reference count, and is discarded when nobody waits any more), so neither
+// a stuck DNS server nor a pending lookup ever holds up the end of a run (issue #40, item
+// 11). glibc's getaddrinfo cannot be interrupted, and getaddrinfo_a's cancel does not stop
+// a request already in progress: abandoning the thread is the one bound there is.
 class SystemResolver final : public Resolver {
  public:
-  explicit SystemResolver(std::chrono::milliseconds timeout = std::chrono::seconds(5))
-      : timeout_(timeout) {}
-  Result<std::vector<IpAddress>> resolve(std::string_view host) override;
+  // The lookup the thread runs: getaddrinfo_lookup, or a test's (one that blocks).
+  using Lookup = std::function<Result<std::vector<IpAddress>>(const std::string& host)>;
+  explicit SystemResolver(std::chrono::milliseconds timeout = std::chrono::seconds(5),
+                          Lookup lookup = getaddrinfo_lookup)
+      : timeout_(timeout), lookup_(std::move(lookup)) {}
+  Result<std::vector<IpAddress>> resolve(std::string_view host, int cancel_fd) override;
 
  private:
   std::chrono::milliseconds timeout_;
+  Lookup lookup_;
 };
 
 // A fixed table, for tests (and a resolver override): names not in it do not resolve. Tests
@@ -42,7 +55,7 @@ class StaticResolver final : public Resolver {
  public:
   explicit StaticResolver(std::map<std::string, std::vector<IpAddress>, std::less<>> table)
       : table_(std::move(table)) {}
-  Result<std::vector<IpAddress>> resolve(std::string_view host) override;
+  Result<std::vector<IpAddress>> resolve(std::string_view host, int cancel_fd) override;
 
  private:
   std::map<std::string, std::vector<IpAddress>, std::less<>> table_;

@@ -5,8 +5,9 @@
 // /sys/fs/cgroup/unified tree.
 //
 // Cgroups are created only under the calling process's own v2 cgroup, named
-// cordon-<our pid>-<counter> (make_run_cgroup_dir), so a sweep can tell ours apart and find those
-// of a cordon that died (its pid no longer alive) without touching anyone else's.
+// cordon-<our pid>-<counter> (make_run_cgroup_dir), so a sweep can tell cordon's apart from
+// anyone else's; whether a group's owner still lives is told by the flock its owner holds on
+// the group's directory, not by the pid in the name (see sweep_unowned_cgroups).
 #pragma once
 
 #include <sys/types.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,12 +28,20 @@ namespace cordon::proc {
 // <cgroup2 mount>/<our own v2 path>: where this process may create its run cgroups.
 [[nodiscard]] Result<std::filesystem::path> own_cgroup2_dir();
 
-// mkdir <parent>/cordon-<our pid>-<n>: the one way every per-run cgroup is made (Cgroup2
-// and LimitGroup), with next_owned_name's process-wide counter. A name that exists
+// A run cgroup's directory and its owner's lock: an fd of the directory holding
+// flock(LOCK_EX) for as long as the group is ours. The lock goes when every copy of the fd
+// is closed (the owner's exit, however it dies; O_CLOEXEC, so no exec'd child keeps it).
+struct RunCgroupDir {
+  std::filesystem::path path;
+  UniqueFd lock;
+};
+
+// mkdir <parent>/cordon-<our pid>-<n> and its lock: the one way every per-run cgroup is made
+// (Cgroup2 and LimitGroup), with next_owned_name's process-wide counter. A name that exists
 // already is skipped: a dead process that had our pid left it and the sweep has not
-// removed it yet (it reads as ours, alive, until we exit).
-[[nodiscard]] Result<std::filesystem::path> make_run_cgroup_dir(
-    const std::filesystem::path& parent);
+// removed it yet. The mkdir and the lock are one step for a sweep: both happen under a
+// shared flock of `parent`, which a sweep holds exclusively while it decides.
+[[nodiscard]] Result<RunCgroupDir> make_run_cgroup_dir(const std::filesystem::path& parent);
 
 // Whether a cgroup made under `parent` will have cgroup.kill (Linux >= 5.14), which
 // Cgroup2::create requires, read without making one: a non-root cgroup (it has
@@ -96,9 +106,25 @@ class Cgroup2 {
   UniqueFd procs_;
 };
 
-// Removes cgroups named cordon-<pid>-* under `parent` whose owner pid is dead (or a
-// zombie): kills what runs in them, then rmdir. Ours and those of live cordons stay.
-// Returns how many were removed.
+// mkdir `dir` (one that exists is taken as it is) and lock it as make_run_cgroup_dir does,
+// under its parent's shared lock: cordon's own leaf on a delegated v2 parent
+// (cgroup_delegation.h, "cordon-<pid>-0"), which lies beside the run groups and which a sweep
+// must never take for a dead run's group. Fails when someone else holds its lock.
+[[nodiscard]] Result<UniqueFd> make_locked_cgroup_dir(const std::filesystem::path& dir);
+
+// Calls `remove` for every group named cordon-<pid>-<n> under `parent` whose lock
+// (RunCgroupDir) no one holds, holding that lock meanwhile so no other sweep takes it too;
+// returns how many `remove` said it removed. A group whose directory cannot be opened or
+// locked (fd exhaustion, a permission) stays: ownership is decided by the lock alone, never
+// by a failed open of the owner's /proc entry, which also fails for a live owner under
+// hidepid or in another PID namespace sharing this cgroupfs. A group made by a cordon that
+// took no such lock (before #40) reads as unowned.
+[[nodiscard]] Result<int> sweep_unowned_cgroups(
+    const std::filesystem::path& parent,
+    const std::function<bool(const std::filesystem::path&)>& remove);
+
+// sweep_unowned_cgroups with Cgroup2's removal: kills what runs in each, then rmdir. Ours and
+// those of live cordons stay. Returns how many were removed.
 [[nodiscard]] Result<int> sweep_stale_cgroups(const std::filesystem::path& parent);
 
 }  // namespace cordon::proc

@@ -122,6 +122,7 @@ class LimitGroup {
     // The files stats() reads, opened when the group was made (cgroupfs::read_again): a
     // pooled sandbox's run then reads its figures without a path lookup or an open.
     std::vector<std::pair<cgroupfs::Figure, UniqueFd>> figures;
+    UniqueFd lock;  // RunCgroupDir's: held until the group is removed (sweep_unowned_cgroups)
   };
   static void open_figures(Group& group);
   // A figure of `group`: from its file opened ahead, else by path (a file absent then).
@@ -141,7 +142,8 @@ class LimitGroup {
                                                      LimitKindCg kind, const Limits& limits,
                                                      const LimitGroupOptions& options = {});
 
-// Removes cordon-<pid>-* groups of dead owners in every hierarchy under our own cgroups.
+// Removes cordon-<pid>-* groups whose owner holds no lock on them (sweep_unowned_cgroups) in
+// every hierarchy under our own cgroups.
 [[nodiscard]] Result<int> sweep_stale_limit_groups(const LimitGroupOptions& options = {});
 
 // Removes the cgroup `dir` and the groups below it, SIGKILLing whatever still runs in them

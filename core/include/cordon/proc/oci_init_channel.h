@@ -5,7 +5,8 @@
 // The channel (issue #18): cordon listens on kInitSocketName in the bundle's code/
 // directory, which every container sees read-only at /.cordon, and the init, started as
 // `cordon-init oci --connect /.cordon/init.sock`, connects to it before anything else and
-// moves the connection to fd 3. cordon accepts exactly one connection, then closes the
+// moves the connection to fd 3. cordon accepts exactly one connection from a process of the
+// container (SO_PEERCRED: its cgroup lists the peer; any other peer is refused), then closes the
 // listener and unlinks its file before it sends the order, so no code ever runs while the
 // socket can be reached. One channel for every runtime: runc could pass an inherited fd
 // (`--preserve-fds`), gVisor's runsc (release 2022-12-19) cannot, but lets the sandbox
