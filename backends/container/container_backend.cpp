@@ -204,6 +204,14 @@ void ContainerBackend::discover() const {
         why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
       }
     }
+    if (why.empty() && preloads_gvisor_stat(options_)) {
+      if (auto lib = find_libexec_helper(kGvisorStatHelper)) {
+        gvisor_stat_source_ = *lib;
+      } else {
+        why = std::string("the ") + kGvisorStatHelper +
+              " helper runsc's runs preload was not found (set CORDON_LIBEXEC_DIR)";
+      }
+    }
     // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the
     // engine).
     if (why.empty() && options_.engine.empty())
@@ -274,14 +282,21 @@ Status ContainerBackend::prepare_once() {
   // must not break its later runs, and a bind mount cannot be made from a deleted file.
   // The copy goes with the instance (destructor, or the sweep of a dead instance's "<id>-"
   // names).
-  const fs::path copy = instance_->bundles_dir() / (instance_->id() + "-init");
   std::error_code ec;
-  fs::copy_file(init_source_, copy, fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    return fail(ErrorCode::kSystem,
-                "cannot copy the cordon-init helper to " + copy.string() + ": " + ec.message());
+  const auto copy_helper = [&](const fs::path& source, const std::string& suffix,
+                               fs::path& copy) -> Status {
+    copy = instance_->bundles_dir() / (instance_->id() + suffix);
+    fs::copy_file(source, copy, fs::copy_options::overwrite_existing, ec);
+    if (!ec) return {};
+    copy.clear();
+    return fail(ErrorCode::kSystem, "cannot copy the helper " + source.filename().string() +
+                                        " to the instance: " + ec.message());
+  };
+  if (Status st = copy_helper(init_source_, "-init", init_path_); !st) return st;
+  if (!gvisor_stat_source_.empty()) {
+    if (Status st = copy_helper(gvisor_stat_source_, "-gvisor-stat.so", gvisor_stat_path_); !st)
+      return st;
   }
-  init_path_ = copy;
   // One root directory for every container of this instance: read-only inside each, so it
   // can be shared; made once instead of per run.
   if (options_.engine.empty() && options_.rootfs.empty()) {
@@ -320,7 +335,9 @@ ContainerBackend::~ContainerBackend() {
   pool_.reset();
   if (!engine_dir_.empty()) (void)remove_tree(engine_dir_);
   if (!shared_rootfs_.empty()) (void)remove_tree(shared_rootfs_);
-  if (!init_path_.empty()) ::unlink(init_path_.c_str());  // the instance's copy
+  // The instance's copies.
+  if (!init_path_.empty()) ::unlink(init_path_.c_str());
+  if (!gvisor_stat_path_.empty()) ::unlink(gvisor_stat_path_.c_str());
 }
 
 std::string ContainerBackend::find_engine() const {
@@ -382,6 +399,10 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
   const fs::path bundles = ready ? instance_->bundles_dir() : runtime_dir_ / "bundles";
   const std::string id = ready ? instance_->id() : "<instance>";
   in.init_host_path = ready ? init_path_.string() : (bundles / (id + "-init")).string();
+  if (preloads_gvisor_stat(options_)) {
+    in.gvisor_stat_host_path =
+        ready ? gvisor_stat_path_.string() : (bundles / (id + "-gvisor-stat.so")).string();
+  }
   in.scratch_host_path = (bundles / name / "scratch").string();
   in.code_host_path = (bundles / name / "code").string();
   in.rootfs_host_path = ready || !options_.rootfs.empty() ? shared_rootfs_.string()

@@ -47,6 +47,11 @@ inline constexpr const char* kProxySocket = "/.cordon/proxy.sock";
 // bundle's code/ directory, there only until the init connected, before any code runs.
 inline constexpr const char* kInitSocket = "/.cordon/init.sock";
 inline constexpr const char* kScratchDir = "/tmp";
+// Under runsc, with cordon's own root: the library every process of the code preloads so
+// that coreutils' stat calls work under Debian's gVisor (preload/gvisor_stat.cpp), a
+// read-only bind of the instance's copy of cordon-gvisor-stat.so.
+inline constexpr const char* kGvisorStatPath = "/.cordon-gvisor-stat.so";
+inline constexpr const char* kGvisorStatHelper = "cordon-gvisor-stat.so";
 
 // Settings of one backend instance. The test-only switches turn one protection off at a
 // time for positive controls (the same probe must succeed without it).
@@ -78,6 +83,10 @@ struct ContainerOptions {
   std::shared_ptr<net::Resolver> resolver_for_test;
 };
 
+// Whether the runs of `options` preload kGvisorStatPath: runsc in the OCI runtime mode with
+// cordon's host-built root (a user's root filesystem may hold another libc, or none).
+[[nodiscard]] bool preloads_gvisor_stat(const ContainerOptions& options);
+
 // What a bundle depends on: the effective limits of the run.
 struct BundleKey {
   std::uint64_t memory_bytes = kDefaultMemoryCeiling;
@@ -94,7 +103,9 @@ struct BundleInputs {
   BundleKey key;
   ContainerOptions options;
   policy::HostLayout layout;
-  std::string init_host_path;     // the host's cordon-oci-init
+  std::string init_host_path;  // the host's cordon-oci-init
+  // The host's cordon-gvisor-stat.so, bound at kGvisorStatPath (preloads_gvisor_stat()).
+  std::string gvisor_stat_host_path;
   std::string scratch_host_path;  // the host directory (a sized tmpfs) bound at /tmp
   std::string code_host_path;     // the host directory bound read-only at kCodeDir
   // The host-built root directory, shared by every container of the instance (read-only
