@@ -183,7 +183,7 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
 void ContainerBackend::discover() const {
   std::call_once(discovered_, [this] {
     // `runc --version`-style questions and reads of /proc and /sys only: nothing is made.
-    runtime_probe_ = probe_runtime(options_.runtime);
+    runtime_probe_ = probe_runtime(options_.runtime, options_.runsc_platform);
     gvisor_ = runtime_probe_.name == "runsc";
     runsc_installed_ = !find_tool("runsc").empty();
     std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;

@@ -57,6 +57,9 @@ inline constexpr const char* kGvisorStatHelper = "cordon-gvisor-stat.so";
 // time for positive controls (the same probe must succeed without it).
 struct ContainerOptions {
   std::string runtime = "runc";  // "runc", "crun" or "runsc", found on PATH
+  // runsc's gVisor platform (BackendOptions::runsc_platform); empty: $CORDON_RUNSC_PLATFORM
+  // or the default (runsc_platform.h).
+  std::string runsc_platform;
   // Engine mode (engine_run.h): "podman" or "docker" on PATH runs `image`; empty: cordon
   // writes bundles for `runtime` (the OCI runtime mode).
   std::string engine;
