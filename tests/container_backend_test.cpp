@@ -524,6 +524,50 @@ TEST_P(ContainerTest, APooledContainerReachesItsRunsProxy) {
   EXPECT_TRUE(r.network->connections[0].allowed);
 }
 
+// The run's proxy socket is reachable only through the init's relay (issue #40, item 10),
+// as the namespace backend's: the code cannot connect to /.cordon/proxy.sock (where it was),
+// list /.cordon to find its secret directory, or find it among the unix sockets it sees.
+// Judged by the proxy's own record: a connection that reached the proxy is in `network`.
+// Positive control: the same request through the relay (127.0.0.1:3128) reaches the proxy
+// and is recorded.
+TEST_P(ContainerTest, TheProxySocketIsReachableOnlyThroughTheRelay) {
+  RunRequest req = py(R"(import os, socket
+ask = b'CONNECT 127.0.0.9:9 HTTP/1.1\r\nHost: 127.0.0.9:9\r\n\r\n'
+def direct(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+        s.sendall(ask)
+        return 'reached ' + s.recv(64).decode(errors='replace').split('\r\n')[0]
+    except OSError:
+        return 'refused'
+print('direct', direct('/.cordon/proxy.sock'))
+try:
+    print('listed', os.listdir('/.cordon'))
+except OSError:
+    print('not listed')
+try:
+    seen = [l.split()[-1] for l in open('/proc/net/unix') if 'proxy' in l]
+except OSError:
+    seen = []
+for path in seen:
+    print('seen', path, direct(path))
+s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+s.sendall(ask)
+print('relay', s.recv(64).decode().split('\r\n')[0].split(' ')[1])
+)",
+                      seconds(30));
+  req.network.allow = {"127.0.0.8:1"};
+  const RunResult r = run(req);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "direct refused\nnot listed\nrelay 403\n") << r.stderr_data;
+  ASSERT_TRUE(r.network.has_value());
+  ASSERT_EQ(r.network->connections.size(), 1U) << "only the relay's request reached the proxy";
+  EXPECT_EQ(r.network->connections[0].host, "127.0.0.9");
+  EXPECT_FALSE(r.network->connections[0].allowed);
+}
+
 TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {
   const oci::RuntimeProbe p = oci::probe_runtime("crun");
   if (!p.path.empty() && ::geteuid() == 0 && oci::cgroup_hybrid_host()) {

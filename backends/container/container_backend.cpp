@@ -29,6 +29,7 @@
 #include "cordon/proc/oci_init_channel.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
+#include "cordon/random_hex.h"
 #include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
 #include "cordon/temp_dir.h"
@@ -890,11 +891,18 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   std::unique_ptr<net::RunNetwork> network;
   if (request.network.any()) {
-    auto started =
-        net::RunNetwork::start_in(request.network, bundle / "code", options_.resolver_for_test);
+    // In a directory of its own with a secret name (container_plan.h, kRelayDirBytes).
+    auto secret = random_hex(kRelayDirBytes);
+    if (!secret) return setup.error("network proxy: " + secret.error().describe());
+    const fs::path dir = bundle / "code" / *secret;
+    if (::mkdir(dir.c_str(), 0711) != 0) {
+      return setup.error("network proxy: mkdir " + dir.string() + ": " + std::strerror(errno));
+    }
+    auto started = net::RunNetwork::start_in(request.network, dir, options_.resolver_for_test);
     if (!started) return setup.error("network proxy: " + started.error().describe());
     network = std::move(*started);
     network->enforce_in(frame.enforced);
+    payload->relay_socket = proxy_socket_path(*secret);
   }
   if (cancel.cancelled()) return setup.cancelled();
   c.cgroups.mark_run_start();

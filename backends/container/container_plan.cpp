@@ -48,6 +48,10 @@ policy::OciFilesystem minimal_filesystem(std::uint64_t shm_bytes) {
 
 }  // namespace
 
+std::string proxy_socket_path(const std::string& secret) {
+  return std::string(kCodeDir) + "/" + secret + "/" + net::RunNetwork::socket_name();
+}
+
 bool preloads_gvisor_stat(const ContainerOptions& options) {
   return options.runtime == "runsc" && options.engine.empty() && options.rootfs.empty();
 }
@@ -302,7 +306,7 @@ std::string encode_init_request(const RunPayload& payload, std::chrono::millisec
   init::add_record(records, init::OrderTag::kBackstop, 0,
                    std::string_view(reinterpret_cast<const char*>(&ms), sizeof(ms)));
   if (payload.relay_port != 0) {
-    init::add_string(records, init::OrderTag::kRelay, kProxySocket, payload.relay_port);
+    init::add_string(records, init::OrderTag::kRelay, payload.relay_socket, payload.relay_port);
   }
   init::OrderHeader h;
   h.kind = init::OrderKind::kRun;

@@ -40,9 +40,16 @@ inline constexpr rlim_t kSandboxNofile = 1024;
 inline constexpr const char* kInitPath = "/.cordon-init";
 inline constexpr const char* kCodeDir = "/.cordon";  // the bundle's code/ directory, read-only
 inline constexpr const char* kCodeFile = "/.cordon/code";
-// A run with a network allow-list: the egress proxy's socket, made in the bundle's code/
-// directory when the run starts (so a pooled container, built before, sees it too).
-inline constexpr const char* kProxySocket = "/.cordon/proxy.sock";
+// A run with a network allow-list: the egress proxy's socket, made when the run starts (so a
+// pooled container, built before, sees it too) in a directory of the bundle's code/ whose
+// name is drawn per run, kRelayDirBytes from the kernel's CSPRNG (proxy_socket_path()). The
+// order hands the path to the init's relay alone: /.cordon is 0711, so the code can neither
+// list it nor name the socket, and the relay holds the only way in, as the namespace
+// backend's holds a directory fd (issue #40). The init and its relay are not dumpable: the
+// code (the same uid) cannot read the path from their memory.
+inline constexpr std::size_t kRelayDirBytes = 16;
+// The socket's path inside the container for the directory named `secret`.
+[[nodiscard]] std::string proxy_socket_path(const std::string& secret);
 // The init's control channel (cordon/proc/oci_init_channel.h): cordon's listener in the
 // bundle's code/ directory, there only until the init connected, before any code runs.
 inline constexpr const char* kInitSocket = "/.cordon/init.sock";
@@ -150,8 +157,10 @@ struct RunPayload {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::optional<std::string> code_file;  // contents for kCodeFile, when argv cannot hold it
-  // With a network allow-list: the init relays 127.0.0.1:relay_port to kProxySocket.
+  // With a network allow-list: the init relays 127.0.0.1:relay_port to relay_socket
+  // (proxy_socket_path(), set by the run once the proxy listens).
   std::uint16_t relay_port = 0;
+  std::string relay_socket;
 };
 
 // The interpreter and its argv as the container sees them, a clean environment (and, with
