@@ -578,6 +578,36 @@ TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {
   EXPECT_NE(oci::probe_runtime("nonesuch-runtime").reason.find("unknown"), std::string::npos);
 }
 
+// The probe is true about what prepare() would fail on first (issue #40, item 7): a runtime
+// directory that cannot be made is "unavailable" with why, not an available backend whose
+// prepare then fails. What the probe cannot see (here a file where prepare makes the
+// instances' lock directory, put there after the probe) fails prepare with a reason naming
+// the backend's runtime and the step.
+TEST(ContainerPrepare, TheProbeSeesWhatPrepareWouldFailOnAndPrepareSaysWhy) {
+  const testing::ScratchDir scratch;
+  std::ofstream(scratch.path + "/a-file") << "";
+  oci::ContainerOptions options;
+  options.runtime_dir = scratch.path + "/a-file/oci";
+  const oci::ContainerBackend unmakeable(options);
+  const Probe probe = unmakeable.probe();
+  if (!oci::probe_runtime("runc").usable) CORDON_SKIP_OR_FAIL(oci::probe_runtime("runc").reason);
+  EXPECT_FALSE(probe.available);
+  EXPECT_EQ(probe.reason, "runtime directory: " + scratch.path + "/a-file is not a directory");
+
+  options.runtime_dir = scratch.path + "/oci";
+  oci::ContainerBackend later(options);
+  ASSERT_TRUE(later.probe().available) << later.probe().reason;
+  fs::create_directories(options.runtime_dir);
+  std::ofstream(options.runtime_dir + "/locks") << "";  // after the probe looked
+  const auto prepared = later.prepare();
+  ASSERT_FALSE(prepared.has_value());
+  EXPECT_NE(prepared.error().message.find(
+                "the container backend (runtime runc) could not be prepared: runtime directory " +
+                options.runtime_dir + ": "),
+            std::string::npos)
+      << prepared.error().message;
+}
+
 // Creating the backend, probing it (runc's version, the host's layout), asking its
 // capabilities and a plan (what `cordon backends` and `cordon plan` do) touch nothing: a
 // dead instance's lock and bundle are still there and no instance of its own is made.

@@ -225,6 +225,13 @@ void ContainerBackend::discover() const {
       why = "root filesystem " + options_.rootfs + " is not a directory";
     }
     if (why.empty() && !options_.engine.empty()) why = find_engine();
+    // What prepare() makes first: the probe looks without making it (issue #40), so that
+    // "available" does not turn into a failed prepare for a reason that could be seen.
+    if (why.empty()) {
+      if (std::string bad = Instance::unusable(runtime_dir_); !bad.empty()) {
+        why = "runtime directory: " + bad;
+      }
+    }
     if (!why.empty()) {
       probe_ = {false, why};
       return;
@@ -255,12 +262,21 @@ std::string ContainerBackend::variant() const {
 }
 
 Result<void> ContainerBackend::prepare() {
-  return prepared_([this] { return prepare_once(); });
+  return prepared_([this]() -> Status {
+    Status st = prepare_once();
+    if (st) return st;
+    // Which backend, with which runtime, and the step (each of prepare_once()'s failures
+    // starts with its step).
+    const std::string which =
+        options_.engine.empty() ? "runtime " + options_.runtime : "engine " + options_.engine;
+    return fail(st.error().code, "the container backend (" + which +
+                                     ") could not be prepared: " + st.error().message);
+  });
 }
 
 Status ContainerBackend::prepare_once() {
   discover();
-  if (!probe_.available) return fail(ErrorCode::kUnavailable, probe_.reason);
+  if (!probe_.available) return fail(ErrorCode::kUnavailable, "probe: " + probe_.reason);
   auto inst = Instance::acquire(runtime_dir_);
   if (!inst) {
     return fail(inst.error().code,
@@ -290,7 +306,7 @@ Status ContainerBackend::prepare_once() {
     fs::copy_file(source, copy, fs::copy_options::overwrite_existing, ec);
     if (!ec) return {};
     copy.clear();
-    return fail(ErrorCode::kSystem, "cannot copy the helper " + source.filename().string() +
+    return fail(ErrorCode::kSystem, "copying the helper " + source.filename().string() +
                                         " to the instance: " + ec.message());
   };
   if (Status st = copy_helper(init_source_, "-init", init_path_); !st) return st;
