@@ -162,7 +162,7 @@ void print_markdown(const BackendCatalog& catalog) {
 }  // namespace
 
 int backends_command(const BackendsOptions& options) {
-  const BackendCatalog catalog({}, {}, {}, BackendCatalog::Variants::kList);
+  const BackendCatalog catalog({}, {}, options.backend_options, BackendCatalog::Variants::kList);
   if (options.json) {
     print_json(catalog);
   } else if (options.markdown) {

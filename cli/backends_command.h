@@ -1,6 +1,8 @@
 // `cordon backends`: every plugin found, whether it runs here, and what it enforces.
 #pragma once
 
+#include "cordon/backend_options.h"
+
 namespace cordon::cli {
 
 struct BackendsOptions {
@@ -9,6 +11,8 @@ struct BackendsOptions {
   // facts they depend on: the generated section of docs/THREAT_MODEL.md
   // (scripts/threat-model-claims.sh writes it, the CTest threat_model_claims checks it).
   bool markdown = false;
+  // Backend options the listed backends are made with (the runsc platform only).
+  BackendOptions backend_options;
 };
 
 [[nodiscard]] int backends_command(const BackendsOptions& options);

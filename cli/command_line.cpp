@@ -43,6 +43,15 @@ std::string drop_glued_equals(std::string value) {
   return value;
 }
 
+// container: gVisor's platform for runsc (also taken by `cordon backends`, which lists the
+// runsc variant on it).
+void add_runsc_platform_flag(CLI::App* cmd, std::optional<std::string>& platform) {
+  cmd->add_option("--runsc-platform", platform,
+                  "container (runsc): the gVisor platform, one `runsc help platforms` lists "
+                  "(default ptrace, or $CORDON_RUNSC_PLATFORM)")
+      ->type_name("NAME");
+}
+
 // A backend's own settings (cordon/backend_options.h), for every command that creates
 // backends: run, plan, prompt, audit, mcp. Each wins over the plugin's environment
 // variable (CORDON_NAMESPACE_POOL_SIZE, CORDON_CONTAINER_POOL_SIZE, CORDON_CONTAINER_ENGINE,
@@ -74,6 +83,7 @@ void add_backend_option_flags(CLI::App* cmd, BackendOptions& options,
       ->type_name("REF");
   cmd->add_option("--runtime", options.runtime, "container: the OCI runtime (default runc)")
       ->type_name("NAME");
+  add_runsc_platform_flag(cmd, options.runsc_platform);
   cmd->add_option("--prestart", options.prestart,
                   "namespace: pooled sandboxes hold these interpreters started ahead "
                   "(python, sh, python,sh or none)")
@@ -190,6 +200,7 @@ CLI::App* add_backends_command(CLI::App& app, BackendsOptions& options) {
                  "Print the claims of each available backend as Markdown tables (the "
                  "generated section of docs/THREAT_MODEL.md)")
       ->excludes("--json");
+  add_runsc_platform_flag(backends, options.backend_options.runsc_platform);
   return backends;
 }
 

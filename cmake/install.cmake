@@ -4,7 +4,8 @@
 #
 #   <prefix>/bin/cordon, cordon-inspector
 #   <prefix>/<libdir>/libcordon-core.so*, <libdir>/cordon/plugins/cordon-backend-*.so
-#   <prefix>/<libexecdir>/cordon/cordon-init, cordon-ns-spawner, cordon-sh-preload.so
+#   <prefix>/<libexecdir>/cordon/cordon-init, cordon-ns-spawner, cordon-sh-preload.so,
+#     cordon-gvisor-stat.so
 #   <prefix>/<datadir>/cordon/prompts/     (reference copy: the binaries have them built in)
 #   <prefix>/<includedir>/cordon/
 #   <prefix>/<libdir>/cmake/cordon/        (find_package(cordon) -> cordon::core,

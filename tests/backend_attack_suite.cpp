@@ -483,6 +483,37 @@ TEST_P(BackendAttack, AlternativesResolveSoAwkAndWhichRun) {
   expect_alternatives_resolve([this](const RunRequest& req) { return run(req); });
 }
 
+// The command-line tools code reaches for first, on files of its own and on the root
+// (issue #40, item 4): under Debian's runsc, coreutils' `ls` and `stat` failed with
+// "Invalid argument" (gVisor refuses AT_NO_AUTOMOUNT) while python's os.listdir worked.
+// Not an escape: the same script runs on the unisolated subprocess backend, which must
+// print the same.
+constexpr const char* kOrdinaryTools = R"(set -e
+ls -la / >/dev/null && echo ls-root
+ls -la . >/dev/null && echo ls-cwd
+stat -c %F /
+mkdir -p t/d
+printf 'b\nc\na\n' >t/d/in
+cp t/d/in t/copy
+stat -c '%s %F' t/copy
+find t -type f | sort
+tar -cf t.tar t && tar -tf t.tar | sort
+sort t/copy | tr '\n' ' '
+echo
+)";
+constexpr const char* kOrdinaryToolsOut =
+    "ls-root\nls-cwd\ndirectory\n6 regular file\nt/copy\nt/d/in\nt/\nt/copy\nt/d/\nt/d/in\n"
+    "a b c \n";
+
+TEST_P(BackendAttack, OrdinaryToolsListStatCopyFindTarAndSort) {
+  const RunResult control = run_unisolated(sh(kOrdinaryTools));
+  ASSERT_EQ(control.stdout_data, kOrdinaryToolsOut) << control.stderr_data;
+  const RunResult r = run(sh(kOrdinaryTools));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, kOrdinaryToolsOut);
+  EXPECT_EQ(r.stderr_data, "");
+}
+
 // A host submount under a path bound read-only takes no write (issue #11, item 17). The
 // namespace backend binds such a tree recursively (a user namespace must: a remount
 // changes only the top), so the submount is visible and read-only; runc binds

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "cordon/proc/run_tool.h"
 #include "cordon/temp_dir.h"
 #include "kernel_features.h"
 #include "loopback_server.h"
@@ -429,6 +430,43 @@ TEST(CliTest, ContainerRefusesAnUnknownRuntimeWithTheReason) {
   EXPECT_NE(parse_one_object(autochosen.out).value("error", "").find("--runtime nonsense"),
             std::string::npos)
       << autochosen.out;
+}
+
+// --runsc-platform (issue #40, item 8): a backend option beside $CORDON_RUNSC_PLATFORM,
+// which it beats; shown by `plan` (the runtime's flags) and by `backends` (the runsc
+// variant's reason); a name the installed runsc does not list is refused with those it does.
+TEST(CliTest, RunscPlatformOptionIsPlannedListedAndChecked) {
+  if (cordon::proc::find_tool("runsc").empty() || ::geteuid() != 0) {
+    CORDON_SKIP_OR_FAIL("runsc is not installed, or not root (cordon drives runsc as root)");
+  }
+  const std::vector<std::string> plan = {"plan",  "-b",     "container", "--runtime",
+                                         "runsc", "--json", "-c",        "true"};
+  // The environment's bogus name alone is refused; the option wins over it.
+  const Ran by_env = run_cordon(RunSpec{plan, {}, {"CORDON_RUNSC_PLATFORM=bogus"}, {}});
+  EXPECT_NE(by_env.status, 0) << by_env.out;
+  std::vector<std::string> with_option = plan;
+  with_option.insert(with_option.begin() + 5, {"--runsc-platform", "ptrace"});
+  const Ran planned = run_cordon(RunSpec{with_option, {}, {"CORDON_RUNSC_PLATFORM=bogus"}, {}});
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  EXPECT_NE(planned.out.find("\"platform\": \"ptrace\""), std::string::npos) << planned.out;
+  EXPECT_NE(planned.out.find("\"--platform=ptrace\""), std::string::npos) << planned.out;
+
+  for (const char* command : {"run", "plan", "backends"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{command, "--runsc-platform", "nosuch"};
+    if (std::string_view(command) != "backends") {
+      args.insert(args.end(), {"-b", "container", "--runtime", "runsc", "-c", "true"});
+    }
+    const Ran refused = cordon(args);
+    const std::string said = refused.out + refused.err;
+    EXPECT_NE(said.find("--runsc-platform nosuch: runsc (gVisor) at"), std::string::npos) << said;
+    EXPECT_NE(said.find("is not one this runsc has (kvm, ptrace)"), std::string::npos) << said;
+    if (std::string_view(command) != "backends") EXPECT_EQ(refused.status, 125) << said;
+  }
+  const Ran listed = cordon({"backends", "--runsc-platform", "ptrace"});
+  EXPECT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.out.find("platform ptrace (asked by --runsc-platform)"), std::string::npos)
+      << listed.out;
 }
 
 TEST(CliTest, ContainerEngineWithoutImageIsRefused) {

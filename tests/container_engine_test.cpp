@@ -1,7 +1,10 @@
 // The container backend in engine mode (podman with --runtime runc), a smaller set than
 // the OCI runtime mode's: it runs, its privileges, the network, the filesystem, a timeout,
-// an OOM kill reported as such, and nothing left behind. The image is made from this
-// host's files by tests/make_engine_image.sh (nothing can be pulled here).
+// a flood of output at the deadline, an OOM kill reported as such, the request's variables
+// (and a stored environment refused), nothing left behind, and a dead instance's
+// containers swept by name. The image is made from this host's files by
+// tests/make_engine_image.sh (nothing can be pulled here); CI installs podman
+// (scripts/install-deps.sh) and turns a skip into a failure.
 //
 // Needs root and podman: skips with the reason otherwise, unless
 // CORDON_REQUIRE_KERNEL_FEATURES=1 (CI), which turns the skip into a failure.
@@ -19,7 +22,9 @@
 
 #include "claims_match.h"
 #include "container_backend.h"
+#include "container_settings.h"
 #include "cordon/cancel.h"
+#include "cordon/scope_exit.h"
 #include "engine_run.h"
 #include "kernel_features.h"
 #include "proc_test_support.h"
@@ -161,6 +166,108 @@ TEST_F(EngineTest, NothingLeftBehindAndInputsRefused) {
       EXPECT_FALSE(n.starts_with("cordon-eng-" + std::to_string(::getpid()))) << e.path();
     }
   }
+}
+
+// What `podman ps --all` lists under `prefix`, one name a line (issue #40, item 14: the
+// leftovers are found by their names, the engine's only record of whose they are).
+std::string engine_containers(const std::string& prefix, const std::string& dir) {
+  const std::string ps =
+      "podman ps --all --format '{{.Names}}' --filter 'name=^" + prefix + "' > " + dir + "/ps 2>&1";
+  EXPECT_EQ(std::system(ps.c_str()), 0);
+  return testing::read_file(dir + "/ps").value_or("");
+}
+
+// Code that floods its output when its deadline comes (issue #40, item 14): a timeout,
+// promptly, with the output capped, and the engine's container gone by name.
+TEST_F(EngineTest, FloodAtTheDeadlineIsATimeoutPromptlyAndLeavesNothing) {
+  for (const Language language : {Language::kSh, Language::kPython}) {
+    SCOPED_TRACE(to_string(language));
+    RunRequest req = sh(language == Language::kSh ? "while :; do echo xxxxxxxxxxxxxxxx; done"
+                                                  : "while True:\n    print('x' * 64)\n",
+                        seconds(1));
+    req.language = language;
+    req.limits.output_bytes = 64 * 1024;
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult r = run(req);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("") << r.stderr_data;
+    // The engine's start is set-up, not the code's second; the stop must not wait on the
+    // flood.
+    EXPECT_LT(took - milliseconds(r.setup_ms), cordon_test::slack(seconds(5)));
+    EXPECT_FALSE(r.stdout_data.empty());
+    EXPECT_LE(r.stdout_data.size(), 64U * 1024U);
+    EXPECT_TRUE(r.stdout_truncated);
+  }
+  EXPECT_EQ(engine_containers(oci::kEnginePrefix + std::to_string(::getpid()) + "-", runtime_.path),
+            "");
+}
+
+// The request's environment variables reach the code in engine mode as in the runtime
+// mode, beside the sandbox's own; a stored environment (a root filesystem of its own) is
+// refused there, with the reason, since the engine runs its image (issue #40, item 14).
+TEST_F(EngineTest, RequestVariablesReachTheCodeAndAnEnvironmentIsRefused) {
+  RunRequest req = sh("echo \"$GREETING|$HOME|$LANG\"");
+  req.env = {{"GREETING", "hello there"}};
+  const RunResult r = run(req);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "hello there|/tmp|C.UTF-8\n");
+
+  BackendOptions given;
+  given.engine = "podman";
+  given.image = kImage;
+  given.system_root = "/opt/some-environment";
+  const auto refused = oci::container_settings(given);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("engine mode runs the engine's image"), std::string::npos)
+      << refused.error().message;
+  oci::ContainerOptions o;
+  o.engine = "podman";
+  o.image = kImage;
+  o.system_root = "/";
+  const oci::ContainerBackend with_root(o);
+  EXPECT_FALSE(with_root.probe().available);
+  EXPECT_NE(with_root.probe().reason.find("needs the OCI runtime mode"), std::string::npos)
+      << with_root.probe().reason;
+}
+
+// A killed cordon's engine containers are known by name only ("cordon-eng-<instance>-"):
+// the next instance's prepare removes a dead instance's (its lock free) and leaves a live
+// one's (issue #40, item 14). The live one here is this test's own backend.
+TEST_F(EngineTest, ADeadInstancesContainersAreSweptByNameALiveOnesKept) {
+  const std::string dead = std::to_string(testing::dead_pid()) + "-0";
+  const fs::path locks = fs::path(runtime_.path) / "oci" / "locks";
+  std::string live;
+  for (const auto& e : fs::directory_iterator(locks)) {
+    live = e.path().stem();  // the only lock so far: this test's backend
+  }
+  ASSERT_FALSE(live.empty());
+  std::ofstream(locks / (dead + ".lock")) << "";
+  const std::string dead_name = oci::kEnginePrefix + dead + "-7";
+  const std::string live_name = oci::kEnginePrefix + live + "-999";
+  // Whatever the sweep did, nothing of this test stays in the engine.
+  const ScopeExit remove_both([&] {
+    const std::string rm =
+        "podman rm --force --ignore --time 0 " + dead_name + " " + live_name + " >/dev/null 2>&1";
+    (void)std::system(rm.c_str());
+  });
+  for (const std::string& name : {dead_name, live_name}) {
+    const std::string start =
+        "podman run -d --runtime runc --network=none --ulimit "
+        "nofile=1024:1024 --ulimit nproc=1024:1024 --name " +
+        name + " " + kImage + " sleep 60 >/dev/null";
+    ASSERT_EQ(std::system(start.c_str()), 0) << name;
+  }
+  {
+    oci::ContainerOptions o;
+    o.engine = "podman";
+    o.image = kImage;
+    oci::ContainerBackend sweeper(o);
+    ASSERT_TRUE(sweeper.prepare());
+  }
+  EXPECT_EQ(engine_containers(dead_name, runtime_.path), "");
+  EXPECT_EQ(engine_containers(live_name, runtime_.path), live_name + "\n");
+  EXPECT_FALSE(fs::exists(locks / (dead + ".lock")));
 }
 
 // ---- the engine's start is set-up, not the code's time ----

@@ -79,6 +79,39 @@ TEST(ContainerPlan, RunscLeavesClone3ToTheSentry) {
   EXPECT_EQ(runsc["defaultErrnoRet"], 38);
 }
 
+// Debian's runsc refuses AT_NO_AUTOMOUNT, which coreutils passes on every stat (issue #40,
+// item 4): under runsc with cordon's root, the code's processes preload the library that
+// drops it (preload/gvisor_stat.cpp), bound read-only; runc and a user's root do not.
+TEST(ContainerPlan, RunscPreloadsTheStatLibraryOverCordonsRootOnly) {
+  BundleInputs in = inputs();
+  in.options.runtime = "runsc";
+  EXPECT_FALSE(make_bundle_plan(in).has_value()) << "the library's host path is required";
+  in.gvisor_stat_host_path = "/run/cordon-oci/bundles/1-0-gvisor-stat.so";
+  const json c = config(in);
+  const json* m = mount_at(c, kGvisorStatPath);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ((*m)["source"], in.gvisor_stat_host_path);
+  EXPECT_TRUE(has_option(*m, "ro"));
+  const json runc = config(inputs());
+  EXPECT_EQ(mount_at(runc, kGvisorStatPath), nullptr);
+
+  RunRequest r;
+  r.code = "ls /";
+  ContainerOptions runsc;
+  runsc.runtime = "runsc";
+  const auto preload = std::string("LD_PRELOAD=") + kGvisorStatPath;
+  auto p = make_run_payload(r, runsc);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NE(std::ranges::find(p->env, preload), p->env.end());
+  p = make_run_payload(r, ContainerOptions{});
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(std::ranges::find(p->env, preload), p->env.end());
+  r.env.emplace_back("LD_PRELOAD", "/tmp/mine.so");  // the caller's wins
+  p = make_run_payload(r, runsc);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(std::ranges::find(p->env, preload), p->env.end());
+}
+
 TEST(ContainerPlan, TopLevelFieldsAreTheSpecsOnly) {
   const json c = config(inputs());
   const std::set<std::string> spec = {"ociVersion", "process", "root",  "hostname",

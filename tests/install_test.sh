@@ -46,7 +46,7 @@ for f in "$bindir/cordon" "$libdir/libcordon-core.so" \
   "$libdir/cordon/plugins/cordon-backend-subprocess.so" \
   "$libdir/cordon/plugins/cordon-backend-namespace.so" \
   "$libexecdir/cordon/cordon-init" "$libexecdir/cordon/cordon-ns-spawner" \
-  "$libexecdir/cordon/cordon-sh-preload.so" \
+  "$libexecdir/cordon/cordon-sh-preload.so" "$libexecdir/cordon/cordon-gvisor-stat.so" \
   share/cordon/prompts/manifest.txt include/cordon/backend.h include/cordon/plugin_abi.h \
   "$libdir/cmake/cordon/cordonConfig.cmake" "$libdir/cmake/cordon/cordonTargets.cmake"; do
   [ -e "$prefix/$f" ] || fail "the install lacks $f"

@@ -20,6 +20,7 @@
 #include "backend_list.h"
 #include "compare_model.h"
 #include "compare_tab.h"
+#include "cordon/proc/run_tool.h"
 #include "frontend/environment.h"
 #include "frontend/history.h"
 #include "main_window.h"
@@ -321,9 +322,8 @@ class CompareTest : public QObject {
   // beside runc: the same code, the other kernel (gVisor's uname is its own), each column's
   // Result naming its variant and the History recording the label.
   void compareRuncAndGvisor() {
-    const bool runsc_found =
-        std::filesystem::exists("/usr/bin/runsc") || std::filesystem::exists("/usr/sbin/runsc");
-    if (!runsc_found) {
+    // Found as the container backend finds it (the system PATH, proc::find_tool()).
+    if (proc::find_tool("runsc").empty()) {
       if (test::require_kernel_features())
         QFAIL("runsc is not installed (install-deps installs it)");
       QSKIP("runsc is not installed here");

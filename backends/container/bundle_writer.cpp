@@ -54,8 +54,10 @@ Status write_bundle(const fs::path& bundle, std::string_view config_json,
                     std::uint64_t scratch_bytes) {
   if (::mkdir(bundle.c_str(), 0700) != 0) return fail_errno("mkdir " + bundle.string());
   const fs::path code = bundle / "code";
-  if (::mkdir(code.c_str(), 0755) != 0) return fail_errno("mkdir " + code.string());
-  ::chmod(code.c_str(), 0755);
+  // 0711: the sandbox user may reach the files it is told of (the code, the init's socket)
+  // but not list the directory, where a run's proxy socket has a secret name (kRelayDirBytes).
+  if (::mkdir(code.c_str(), 0711) != 0) return fail_errno("mkdir " + code.string());
+  ::chmod(code.c_str(), 0711);
   const fs::path scratch = bundle / "scratch";
   if (::mkdir(scratch.c_str(), 0700) != 0) return fail_errno("mkdir " + scratch.string());
   const std::string data = "size=" + std::to_string(scratch_bytes) + ",mode=1777";

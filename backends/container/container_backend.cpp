@@ -27,6 +27,7 @@
 #include "cordon/proc/oci_init_channel.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/proc/reaper.h"
+#include "cordon/random_hex.h"
 #include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
 #include "cordon/temp_dir.h"
@@ -135,7 +136,7 @@ ContainerBackend::ContainerBackend(ContainerOptions options) : options_(std::mov
 void ContainerBackend::discover() const {
   std::call_once(discovered_, [this] {
     // `runc --version`-style questions and reads of /proc and /sys only: nothing is made.
-    runtime_probe_ = probe_runtime(options_.runtime);
+    runtime_probe_ = probe_runtime(options_.runtime, options_.runsc_platform);
     gvisor_ = runtime_probe_.name == "runsc";
     runsc_installed_ = !find_tool("runsc").empty();
     std::string why = runtime_probe_.usable ? "" : runtime_probe_.reason;
@@ -156,6 +157,14 @@ void ContainerBackend::discover() const {
         why = "the cordon-init helper was not found (set CORDON_LIBEXEC_DIR)";
       }
     }
+    if (why.empty() && preloads_gvisor_stat(options_)) {
+      if (auto lib = find_libexec_helper(kGvisorStatHelper)) {
+        gvisor_stat_source_ = *lib;
+      } else {
+        why = std::string("the ") + kGvisorStatHelper +
+              " helper runsc's runs preload was not found (set CORDON_LIBEXEC_DIR)";
+      }
+    }
     // Direct mode puts the limits on cgroups of its own (engine mode leaves them to the
     // engine).
     if (why.empty() && options_.engine.empty())
@@ -168,6 +177,13 @@ void ContainerBackend::discover() const {
       why = "root filesystem " + options_.rootfs + " is not a directory";
     }
     if (why.empty() && !options_.engine.empty()) why = find_engine();
+    // What prepare() makes first: the probe looks without making it (issue #40), so that
+    // "available" does not turn into a failed prepare for a reason that could be seen.
+    if (why.empty()) {
+      if (std::string bad = Instance::unusable(runtime_dir_); !bad.empty()) {
+        why = "runtime directory: " + bad;
+      }
+    }
     if (!why.empty()) {
       probe_ = {false, why};
       return;
@@ -198,12 +214,21 @@ std::string ContainerBackend::variant() const {
 }
 
 Result<void> ContainerBackend::prepare() {
-  return prepared_([this] { return prepare_once(); });
+  return prepared_([this]() -> Status {
+    Status st = prepare_once();
+    if (st) return st;
+    // Which backend, with which runtime, and the step (each of prepare_once()'s failures
+    // starts with its step).
+    const std::string which =
+        options_.engine.empty() ? "runtime " + options_.runtime : "engine " + options_.engine;
+    return fail(st.error().code, "the container backend (" + which +
+                                     ") could not be prepared: " + st.error().message);
+  });
 }
 
 Status ContainerBackend::prepare_once() {
   discover();
-  if (!probe_.available) return fail(ErrorCode::kUnavailable, probe_.reason);
+  if (!probe_.available) return fail(ErrorCode::kUnavailable, "probe: " + probe_.reason);
   auto inst = Instance::acquire(runtime_dir_);
   if (!inst) {
     return fail(inst.error().code,
@@ -226,14 +251,21 @@ Status ContainerBackend::prepare_once() {
   // must not break its later runs, and a bind mount cannot be made from a deleted file.
   // The copy goes with the instance (destructor, or the sweep of a dead instance's "<id>-"
   // names).
-  const fs::path copy = instance_->bundles_dir() / (instance_->id() + "-init");
   std::error_code ec;
-  fs::copy_file(init_source_, copy, fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    return fail(ErrorCode::kSystem,
-                "cannot copy the cordon-init helper to " + copy.string() + ": " + ec.message());
+  const auto copy_helper = [&](const fs::path& source, const std::string& suffix,
+                               fs::path& copy) -> Status {
+    copy = instance_->bundles_dir() / (instance_->id() + suffix);
+    fs::copy_file(source, copy, fs::copy_options::overwrite_existing, ec);
+    if (!ec) return {};
+    copy.clear();
+    return fail(ErrorCode::kSystem, "copying the helper " + source.filename().string() +
+                                        " to the instance: " + ec.message());
+  };
+  if (Status st = copy_helper(init_source_, "-init", init_path_); !st) return st;
+  if (!gvisor_stat_source_.empty()) {
+    if (Status st = copy_helper(gvisor_stat_source_, "-gvisor-stat.so", gvisor_stat_path_); !st)
+      return st;
   }
-  init_path_ = copy;
   // One root directory for every container of this instance: read-only inside each, so it
   // can be shared; made once instead of per run.
   if (options_.engine.empty() && options_.rootfs.empty()) {
@@ -272,7 +304,9 @@ ContainerBackend::~ContainerBackend() {
   pool_.reset();
   if (!engine_dir_.empty()) (void)remove_tree(engine_dir_);
   if (!shared_rootfs_.empty()) (void)remove_tree(shared_rootfs_);
-  if (!init_path_.empty()) ::unlink(init_path_.c_str());  // the instance's copy
+  // The instance's copies.
+  if (!init_path_.empty()) ::unlink(init_path_.c_str());
+  if (!gvisor_stat_path_.empty()) ::unlink(gvisor_stat_path_.c_str());
 }
 
 std::string ContainerBackend::find_engine() const {
@@ -334,6 +368,10 @@ Result<BundlePlan> ContainerBackend::plan_bundle(const BundleKey& key,
   const fs::path bundles = ready ? instance_->bundles_dir() : runtime_dir_ / "bundles";
   const std::string id = ready ? instance_->id() : "<instance>";
   in.init_host_path = ready ? init_path_.string() : (bundles / (id + "-init")).string();
+  if (preloads_gvisor_stat(options_)) {
+    in.gvisor_stat_host_path =
+        ready ? gvisor_stat_path_.string() : (bundles / (id + "-gvisor-stat.so")).string();
+  }
   in.scratch_host_path = (bundles / name / "scratch").string();
   in.code_host_path = (bundles / name / "code").string();
   in.rootfs_host_path = ready || !options_.rootfs.empty() ? shared_rootfs_.string()
@@ -825,11 +863,18 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   std::unique_ptr<net::RunNetwork> network;
   if (request.network.any()) {
-    auto started =
-        net::RunNetwork::start_in(request.network, bundle / "code", options_.resolver_for_test);
+    // In a directory of its own with a secret name (container_plan.h, kRelayDirBytes).
+    auto secret = random_hex(kRelayDirBytes);
+    if (!secret) return setup.error("network proxy: " + secret.error().describe());
+    const fs::path dir = bundle / "code" / *secret;
+    if (::mkdir(dir.c_str(), 0711) != 0) {
+      return setup.error("network proxy: mkdir " + dir.string() + ": " + std::strerror(errno));
+    }
+    auto started = net::RunNetwork::start_in(request.network, dir, options_.resolver_for_test);
     if (!started) return setup.error("network proxy: " + started.error().describe());
     network = std::move(*started);
     network->enforce_in(frame.enforced);
+    payload->relay_socket = proxy_socket_path(*secret);
   }
   if (cancel.cancelled()) return setup.cancelled();
   c.cgroups.mark_run_start();

@@ -106,7 +106,9 @@ class ContainerBackend final : public Backend {
   mutable bool runsc_installed_ = false;  // runsc is on the PATH: probe() offers its variant
   mutable std::optional<policy::HostLayout> layout_;
   mutable std::vector<proc::CgroupHierarchy> hierarchies_;
-  mutable std::filesystem::path init_source_;     // the installed cordon-oci-init
+  mutable std::filesystem::path init_source_;  // the installed cordon-oci-init
+  // The installed cordon-gvisor-stat.so, when runs preload it (preloads_gvisor_stat()).
+  mutable std::filesystem::path gvisor_stat_source_;
   mutable std::optional<EngineSettings> engine_;  // engine mode (no seccomp_file: see below)
   mutable Probe probe_;
   // Made by prepare().
@@ -115,6 +117,7 @@ class ContainerBackend final : public Backend {
   std::optional<Instance> instance_;
   std::atomic<bool> instance_ready_{false};  // instance_, init_path_, shared_rootfs_ are set
   std::filesystem::path init_path_;          // the instance's own copy of cordon-oci-init
+  std::filesystem::path gvisor_stat_path_;   // and of cordon-gvisor-stat.so, when preloaded
   std::string engine_seccomp_file_;          // the engine's seccomp profile
   std::filesystem::path engine_dir_;         // holds the engine's seccomp profile
   std::filesystem::path shared_rootfs_;      // the host-built root of every container

@@ -48,6 +48,14 @@ policy::OciFilesystem minimal_filesystem(std::uint64_t shm_bytes) {
 
 }  // namespace
 
+std::string proxy_socket_path(const std::string& secret) {
+  return std::string(kCodeDir) + "/" + secret + "/" + net::RunNetwork::socket_name();
+}
+
+bool preloads_gvisor_stat(const ContainerOptions& options) {
+  return options.runtime == "runsc" && options.engine.empty() && options.rootfs.empty();
+}
+
 BundleKey bundle_key(const Limits& limits, const ContainerOptions& options) {
   BundleKey k;
   k.memory_bytes = limits.memory_bytes.value_or(options.default_memory_bytes);
@@ -64,7 +72,8 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
   }
   if (in.init_host_path.empty() || in.scratch_host_path.empty() || in.code_host_path.empty() ||
       in.cgroups_path.empty() || in.cgroups_path.front() == '/' ||
-      (in.options.rootfs.empty() && in.rootfs_host_path.empty())) {
+      (in.options.rootfs.empty() && in.rootfs_host_path.empty()) ||
+      (preloads_gvisor_stat(in.options) && in.gvisor_stat_host_path.empty())) {
     return fail(ErrorCode::kInvalidArgument,
                 "bundle needs the init, the scratch and code directories, a root directory "
                 "and a relative cgroups path");
@@ -90,6 +99,9 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
     // Mount points of cordon's own mounts, made once in the shared root.
     plan.rootfs_prep.push_back({.op = policy::FsOp::kMkdir, .target = kCodeDir, .mode = 0755});
     plan.rootfs_prep.push_back({.op = policy::FsOp::kMkfile, .target = kInitPath});
+    if (preloads_gvisor_stat(in.options)) {
+      plan.rootfs_prep.push_back({.op = policy::FsOp::kMkfile, .target = kGvisorStatPath});
+    }
   } else {
     if (in.options.rootfs.front() != '/') {
       return fail(ErrorCode::kInvalidArgument, "rootfs must be an absolute path");
@@ -115,6 +127,12 @@ Result<BundlePlan> make_bundle_plan(const BundleInputs& in) {
                     {"type", "bind"},
                     {"source", in.init_host_path},
                     {"options", {"bind", "ro", "nosuid", "nodev"}}});
+  if (preloads_gvisor_stat(in.options)) {
+    mounts.push_back({{"destination", kGvisorStatPath},
+                      {"type", "bind"},
+                      {"source", in.gvisor_stat_host_path},
+                      {"options", {"bind", "ro", "nosuid", "nodev"}}});
+  }
 
   // The process: the init, as 65534 with nothing else.
   const rlim_t nofile = clamp(kSandboxNofile, in.nofile_hard);
@@ -262,9 +280,15 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
   p.argv = interpreter_argv(req.language, *interp, req.code, kCodeFile, &needs_file);
   if (needs_file) p.code_file = req.code;
   p.env = {"PATH=" + path_var, "HOME=/tmp"};
-  const bool has_lang = std::any_of(req.env.begin(), req.env.end(),
-                                    [](const auto& kv) { return kv.first == "LANG"; });
-  if (!has_lang) p.env.emplace_back("LANG=C.UTF-8");
+  const auto has = [&req](std::string_view name) {
+    return std::any_of(req.env.begin(), req.env.end(),
+                       [name](const auto& kv) { return kv.first == name; });
+  };
+  if (!has("LANG")) p.env.emplace_back("LANG=C.UTF-8");
+  // A caller's own LD_PRELOAD wins (its run, its choice).
+  if (preloads_gvisor_stat(options) && !has("LD_PRELOAD")) {
+    p.env.push_back(std::string("LD_PRELOAD=") + kGvisorStatPath);
+  }
   for (const auto& [name, value] : req.env) p.env.push_back(name + "=" + value);
   if (req.network.any()) {
     for (const auto& [name, value] : net::proxy_environment(req.network))
@@ -283,7 +307,7 @@ std::string encode_init_request(const RunPayload& payload, std::chrono::millisec
   init::add_record(records, init::OrderTag::kBackstop, 0,
                    std::string_view(reinterpret_cast<const char*>(&ms), sizeof(ms)));
   if (payload.relay_port != 0) {
-    init::add_string(records, init::OrderTag::kRelay, kProxySocket, payload.relay_port);
+    init::add_string(records, init::OrderTag::kRelay, payload.relay_socket, payload.relay_port);
   }
   init::OrderHeader h;
   h.kind = init::OrderKind::kRun;

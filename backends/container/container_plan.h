@@ -40,18 +40,33 @@ inline constexpr rlim_t kSandboxNofile = 1024;
 inline constexpr const char* kInitPath = "/.cordon-init";
 inline constexpr const char* kCodeDir = "/.cordon";  // the bundle's code/ directory, read-only
 inline constexpr const char* kCodeFile = "/.cordon/code";
-// A run with a network allow-list: the egress proxy's socket, made in the bundle's code/
-// directory when the run starts (so a pooled container, built before, sees it too).
-inline constexpr const char* kProxySocket = "/.cordon/proxy.sock";
+// A run with a network allow-list: the egress proxy's socket, made when the run starts (so a
+// pooled container, built before, sees it too) in a directory of the bundle's code/ whose
+// name is drawn per run, kRelayDirBytes from the kernel's CSPRNG (proxy_socket_path()). The
+// order hands the path to the init's relay alone: /.cordon is 0711, so the code can neither
+// list it nor name the socket, and the relay holds the only way in, as the namespace
+// backend's holds a directory fd (issue #40). The init and its relay are not dumpable: the
+// code (the same uid) cannot read the path from their memory.
+inline constexpr std::size_t kRelayDirBytes = 16;
+// The socket's path inside the container for the directory named `secret`.
+[[nodiscard]] std::string proxy_socket_path(const std::string& secret);
 // The init's control channel (cordon/proc/oci_init_channel.h): cordon's listener in the
 // bundle's code/ directory, there only until the init connected, before any code runs.
 inline constexpr const char* kInitSocket = "/.cordon/init.sock";
 inline constexpr const char* kScratchDir = "/tmp";
+// Under runsc, with cordon's own root: the library every process of the code preloads so
+// that coreutils' stat calls work under Debian's gVisor (preload/gvisor_stat.cpp), a
+// read-only bind of the instance's copy of cordon-gvisor-stat.so.
+inline constexpr const char* kGvisorStatPath = "/.cordon-gvisor-stat.so";
+inline constexpr const char* kGvisorStatHelper = "cordon-gvisor-stat.so";
 
 // Settings of one backend instance. The test-only switches turn one protection off at a
 // time for positive controls (the same probe must succeed without it).
 struct ContainerOptions {
   std::string runtime = "runc";  // "runc", "crun" or "runsc", found on PATH
+  // runsc's gVisor platform (BackendOptions::runsc_platform); empty: $CORDON_RUNSC_PLATFORM
+  // or the default (runsc_platform.h).
+  std::string runsc_platform;
   // Engine mode (engine_run.h): "podman" or "docker" on PATH runs `image`; empty: cordon
   // writes bundles for `runtime` (the OCI runtime mode).
   std::string engine;
@@ -78,6 +93,10 @@ struct ContainerOptions {
   std::shared_ptr<net::Resolver> resolver_for_test;
 };
 
+// Whether the runs of `options` preload kGvisorStatPath: runsc in the OCI runtime mode with
+// cordon's host-built root (a user's root filesystem may hold another libc, or none).
+[[nodiscard]] bool preloads_gvisor_stat(const ContainerOptions& options);
+
 // What a bundle depends on: the effective limits of the run.
 struct BundleKey {
   std::uint64_t memory_bytes = kDefaultMemoryCeiling;
@@ -94,7 +113,9 @@ struct BundleInputs {
   BundleKey key;
   ContainerOptions options;
   policy::HostLayout layout;
-  std::string init_host_path;     // the host's cordon-oci-init
+  std::string init_host_path;  // the host's cordon-oci-init
+  // The host's cordon-gvisor-stat.so, bound at kGvisorStatPath (preloads_gvisor_stat()).
+  std::string gvisor_stat_host_path;
   std::string scratch_host_path;  // the host directory (a sized tmpfs) bound at /tmp
   std::string code_host_path;     // the host directory bound read-only at kCodeDir
   // The host-built root directory, shared by every container of the instance (read-only
@@ -136,8 +157,10 @@ struct RunPayload {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::optional<std::string> code_file;  // contents for kCodeFile, when argv cannot hold it
-  // With a network allow-list: the init relays 127.0.0.1:relay_port to kProxySocket.
+  // With a network allow-list: the init relays 127.0.0.1:relay_port to relay_socket
+  // (proxy_socket_path(), set by the run once the proxy listens).
   std::uint16_t relay_port = 0;
+  std::string relay_socket;
 };
 
 // The interpreter and its argv as the container sees them, a clean environment (and, with

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runsc_platform.h"
 #include "runtime_cli.h"
 
 namespace cordon::oci {
@@ -52,13 +53,24 @@ Result<ContainerOptions> container_settings(const BackendOptions& given) {
     options.image = image.value_or("");
   }
 
+  if (given.runsc_platform) {
+    // Checked here, against the installed runsc, so a name it does not have is refused with
+    // those it has (a platform is runsc's only: runc's runs ignore it).
+    const RuntimeProbe probe = probe_runtime("runsc", *given.runsc_platform);
+    if (!probe.usable) {
+      return fail(
+          probe.path.empty() ? ErrorCode::kUnavailable : ErrorCode::kInvalidArgument,
+          std::string(kRunscPlatformOption) + " " + *given.runsc_platform + ": " + probe.reason);
+    }
+    options.runsc_platform = *given.runsc_platform;
+  }
   if (given.runtime) {
     // Engine mode hands podman `--runtime runc` (engine_run.h): no other is driven there.
     if (!options.engine.empty() && *given.runtime != "runc") {
       return fail(ErrorCode::kInvalidArgument,
                   "--runtime " + *given.runtime + ": engine mode runs containers with runc only");
     }
-    const RuntimeProbe probe = probe_runtime(*given.runtime);
+    const RuntimeProbe probe = probe_runtime(*given.runtime, options.runsc_platform);
     if (!probe.usable) {
       return fail(ErrorCode::kUnavailable, "--runtime " + *given.runtime + ": " + probe.reason);
     }

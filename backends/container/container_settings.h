@@ -13,7 +13,8 @@ namespace cordon::oci {
 // CORDON_CONTAINER_IMAGE. Refused (kInvalidArgument or kUnavailable, with the reason): an
 // OCI runtime given that is unknown or unusable here (probe_runtime()), an engine given
 // that is not podman/docker or not installed, an engine without an image or an image
-// without an engine (from either source), a runtime other than runc in engine mode.
+// without an engine (from either source), a runtime other than runc in engine mode, a
+// runsc platform the installed runsc does not have or cannot use (naming those it has).
 [[nodiscard]] Result<ContainerOptions> container_settings(const BackendOptions& given);
 
 }  // namespace cordon::oci

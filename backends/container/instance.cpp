@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,6 +67,27 @@ Result<Instance> Instance::acquire(const fs::path& runtime_dir) {
   }
   return fail(ErrorCode::kUnavailable,
               "no instance lock could be taken under " + (runtime_dir / "locks").string());
+}
+
+std::string Instance::unusable(const fs::path& runtime_dir) {
+  for (const fs::path& d :
+       {runtime_dir, runtime_dir / "locks", runtime_dir / "bundles", runtime_dir / "state"}) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(d, ec);
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st)) return d.string() + " is not a directory";
+      if (::access(d.c_str(), W_OK | X_OK) != 0) return d.string() + ": " + std::strerror(errno);
+      continue;
+    }
+    // acquire() makes one level: the parent must be there, and writable.
+    const fs::path parent = d.parent_path();
+    if (!fs::is_directory(parent, ec)) return parent.string() + " is not a directory";
+    if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+      return "cannot make " + d.string() + ": " + std::strerror(errno);
+    }
+    return {};  // what is below a directory to be made cannot be in the way
+  }
+  return {};
 }
 
 Instance::Instance(Instance&& o) noexcept

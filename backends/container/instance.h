@@ -28,6 +28,10 @@ class Instance {
  public:
   // Creates the directories (0700) and takes this instance's lock.
   [[nodiscard]] static Result<Instance> acquire(const std::filesystem::path& runtime_dir);
+  // Why acquire() would fail to make or enter its directories, as far as can be seen
+  // without making anything (the probe asks; empty: nothing seen): each is a directory
+  // cordon can write, or does not exist yet in one it can.
+  [[nodiscard]] static std::string unusable(const std::filesystem::path& runtime_dir);
 
   Instance() = default;
   Instance(Instance&&) noexcept;

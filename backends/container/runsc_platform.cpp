@@ -18,18 +18,21 @@
 namespace cordon::oci {
 
 RunscPlatform choose_runsc_platform(const std::vector<std::string>& offered,
-                                    std::string_view wanted, bool kvm_works) {
+                                    std::string_view wanted, bool kvm_works,
+                                    std::string_view asked_by) {
   RunscPlatform out;
   const std::string name(wanted.empty() ? std::string_view(kDefaultRunscPlatform) : wanted);
-  const std::string how =
-      wanted.empty() ? "the default" : std::string("asked by $") + kRunscPlatformVariable;
+  const std::string how = wanted.empty() ? "the default" : "asked by " + std::string(asked_by);
   if (offered.empty()) {
     out.reason = "runsc did not say which platforms it has (`runsc help platforms`)";
     return out;
   }
   if (std::find(offered.begin(), offered.end(), name) == offered.end()) {
+    // Sorted: runsc prints them in no fixed order.
+    std::vector<std::string> sorted = offered;
+    std::ranges::sort(sorted);
     std::string list;
-    for (const auto& p : offered) list += (list.empty() ? "" : ", ") + p;
+    for (const auto& p : sorted) list += (list.empty() ? "" : ", ") + p;
     out.reason =
         "runsc platform '" + name + "' (" + how + ") is not one this runsc has (" + list + ")";
     return out;
@@ -71,11 +74,14 @@ bool kvm_device_answers() {
   return fd && ::ioctl(fd.get(), KVM_GET_API_VERSION, 0) == KVM_API_VERSION;
 }
 
-RunscPlatform runsc_platform_for(const std::filesystem::path& runsc) {
+RunscPlatform runsc_platform_for(const std::filesystem::path& runsc, std::string_view option) {
   const char* env = std::getenv(kRunscPlatformVariable);
-  const std::string_view wanted = env != nullptr ? env : "";
+  const bool by_option = !option.empty();
+  const std::string_view wanted = by_option ? option : env != nullptr ? env : "";
   return choose_runsc_platform(runsc_platforms(runsc), wanted,
-                               wanted == "kvm" && kvm_device_answers());
+                               wanted == "kvm" && kvm_device_answers(),
+                               by_option ? std::string_view(kRunscPlatformOption)
+                                         : std::string_view("$CORDON_RUNSC_PLATFORM"));
 }
 
 }  // namespace cordon::oci

@@ -18,8 +18,10 @@ namespace cordon::oci {
 
 // The default platform: the one every host and every runsc release has.
 inline constexpr const char* kDefaultRunscPlatform = "ptrace";
-// The environment variable that names another platform.
+// The environment variable that names another platform, and the backend option
+// (BackendOptions::runsc_platform) that wins over it.
 inline constexpr const char* kRunscPlatformVariable = "CORDON_RUNSC_PLATFORM";
+inline constexpr const char* kRunscPlatformOption = "--runsc-platform";
 
 struct RunscPlatform {
   std::string platform;  // set when usable
@@ -28,9 +30,11 @@ struct RunscPlatform {
 };
 
 // `wanted` empty: kDefaultRunscPlatform. A platform the installed runsc does not list is
-// refused; kvm also needs `kvm_works` (asked only when kvm is wanted).
-[[nodiscard]] RunscPlatform choose_runsc_platform(const std::vector<std::string>& offered,
-                                                  std::string_view wanted, bool kvm_works);
+// refused, naming those it lists; kvm also needs `kvm_works` (asked only when kvm is
+// wanted). `asked_by` names where `wanted` came from, for the reason.
+[[nodiscard]] RunscPlatform choose_runsc_platform(
+    const std::vector<std::string>& offered, std::string_view wanted, bool kvm_works,
+    std::string_view asked_by = "$CORDON_RUNSC_PLATFORM");
 
 // The platforms `runsc help platforms` lists, asked once per binary and process (a ~70 ms
 // question); empty when it cannot be asked.
@@ -40,8 +44,9 @@ struct RunscPlatform {
 // (12). Necessary, not sufficient (see above).
 [[nodiscard]] bool kvm_device_answers();
 
-// The platform for `runsc` here: $CORDON_RUNSC_PLATFORM or the default, checked against
-// what it offers.
-[[nodiscard]] RunscPlatform runsc_platform_for(const std::filesystem::path& runsc);
+// The platform for `runsc` here: `option` (BackendOptions::runsc_platform) when set, else
+// $CORDON_RUNSC_PLATFORM, else the default, checked against what it offers.
+[[nodiscard]] RunscPlatform runsc_platform_for(const std::filesystem::path& runsc,
+                                               std::string_view option = {});
 
 }  // namespace cordon::oci

@@ -32,7 +32,7 @@ bool cgroup_hybrid_host() {
          is_fs("/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC);
 }
 
-RuntimeProbe probe_runtime(const std::string& name) {
+RuntimeProbe probe_runtime(const std::string& name, const std::string& runsc_platform) {
   RuntimeProbe p;
   p.name = name;
   if (name != "runc" && name != "crun" && name != "runsc") {
@@ -53,7 +53,7 @@ RuntimeProbe probe_runtime(const std::string& name) {
     return p;
   }
   if (name == "runsc") {
-    const RunscPlatform platform = runsc_platform_for(p.path);
+    const RunscPlatform platform = runsc_platform_for(p.path, runsc_platform);
     if (!platform.usable) {
       p.reason = "runsc (gVisor) at " + p.path.string() + ": " + platform.reason;
       return p;

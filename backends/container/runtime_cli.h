@@ -31,8 +31,10 @@ struct RuntimeProbe {
 // runc needs root (cordon does not drive rootless runc); crun refuses a cgroup v1 hybrid
 // host ("cgroups in hybrid mode not supported"), which is read from the mounts without
 // running it; runsc (gVisor, issue #18) on the platform runsc_platform_for() chooses
-// (runsc_platform.h), refused with the reason when that platform cannot be used.
-[[nodiscard]] RuntimeProbe probe_runtime(const std::string& name);
+// (runsc_platform.h; `runsc_platform` is the backend option, empty: none), refused with
+// the reason when that platform cannot be used.
+[[nodiscard]] RuntimeProbe probe_runtime(const std::string& name,
+                                         const std::string& runsc_platform = {});
 
 // The global options every call of this runtime takes, after `--root` and before the
 // subcommand. runsc's decide what a sandbox is and are not kept in its state, so `run`,

@@ -7,12 +7,12 @@
 #include <string>
 
 #include "cordon/error.h"
+#include "cordon/random_hex.h"
 #include "mcp/transports.h"
 
 namespace cordon::cli::mcp {
 
-// `bytes` bytes from the kernel's CSPRNG (getrandom), as lower-case hex.
-[[nodiscard]] Result<std::string> random_hex(std::size_t bytes);
+using cordon::random_hex;
 
 // $XDG_STATE_HOME/cordon/mcp-token, else ~/.local/state/cordon/mcp-token.
 [[nodiscard]] Result<std::filesystem::path> default_token_path();

@@ -30,6 +30,7 @@ CBackendOptions::CBackendOptions(const BackendOptions& options) {
   c_.system_root = options.system_root ? options.system_root->c_str() : nullptr;
   c_.system_root_digest =
       options.system_root_digest ? options.system_root_digest->c_str() : nullptr;
+  c_.runsc_platform = options.runsc_platform ? options.runsc_platform->c_str() : nullptr;
 }
 
 BackendOptions backend_options_from_c(const cordon_backend_options* c) {
@@ -47,6 +48,7 @@ BackendOptions backend_options_from_c(const cordon_backend_options* c) {
   if (covers(size, CORDON_FIELD_END(system_root_digest))) {
     out.system_root_digest = text(c->system_root_digest);
   }
+  if (covers(size, CORDON_FIELD_END(runsc_platform))) out.runsc_platform = text(c->runsc_platform);
   return out;
 }
 

@@ -29,6 +29,9 @@ struct BackendOptions {
   // its filesystem claim, so the policy hash, and with it every audit report and tool
   // description, is bound to the environment's contents, not to its path.
   std::optional<std::string> system_root_digest;
+  // container: the gVisor platform runsc's sandboxes run on ("ptrace", "kvm"), one the
+  // installed runsc lists; wins over $CORDON_RUNSC_PLATFORM. Used by the runsc runtime only.
+  std::optional<std::string> runsc_platform;
 };
 
 }  // namespace cordon

@@ -43,9 +43,10 @@
 
 /* Major 3: the descriptor is all C (major 2 passed a cordon::Backend*, a C++ vtable, so only
  * plugins built in tree with the loader's compiler worked). Majors 1 and 2 are refused.
- * Minor 1 appended `prepare` to the descriptor. */
+ * Minor 1 appended `prepare` to the descriptor; minor 2 system_root and system_root_digest
+ * to the options, minor 3 runsc_platform. */
 #define CORDON_PLUGIN_ABI_MAJOR 3
-#define CORDON_PLUGIN_ABI_MINOR 2
+#define CORDON_PLUGIN_ABI_MINOR 3
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
 
 #ifdef __cplusplus
@@ -67,6 +68,7 @@ typedef struct cordon_backend_options {
   const char* prestart;
   const char* system_root;        /* since 3.2 */
   const char* system_root_digest; /* since 3.2 */
+  const char* runsc_platform;     /* since 3.3 */
 } cordon_backend_options;
 
 /* cordon::RunState and cordon::Stream, as on_state and on_output pass them. */
