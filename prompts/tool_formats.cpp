@@ -16,7 +16,7 @@ json strict_schema(const json& schema) {
   if (properties == out.end() || !properties->is_object()) return out;
   const json required = out.value("required", json::array());
   json all = required;  // in its order, the others after it
-  for (auto& [name, property] : properties->items()) {
+  for (const auto& [name, property] : properties->items()) {
     property = strict_schema(property);
     if (!property.is_object()) continue;
     // Strict mode refuses "default"; the property's description states it.
