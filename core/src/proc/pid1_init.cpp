@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <initializer_list>
 #include <csignal>
 #include <cstdlib>
+#include <initializer_list>
 
 namespace cordon::proc {
 
