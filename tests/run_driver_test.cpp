@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cordon/claims.h"
+#include "cordon/proc/pipe.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/temp_dir.h"
 
@@ -27,9 +28,18 @@ class ShellTree final : public StartedTree {
   ShellTree(proc::ChildProcess child, std::filesystem::path dir)
       : child_(std::move(child)), dir_(std::move(dir)) {}
 
-  [[nodiscard]] int exit_fd() const override { return child_.pidfd(); }
+  [[nodiscard]] int exit_fd() const override {
+    return report_read_ ? silent_.read.get() : child_.pidfd();
+  }
   void kill() override {
     calls.emplace_back("kill");
+    // Like a pooled namespace sandbox whose init reported: the report is read, the init is
+    // left alive for the pool, and its exit fd is not readable again.
+    if (report_left_alive) {
+      auto silent = proc::make_pipe();
+      if (silent) silent_ = std::move(*silent);
+      report_read_ = true;
+    }
     (void)child_.signal(SIGKILL);
   }
   [[nodiscard]] Status finish(RunClock::time_point /*until*/) override {
@@ -74,12 +84,15 @@ class ShellTree final : public StartedTree {
   bool fail_teardown = false;
   bool measures = false;
   bool sees_end = true;
+  bool report_left_alive = false;
   mutable std::uint64_t samples_taken = 0;
 
  private:
   proc::ChildProcess child_;
   std::filesystem::path dir_;
   proc::ExitInfo exit_;
+  bool report_read_ = false;
+  proc::Pipe silent_;  // never written: its read end never becomes readable
 };
 
 class StateLog final : public RunObserver {
@@ -166,6 +179,27 @@ TEST_F(RunDriverTest, DeadlineKillsAndDecides) {
   EXPECT_EQ(r.signal, SIGKILL);  // the driver's kill, kept as a fact
   EXPECT_LT(r.wall_ms, 20000);   // wide: it did not wait for the sleep
   EXPECT_EQ(tree->calls.front(), "kill");
+}
+
+// Issue #40 (found after its items were merged): once the driver pumped on after every
+// kill, a pooled namespace run waited out the whole teardown bound after its code exited,
+// since the sandbox's exit fd is not readable again once its report was read. A tree that
+// exited is not pumped again, and one that does not need it is never pumped after the kill.
+TEST_F(RunDriverTest, AnEndedTreeIsNotPumpedAgainAfterTheKill) {
+  request_.setup_bound = 60s;
+  configure = [](ShellTree& t) { t.report_left_alive = true; };
+  ShellTree* tree = nullptr;
+  auto started = RunClock::now();
+  RunResult r = drive("echo done", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("");
+  EXPECT_EQ(r.stdout_data, "done\n");
+  EXPECT_LT(RunClock::now() - started, 30s);  // wide: not the 60 s teardown bound
+
+  request_.timeout = 300ms;
+  started = RunClock::now();
+  r = drive("exec sleep 30", &tree);
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut) << r.error.value_or("");
+  EXPECT_LT(RunClock::now() - started, 30s);
 }
 
 TEST_F(RunDriverTest, CancelKillsAndDecides) {

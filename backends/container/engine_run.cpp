@@ -155,6 +155,8 @@ class EngineTree final : public StartedTree {
   EngineTree& operator=(const EngineTree&) = delete;
 
   [[nodiscard]] int exit_fd() const override { return child_.pidfd(); }
+  // The foreground `podman run` returns only once it relayed all the container's output.
+  [[nodiscard]] bool ends_once_output_is_read() const override { return true; }
 
   void kill() override {
     pollfd pfd{child_.pidfd(), POLLIN, 0};

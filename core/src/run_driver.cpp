@@ -133,11 +133,11 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   // measure, then read what the pipes still hold.
   const RunClock::time_point teardown_until = t_end + request.setup_bound;
   tree.kill();
-  // Read on until the tree says it ended: a tree whose end waits on its output being read
-  // (podman's foreground `run` relays the container's output and returns only once it wrote
-  // it all) would otherwise never end while its output flooded (issue #40). The others'
-  // exit fd is readable once the kill took, so this returns at once.
-  (void)pump.run(tree.exit_fd(), /*cancel_fd=*/-1, teardown_until);
+  // After a deadline or a cancel, a tree that ends only once its output was read is
+  // pumped on until it says it ended; one that exited has said so already.
+  if (tree.ends_once_output_is_read() && stop && stop->reason != proc::StopReason::kExited) {
+    (void)pump.run(tree.exit_fd(), /*cancel_fd=*/-1, teardown_until);
+  }
   auto finished = tree.finish(teardown_until);
   (void)pump.drain(std::min(teardown_until, RunClock::now() + kDrainBound));
 

@@ -58,6 +58,13 @@ class StartedTree {
   // since nothing may outlive the run.
   virtual void kill() = 0;
 
+  // Whether the tree, once killed, ends only after its output was read: the driver then
+  // pumps on after kill() until exit_fd() is readable. An engine's foreground `podman run`
+  // relays the container's output and returns only once it wrote it all (issue #40); the
+  // others end on the kill whatever their pipes hold, and a pooled namespace sandbox's
+  // exit fd, its report once read, is not readable again (its init is left to the pool).
+  [[nodiscard]] virtual bool ends_once_output_is_read() const { return false; }
+
   // After kill(): reaps, waits until no process of the tree is left and measures it,
   // giving up at `until` (the teardown bound). An error makes the run a sandbox error
   // ("teardown: <error>") with no outcome decided: the code's end is then unknown.
