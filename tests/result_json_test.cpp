@@ -63,7 +63,8 @@ TEST(ResultJson, SchemaFieldsAndTypes) {
       "timed_out",        "oom_killed",       "wall_ms",        "setup_ms",
       "cpu_ms",           "max_rss_kb",       "memory_peak_kb", "backend",
       "policy",           "enforced",         "artifacts",      "error",
-      "tool_description", "network",          "environment"};
+      "tool_description", "network",          "environment",    "value",
+      "state_lost",       "session"};
   std::set<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.insert(key);
   EXPECT_EQ(keys, expected);
@@ -133,6 +134,31 @@ TEST(ResultJson, EnvironmentNameAndDigest) {
   EXPECT_FALSE(result_from_json(bad).has_value());
 }
 
+// A session's call (issue #41): the cell's value, whether the interpreter was lost, and
+// which session and call; unset for a one-shot call. Read back as written.
+TEST(ResultJson, SessionCallFields) {
+  RunResult r = sample();
+  json j = to_json(r);
+  EXPECT_TRUE(j["value"].is_null());
+  EXPECT_EQ(j["state_lost"], false);
+  EXPECT_TRUE(j["session"].is_null());
+  r.value = "42";
+  r.state_lost = true;
+  r.session = SessionCallRef{.id = std::string(32, 'f'), .call = 3};
+  j = to_json(r);
+  EXPECT_EQ(j["value"], "42");
+  EXPECT_EQ(j["state_lost"], true);
+  EXPECT_EQ(j["session"], (json{{"id", std::string(32, 'f')}, {"call", 3}}));
+  Result<RunResult> back = result_from_json(j);
+  ASSERT_TRUE(back.has_value()) << back.error().describe();
+  EXPECT_EQ(back->value, r.value);
+  EXPECT_TRUE(back->state_lost);
+  EXPECT_EQ(back->session, r.session);
+  json bad = j;
+  bad["session"]["call"] = "three";
+  EXPECT_FALSE(result_from_json(bad).has_value());
+}
+
 // The backend's variant (issue #18: "container (runsc)") is part of its identity: written
 // only when there is one, read back, and its label is what lists and the history show.
 TEST(ResultJson, BackendVariant) {
@@ -168,7 +194,7 @@ TEST(ResultJson, NetworkReportShape) {
   r.outcome = Outcome::kLimitExceeded;
   r.limit = LimitKind::kNetwork;
   const json j = to_json(r);
-  EXPECT_EQ(j["schema_version"], 5);  // 4: "limit" may be "network"; 5: "environment"
+  EXPECT_EQ(j["schema_version"], 6);  // 4: "limit" may be "network"; 5: "environment"; 6: sessions
   EXPECT_EQ(j["limit"], "network");
   const json& n = j["network"];
   EXPECT_EQ(n["allow"], json::array({"pypi.org", "*.pythonhosted.org"}));

@@ -112,6 +112,11 @@ Status check_request(const Backend& backend, const RunRequest& request) {
 
 Result<void> Backend::prepare() { return {}; }
 
+Result<std::unique_ptr<BackendSession>> Backend::open_session(const SessionOptions& /*options*/) {
+  return fail(ErrorCode::kUnavailable, "the " + backend_label(std::string(name()), variant()) +
+                                           " backend does not hold sessions");
+}
+
 Result<Plan> Backend::describe_plan(const RunRequest& request) const {
   if (Status valid = check_request(*this, request); !valid) return std::unexpected(valid.error());
   const Capabilities caps = capabilities(request.limits);

@@ -120,6 +120,11 @@ json to_json(const RunResult& result) {
   out["environment"] = result.environment ? json{{"name", text(result.environment->name)},
                                                  {"digest", text(result.environment->digest)}}
                                           : json(nullptr);
+  out["value"] = optional_text(result.value);
+  out["state_lost"] = result.state_lost;
+  out["session"] = result.session
+                       ? json{{"id", text(result.session->id)}, {"call", result.session->call}}
+                       : json(nullptr);
   return out;
 }
 
@@ -213,6 +218,9 @@ json result_json_schema() {
       {"environment",
        object_of({{"name", typed("string")}, {"digest", typed("string")}}, {"name", "digest"})},
   };
+  // Not here: schema 6's `value`, `state_lost` and `session` (a call in a session). This
+  // schema is every pinned run_code version's outputSchema, whose rendering never changes;
+  // it does not forbid other members. The session tools' descriptions state them.
   // Nullable objects: null, or an object of that shape.
   for (const char* name : {"policy", "tool_description", "network", "environment"}) {
     properties[name]["type"] = json::array({"object", "null"});
@@ -373,7 +381,10 @@ Result<RunResult> result_from_json(const json& in) {
            read_pair(in, "tool_description", "id", &ToolDescriptionRef::id, "version",
                      &ToolDescriptionRef::version, r.tool_description),
            read_pair(in, "environment", "name", &EnvironmentRef::name, "digest",
-                     &EnvironmentRef::digest, r.environment)});
+                     &EnvironmentRef::digest, r.environment),
+           read_pair(in, "session", "id", &SessionCallRef::id, "call", &SessionCallRef::call,
+                     r.session),
+           read(in, "value", r.value), read(in, "state_lost", r.state_lost)});
       !s) {
     return std::unexpected(s.error());
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "cordon/plan.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "cordon/session.h"
 
 namespace cordon {
 
@@ -97,6 +99,12 @@ class Backend {
   // that builds a real plan (namespaces, mounts, seccomp policy and hash, rlimits)
   // overrides it (see the namespace backend).
   [[nodiscard]] virtual Result<Plan> describe_plan(const RunRequest& request) const;
+
+  // Opens a session (session.h): a sandbox kept across calls. The default refuses
+  // (kUnavailable) with the reason: a backend that cannot keep one session's files and
+  // processes from another's never holds one.
+  [[nodiscard]] virtual Result<std::unique_ptr<BackendSession>> open_session(
+      const SessionOptions& options);
 };
 
 // A backend's prepare() work, done once whichever thread asks first; every call, later or

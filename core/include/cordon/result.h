@@ -25,7 +25,8 @@ namespace cordon {
 // connection limit was reached (apply_network_limit()).
 // 5: `environment`, {name, digest} of the environment the code ran in, where its front end
 // named one (frontend/environment.h), else null.
-inline constexpr int kResultSchemaVersion = 5;
+// 6: `value`, `state_lost` and `session`: a call in a session (session.h).
+inline constexpr int kResultSchemaVersion = 6;
 
 enum class Outcome {
   kOk,             // exit 0 before the deadline
@@ -99,6 +100,13 @@ struct PolicyId {
   std::string hash;
 };
 
+// A call's place in its session: the session's id and the call's index in it (from 1).
+struct SessionCallRef {
+  std::string id;
+  std::int64_t call = 0;
+  bool operator==(const SessionCallRef&) const = default;
+};
+
 struct RunResult {
   Outcome outcome = Outcome::kSandboxError;
   std::optional<LimitKind> limit;  // set iff outcome == kLimitExceeded
@@ -151,6 +159,15 @@ struct RunResult {
   std::optional<ToolDescriptionRef> tool_description;
   std::optional<NetworkReport> network;       // set iff the request had an allow-list
   std::optional<EnvironmentRef> environment;  // the request's, when its front end named one
+
+  // A call in a session (session.h). value: the repr of a python call's trailing
+  // expression (capped at kMaxSessionValueBytes), unset when it had none. state_lost: the
+  // call ended the session's interpreter (timeout, cancel, memory limit, or it died):
+  // variables are gone, files are kept. session: which session and which of its calls
+  // (from 1), set by the front end that holds the session.
+  std::optional<std::string> value;
+  bool state_lost = false;
+  std::optional<SessionCallRef> session;
 
   // The seed's field: exit 0 and not timed out.
   [[nodiscard]] bool ok() const { return outcome == Outcome::kOk; }
