@@ -220,6 +220,89 @@ TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
   ::dlclose(handle);
 }
 
+// Sessions cross the C boundary (ABI 3.4, issue #41): the options reach the plugin, each call
+// reaches the same session (its state), and reset, stats and the workspace's files answer
+// as the plugin did, its refusals keeping their error code.
+TEST(PluginRegistry, ASessionCrossesTheCBoundary) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  auto backend = registry.create("fixture");
+  ASSERT_TRUE(backend) << backend.error().describe();
+  SessionOptions options;
+  options.base.language = Language::kPython;
+  options.workspace_bytes = 4096;
+  auto session = (*backend)->open_session(options);
+  ASSERT_TRUE(session) << session.error().describe();
+  BackendSession& s = **session;
+
+  RunRequest call;
+  call.code = "x = 1";
+  RunResult first = s.run(call, CancelToken{}, nullptr);
+  EXPECT_EQ(first.outcome, Outcome::kOk) << first.error.value_or("");
+  EXPECT_EQ(first.stdout_data, "1 python x = 1");
+  EXPECT_EQ(first.value, "'x = 1'");
+  EXPECT_FALSE(first.state_lost);
+  call.code = "lose";
+  RunResult second = s.run(call, CancelToken{}, nullptr);
+  EXPECT_EQ(second.stdout_data, "2 python lose");
+  EXPECT_TRUE(second.state_lost);
+
+  SessionStats stats = s.stats();
+  EXPECT_EQ(stats.calls, 2);
+  EXPECT_EQ(stats.memory_kb, 1234);
+  EXPECT_EQ(stats.workspace_bytes, 4096);
+  EXPECT_TRUE(stats.interpreter_alive);
+  ASSERT_TRUE(s.reset());
+  EXPECT_EQ(s.stats().calls, 0);
+
+  const std::string bytes("a\0\xff b", 5);  // any bytes cross
+  ASSERT_TRUE(s.write_file("data/in.bin", bytes));
+  Result<std::string> back = s.read_file("data/in.bin", 100);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(*back, bytes);
+  Result<std::string> small = s.read_file("data/in.bin", 2);
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().code, ErrorCode::kInvalidArgument);
+  Result<std::string> missing = s.read_file("nope", 100);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(missing.error().message, "no file nope");
+  auto listed = s.list_files("");
+  ASSERT_TRUE(listed) << listed.error().describe();
+  EXPECT_EQ(*listed, (std::vector<WorkspaceEntry>{{"data/in.bin", false, 5}}));
+  EXPECT_FALSE(s.list_files(".."));
+  EXPECT_FALSE(s.read_file(std::string("\xff", 1), 10));  // not UTF-8: refused before it crosses
+
+  // The plugin's refusal to open one, with its reason.
+  options.workspace_bytes = 0;
+  auto refused = (*backend)->open_session(options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("a workspace of 0 bytes"), std::string::npos);
+}
+
+// A backend that holds no sessions (the default), and a plugin whose descriptor predates
+// them (ABI 3.3 and older: no session functions), refuse with the reason.
+TEST(PluginRegistry, ABackendWithoutSessionsRefusesThemWithTheReason) {
+  PluginRegistry registry;
+  registry.load_file(fixture("fixture"));
+  BackendOptions alt;
+  alt.runtime = "fixture-runtime";
+  auto backend = registry.create("fixture", alt);
+  ASSERT_TRUE(backend) << backend.error().describe();
+  auto refused = (*backend)->open_session(SessionOptions{});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(refused.error().message, "the fixture (alt) backend does not hold sessions");
+
+  PluginRegistry garbage;
+  garbage.load_file(kGarbage);
+  auto old = garbage.create("garbage");
+  ASSERT_TRUE(old) << old.error().describe();
+  auto none = (*old)->open_session(SessionOptions{});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message, "the garbage backend does not hold sessions");
+}
+
 TEST(PluginRegistry, AnOptionThePluginCannotHonourFailsCreationWithItsReason) {
   PluginRegistry registry;
   registry.load_file(fixture("fixture"));

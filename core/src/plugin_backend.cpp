@@ -8,6 +8,8 @@
 
 #include "cordon/plugin_wire.h"
 #include "cordon/result_json.h"
+#include "cordon/session_wire.h"
+#include "cordon/text.h"
 
 namespace cordon {
 namespace {
@@ -59,6 +61,97 @@ void on_sample(void* context, std::int64_t elapsed_ms, std::int64_t memory_bytes
       std::chrono::milliseconds(elapsed_ms), figure(memory_bytes), figure(cpu_usec)});
 }
 
+// The C events of a run or session call: the observer's callbacks, the cancel fd.
+cordon_run_events run_events(const CancelToken& cancel, RunObserver* observer) {
+  cordon_run_events events{};
+  events.struct_size = sizeof events;
+  events.context = observer;
+  events.cancel_fd = cancel.wait_fd();
+  if (observer != nullptr) {
+    events.on_state = &on_state;
+    events.on_output = &on_output;
+    events.on_sample = &on_sample;
+  }
+  return events;
+}
+
+// A run's or session call's answer as a result; a failure of the boundary is a sandbox
+// error of `id` naming the plugin.
+RunResult result_of(const cordon_plugin_descriptor* d, char* text, const BackendId& id) {
+  Result<RunResult> result = answer(d, text, &result_from_json);
+  return result ? std::move(*result) : sandbox_error(id, from_plugin(d, result.error()));
+}
+
+// A path of a session call: crosses as a JSON string, so it must be UTF-8 (a caller's path
+// always is: MCP and the CLI give text).
+Status utf8_path(std::string_view path) {
+  bool lossy = false;
+  (void)to_valid_utf8(path, &lossy);
+  if (lossy) return fail(ErrorCode::kInvalidArgument, "a workspace path is UTF-8 text");
+  return {};
+}
+
+// A plugin's session, as a BackendSession: each call crosses as JSON.
+class PluginSession final : public BackendSession {
+ public:
+  PluginSession(const cordon_plugin_descriptor* d, cordon_session* handle, BackendId backend)
+      : d_(d), handle_(handle), backend_(std::move(backend)) {}
+  ~PluginSession() override { d_->session_close(handle_); }
+  PluginSession(const PluginSession&) = delete;
+  PluginSession& operator=(const PluginSession&) = delete;
+
+  RunResult run(const RunRequest& request, const CancelToken& cancel,
+                RunObserver* observer) override {
+    const std::string request_json = wire::to_json(request).dump();
+    const cordon_run_events events = run_events(cancel, observer);
+    RunResult out =
+        result_of(d_, d_->session_run(handle_, request_json.c_str(), &events), backend_);
+    out.environment = request.environment;
+    return out;
+  }
+  Status reset() override {
+    Result<json> done = call(wire::session_reset_call());
+    if (!done) return std::unexpected(done.error());
+    return {};
+  }
+  SessionStats stats() override {
+    Result<json> done = call(wire::session_stats_call());
+    if (!done) return {};
+    return wire::session_stats_from_json(*done).value_or(SessionStats{});
+  }
+  Result<std::vector<WorkspaceEntry>> list_files(std::string_view dir) override {
+    if (Status ok = utf8_path(dir); !ok) return std::unexpected(ok.error());
+    Result<json> done = call(wire::session_list_call(dir));
+    if (!done) return std::unexpected(done.error());
+    return wire::workspace_entries_from_json(*done);
+  }
+  Result<std::string> read_file(std::string_view path, std::uint64_t max_bytes) override {
+    if (Status ok = utf8_path(path); !ok) return std::unexpected(ok.error());
+    Result<json> done = call(wire::session_read_call(path, max_bytes));
+    if (!done) return std::unexpected(done.error());
+    return wire::file_content_from_json(*done);
+  }
+  Status write_file(std::string_view path, std::string_view bytes) override {
+    if (Status ok = utf8_path(path); !ok) return std::unexpected(ok.error());
+    Result<json> done = call(wire::session_write_call(path, bytes));
+    if (!done) return std::unexpected(done.error());
+    return {};
+  }
+
+ private:
+  Result<json> call(const json& request) {
+    const std::string text = request.dump();
+    Result<json> reply = answer(d_, d_->session_call(handle_, text.c_str()));
+    if (!reply)
+      return std::unexpected(Error{ErrorCode::kPlugin, 0, from_plugin(d_, reply.error())});
+    return wire::session_answer(*reply);
+  }
+
+  const cordon_plugin_descriptor* d_;
+  cordon_session* handle_;
+  BackendId backend_;
+};
+
 }  // namespace
 
 PluginBackend::PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle)
@@ -103,21 +196,9 @@ Result<void> PluginBackend::prepare() {
 RunResult PluginBackend::run(const RunRequest& request, const CancelToken& cancel,
                              RunObserver* observer) {
   const std::string request_json = wire::to_json(request).dump();
-  cordon_run_events events{};
-  events.struct_size = sizeof events;
-  events.context = observer;
-  events.cancel_fd = cancel.wait_fd();
-  if (observer != nullptr) {
-    events.on_state = &on_state;
-    events.on_output = &on_output;
-    events.on_sample = &on_sample;
-  }
-  Result<RunResult> result = answer(
-      descriptor_, descriptor_->run(handle_, request_json.c_str(), &events), &result_from_json);
-  RunResult out =
-      result ? std::move(*result)
-             : sandbox_error(BackendId{std::string(name()), std::string(version()), variant()},
-                             from_plugin(descriptor_, result.error()));
+  const cordon_run_events events = run_events(cancel, observer);
+  RunResult out = result_of(descriptor_, descriptor_->run(handle_, request_json.c_str(), &events),
+                            BackendId{std::string(name()), std::string(version()), variant()});
   // The environment is the backend's (fixed when it was created); the front end named it.
   out.environment = request.environment;
   return out;
@@ -128,6 +209,28 @@ Result<Plan> PluginBackend::describe_plan(const RunRequest& request) const {
   const std::string request_json = wire::to_json(request).dump();
   return answer(descriptor_, descriptor_->describe_plan(handle_, request_json.c_str()),
                 &wire::plan_from_json);
+}
+
+Result<std::unique_ptr<BackendSession>> PluginBackend::open_session(const SessionOptions& options) {
+  // All four, read only when the plugin's descriptor is long enough to hold them (3.4).
+  constexpr std::size_t kEnd = offsetof(cordon_plugin_descriptor, session_close) +
+                               sizeof(cordon_plugin_descriptor::session_close);
+  const cordon_plugin_descriptor* d = descriptor_;
+  if (d->struct_size < kEnd || d->session_open == nullptr || d->session_run == nullptr ||
+      d->session_call == nullptr || d->session_close == nullptr) {
+    return Backend::open_session(options);
+  }
+  const std::string options_json = wire::to_json(options).dump();
+  std::array<char, 1024> error{};
+  cordon_session* handle =
+      d->session_open(handle_, options_json.c_str(), error.data(), error.size());
+  error.back() = '\0';  // a plugin that filled it all still ends here
+  if (handle == nullptr) {
+    const std::string why = error[0] != '\0' ? error.data() : "it gave no reason";
+    return fail(ErrorCode::kUnavailable, why);
+  }
+  return std::make_unique<PluginSession>(
+      d, handle, BackendId{std::string(name()), std::string(version()), variant()});
 }
 
 }  // namespace cordon

@@ -36,6 +36,10 @@ class PluginBackend final : public Backend {
                               RunObserver* observer) override;
   // The plugin's own plan, or the default (Backend::describe_plan) when it has none.
   [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
+  // The plugin's session_open (ABI 3.4); a plugin without it holds no sessions (refused
+  // with the reason, as Backend's default).
+  [[nodiscard]] Result<std::unique_ptr<BackendSession>> open_session(
+      const SessionOptions& options) override;
 
  private:
   const cordon_plugin_descriptor* descriptor_;

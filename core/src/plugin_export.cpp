@@ -9,10 +9,17 @@
 #include "cordon/backend.h"
 #include "cordon/plugin_wire.h"
 #include "cordon/result_json.h"
+#include "cordon/session_wire.h"
 
 // The handle the loader holds: opaque to it, a Backend here.
 struct cordon_backend {
   std::unique_ptr<cordon::Backend> backend;
+};
+
+// A session's handle: the session, and its backend's identity for the results of failures.
+struct cordon_session {
+  std::unique_ptr<cordon::BackendSession> session;
+  cordon::BackendId backend;
 };
 
 namespace cordon::plugin_export {
@@ -137,9 +144,13 @@ char* describe_plan(const cordon_backend* backend, const char* request_json) {
   }
 }
 
-char* run(cordon_backend* backend, const char* request_json, const cordon_run_events* events) {
-  Backend& b = *backend->backend;
-  const BackendId id{std::string(b.name()), std::string(b.version())};
+namespace {
+
+// run's and session_run's body: the request read, the events wired, `run` called; every
+// failure a sandbox error of `id`.
+template <typename RunFn>
+char* serve_run(const BackendId& id, const char* request_json, const cordon_run_events* events,
+                RunFn&& run) {
   try {
     const Result<RunRequest> request = wire::request_from_json(parse(request_json));
     if (!request) {
@@ -152,11 +163,73 @@ char* run(cordon_backend* backend, const char* request_json, const cordon_run_ev
     std::optional<EventsObserver> observer;
     if (events != nullptr) observer.emplace(events);
     RunObserver* watching = observer && observer->wanted() ? &*observer : nullptr;
-    return result_text(b.run(*request, cancel, watching));
+    return result_text(run(*request, cancel, watching));
   } catch (const std::exception& e) {
     return result_text(sandbox_error(id, std::string("the plugin failed: ") + e.what()));
   } catch (...) {
     return result_text(sandbox_error(id, "the plugin failed"));
+  }
+}
+
+}  // namespace
+
+char* run(cordon_backend* backend, const char* request_json, const cordon_run_events* events) {
+  Backend& b = *backend->backend;
+  return serve_run(BackendId{std::string(b.name()), std::string(b.version())}, request_json, events,
+                   [&](const RunRequest& request, const CancelToken& cancel,
+                       RunObserver* observer) { return b.run(request, cancel, observer); });
+}
+
+cordon_session* session_open(cordon_backend* backend, const char* options_json, char* error,
+                             std::size_t error_size) {
+  try {
+    Backend& b = *backend->backend;
+    const Result<SessionOptions> options = wire::session_options_from_json(parse(options_json));
+    if (!options) {
+      copy_error("invalid session options from cordon: " + options.error().describe(), error,
+                 error_size);
+      return nullptr;
+    }
+    Result<std::unique_ptr<BackendSession>> opened = b.open_session(*options);
+    if (!opened) {
+      copy_error(opened.error().describe(), error, error_size);
+      return nullptr;
+    }
+    return new cordon_session{std::move(*opened),
+                              BackendId{std::string(b.name()), std::string(b.version())}};
+  } catch (const std::exception& e) {
+    copy_error(std::string("the plugin failed: ") + e.what(), error, error_size);
+  } catch (...) {
+    copy_error("the plugin failed", error, error_size);
+  }
+  return nullptr;
+}
+
+char* session_run(cordon_session* session, const char* request_json,
+                  const cordon_run_events* events) {
+  return serve_run(
+      session->backend, request_json, events,
+      [&](const RunRequest& request, const CancelToken& cancel, RunObserver* observer) {
+        return session->session->run(request, cancel, observer);
+      });
+}
+
+char* session_call(cordon_session* session, const char* call_json) {
+  try {
+    return text(wire::serve_session_call(*session->session, parse(call_json)));
+  } catch (const std::exception& e) {
+    return text(json{{"error",
+                      {{"code", to_string(ErrorCode::kPlugin)},
+                       {"message", std::string("the plugin failed: ") + e.what()}}}});
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void session_close(cordon_session* session) {
+  try {
+    delete session;
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nothing may cross into the caller
   }
 }
 

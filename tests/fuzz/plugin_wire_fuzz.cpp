@@ -1,6 +1,7 @@
 // The JSON that crosses the C plugin boundary (plugin_abi.h), as the loader reads a
 // plugin's answers and a plugin reads cordon's requests: capabilities (with their claim
-// data, claims.h), results, requests, limits, probes and plans. A plugin is code of
+// data, claims.h), results, requests, limits, probes and plans, and a session's options
+// and answers (session_wire.h, ABI 3.4). A plugin is code of
 // another build, possibly another compiler; what it returns is outside input. The bytes
 // are parsed as JSON and handed to every reader. Properties: no reader throws; what a
 // reader accepts, written back and read again, is a fixed point (the second writing equals
@@ -13,6 +14,7 @@
 #include "cordon/plan.h"
 #include "cordon/plugin_wire.h"
 #include "cordon/result_json.h"
+#include "cordon/session_wire.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -56,6 +58,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     [](const cordon::Plan& p) { return cordon::wire::to_json(p); });
   check_fixed_point(in, &cordon::plan_from_json,
                     [](const cordon::Plan& p) { return cordon::to_json(p); });
+  check_fixed_point(in, &cordon::wire::session_options_from_json,
+                    [](const cordon::SessionOptions& o) { return cordon::wire::to_json(o); });
+  // A session's answers: read without throwing, whatever their shape.
+  if (auto payload = cordon::wire::session_answer(in)) {
+    (void)cordon::wire::session_stats_from_json(*payload);
+    (void)cordon::wire::workspace_entries_from_json(*payload);
+    (void)cordon::wire::file_content_from_json(*payload);
+  }
+  (void)cordon::wire::session_stats_from_json(in);
+  (void)cordon::wire::workspace_entries_from_json(in);
+  (void)cordon::wire::file_content_from_json(in);
   // A claim's data alone, as one capability carries it.
   cordon::Capability c;
   if (cordon::read_claim_json(in, c)) {

@@ -226,6 +226,10 @@ static const cordon_plugin_descriptor descriptor = {
     NULL, /* describe_plan: cordon renders one from the capabilities */
     echo_run,
     echo_free_text,
-    NULL /* prepare: nothing on the host to sweep or make */};
+    NULL, /* prepare: nothing on the host to sweep or make */
+    NULL, /* session_open: it holds no sessions (cordon refuses them with the reason) */
+    NULL,
+    NULL,
+    NULL};
 
 CORDON_DEFINE_PLUGIN(descriptor)

@@ -62,7 +62,11 @@ const cordon_plugin_descriptor kDescriptor = {kMajor,
                                               /*describe_plan=*/nullptr,
                                               kRun,
                                               &free_text,
-                                              /*prepare=*/nullptr};
+                                              /*prepare=*/nullptr,
+                                              /*session_open=*/nullptr,
+                                              /*session_run=*/nullptr,
+                                              /*session_call=*/nullptr,
+                                              /*session_close=*/nullptr};
 
 }  // namespace
 

@@ -62,7 +62,11 @@ const cordon_plugin_descriptor kDescriptor = {CORDON_PLUGIN_ABI_MAJOR,
                                               &describe_plan,
                                               &run,
                                               &free_text,
-                                              &prepare};
+                                              &prepare,
+                                              /*session_open=*/nullptr,
+                                              /*session_run=*/nullptr,
+                                              /*session_call=*/nullptr,
+                                              /*session_close=*/nullptr};
 
 }  // namespace
 

@@ -6,10 +6,13 @@
 // stderr the stdin, each input file an artifact, exit_code the timeout in ms; it reports
 // a state, the output and a sample to the observer; code "wait-for-cancel" waits (10 s at
 // most) for the cancel token. It counts its prepare() calls too; with the image option
-// "fail-prepare" its prepare fails, and so does each run, with the reason.
+// "fail-prepare" its prepare fails, and so does each run, with the reason. It holds
+// sessions (FixtureSession) except as its "alt" variant.
 #include <poll.h>
 
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "cordon/backend.h"
@@ -24,6 +27,65 @@ __attribute__((visibility("default"))) int cordon_fixture_prepare_calls = 0;
 }
 
 namespace {
+
+// A session of the fixture: it counts its calls (the "state" a call sees), keeps files in
+// memory, and answers each operation so that a test sees what crossed.
+class FixtureSession final : public cordon::BackendSession {
+ public:
+  explicit FixtureSession(cordon::SessionOptions options) : options_(std::move(options)) {}
+  cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& /*cancel*/,
+                        cordon::RunObserver* observer) override {
+    ++calls_;
+    if (observer != nullptr) observer->on_output(cordon::Stream::kStdout, request.code, true);
+    cordon::RunResult result;
+    result.backend = {"fixture", FIXTURE_VERSION};
+    result.outcome = cordon::Outcome::kOk;
+    result.exit_code = 0;
+    // What the call saw: its index, the session's language, and its own code.
+    result.stdout_data = std::to_string(calls_) + " " +
+                         std::string(cordon::to_string(options_.base.language)) + " " +
+                         request.code;
+    result.value = "'" + request.code + "'";
+    result.state_lost = request.code == "lose";
+    return result;
+  }
+  cordon::Status reset() override {
+    calls_ = 0;
+    return {};
+  }
+  cordon::SessionStats stats() override {
+    return cordon::SessionStats{
+        .calls = calls_,
+        .memory_kb = 1234,
+        .workspace_bytes = static_cast<std::int64_t>(options_.workspace_bytes),
+        .interpreter_alive = calls_ > 0};
+  }
+  cordon::Result<std::vector<cordon::WorkspaceEntry>> list_files(std::string_view dir) override {
+    if (dir == "..") return cordon::fail(cordon::ErrorCode::kInvalidArgument, "outside");
+    std::vector<cordon::WorkspaceEntry> out;
+    for (const auto& [path, bytes] : files_) out.push_back({path, false, bytes.size()});
+    return out;
+  }
+  cordon::Result<std::string> read_file(std::string_view path, std::uint64_t max_bytes) override {
+    const auto found = files_.find(std::string(path));
+    if (found == files_.end()) {
+      return cordon::fail(cordon::ErrorCode::kNotFound, "no file " + std::string(path));
+    }
+    if (found->second.size() > max_bytes) {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument, "too large");
+    }
+    return found->second;
+  }
+  cordon::Status write_file(std::string_view path, std::string_view bytes) override {
+    files_[std::string(path)] = std::string(bytes);
+    return {};
+  }
+
+ private:
+  cordon::SessionOptions options_;
+  std::int64_t calls_ = 0;
+  std::map<std::string, std::string> files_;
+};
 
 class FixtureBackend final : public cordon::Backend {
  public:
@@ -61,6 +123,15 @@ class FixtureBackend final : public cordon::Backend {
       if (fail_prepare_) return cordon::fail(cordon::ErrorCode::kUnavailable, "fixture refuses");
       return {};
     });
+  }
+  // Sessions, except on the "alt" variant, which refuses them as Backend does by default.
+  cordon::Result<std::unique_ptr<cordon::BackendSession>> open_session(
+      const cordon::SessionOptions& options) override {
+    if (alt_) return Backend::open_session(options);
+    if (options.workspace_bytes == 0) {
+      return cordon::fail(cordon::ErrorCode::kInvalidArgument, "a workspace of 0 bytes");
+    }
+    return std::make_unique<FixtureSession>(options);
   }
   cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& cancel,
                         cordon::RunObserver* observer) override {

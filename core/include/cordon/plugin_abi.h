@@ -44,9 +44,9 @@
 /* Major 3: the descriptor is all C (major 2 passed a cordon::Backend*, a C++ vtable, so only
  * plugins built in tree with the loader's compiler worked). Majors 1 and 2 are refused.
  * Minor 1 appended `prepare` to the descriptor; minor 2 system_root and system_root_digest
- * to the options, minor 3 runsc_platform. */
+ * to the options, minor 3 runsc_platform; minor 4 the session functions to the descriptor. */
 #define CORDON_PLUGIN_ABI_MAJOR 3
-#define CORDON_PLUGIN_ABI_MINOR 3
+#define CORDON_PLUGIN_ABI_MINOR 4
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
 
 #ifdef __cplusplus
@@ -55,6 +55,8 @@ extern "C" {
 
 /* A backend made by a plugin. Opaque to cordon: only the plugin that made it looks inside. */
 typedef struct cordon_backend cordon_backend;
+/* A session a backend holds (since 3.4; cordon/session.h). Opaque to cordon as well. */
+typedef struct cordon_session cordon_session;
 
 /* A backend's own settings (cordon::BackendOptions) as C data. The caller sets struct_size
  * to sizeof as it saw it; a plugin reads a field only when struct_size covers it, so fields
@@ -136,6 +138,26 @@ typedef struct cordon_plugin_descriptor {
    * `cordon backends` and `cordon plan` never call it; run prepares by itself when it was
    * not called (a 3.0 plugin, which has no prepare, does all of it in run). */
   int (*prepare)(cordon_backend* backend, char* error, size_t error_size);
+
+  /* Since 3.4; read only when struct_size covers them, and null (all four) for a backend
+   * that holds no sessions: cordon then refuses sessions on it with the reason. */
+
+  /* Opens a session (cordon/session.h) with `options_json`, {"request": the request shape
+   * above (its language, limits, env, network; code unused), "workspace_bytes"}. On failure
+   * returns null with the reason, NUL-terminated, in `error` (at most error_size bytes). */
+  cordon_session* (*session_open)(cordon_backend* backend, const char* options_json, char* error,
+                                  size_t error_size);
+  /* One call in the session, as run; never null (null reads as a sandbox error). Calls of
+   * one session never overlap; calls of different sessions may. */
+  char* (*session_run)(cordon_session* session, const char* request_json,
+                       const cordon_run_events* events);
+  /* Everything else a session answers, as {"op": ...} in and {"ok": ...} or {"error":
+   * {"code", "message"}} out: "reset"; "stats" ({"calls", "memory_kb", "workspace_bytes",
+   * "interpreter_alive"}); "list" {"path"} ([{"path", "directory", "size"}]); "read"
+   * {"path", "max_bytes"} ({"content_base64"}); "write" {"path", "content_base64"}. */
+  char* (*session_call)(cordon_session* session, const char* call_json);
+  /* Ends the session: every process killed, everything it made on the host removed. */
+  void (*session_close)(cordon_session* session);
 } cordon_plugin_descriptor;
 
 /* The size of the 3.0 descriptor (up to free_text): the smallest the loader accepts. */

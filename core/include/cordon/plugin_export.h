@@ -31,6 +31,14 @@ void free_text(char* text);
 // 0 once the backend is prepared (Backend::prepare), else nonzero with the reason in `error`.
 [[nodiscard]] int prepare(cordon_backend* backend, char* error, std::size_t error_size);
 
+// The session functions (ABI 3.4) over Backend::open_session and BackendSession.
+[[nodiscard]] cordon_session* session_open(cordon_backend* backend, const char* options_json,
+                                           char* error, std::size_t error_size);
+[[nodiscard]] char* session_run(cordon_session* session, const char* request_json,
+                                const cordon_run_events* events);
+[[nodiscard]] char* session_call(cordon_session* session, const char* call_json);
+void session_close(cordon_session* session);
+
 template <MakeBackendFn Make>
 cordon_backend* create_with(const cordon_backend_options* options, char* error,
                             std::size_t error_size) {
@@ -52,7 +60,11 @@ constexpr cordon_plugin_descriptor descriptor(const char* name, const char* vers
                                   &describe_plan,
                                   &run,
                                   &free_text,
-                                  &prepare};
+                                  &prepare,
+                                  &session_open,
+                                  &session_run,
+                                  &session_call,
+                                  &session_close};
 }
 
 }  // namespace cordon::plugin_export
