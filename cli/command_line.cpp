@@ -373,6 +373,83 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
   return cmd;
 }
 
+// `cordon session`: its verbs, each with the options it reads (session_command.h).
+CLI::App* add_session_command(CLI::App& app, SessionCommandOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "session", "Keep a sandbox across calls: files, and a python interpreter's variables");
+  cmd->require_subcommand(1);
+  cmd->footer(
+      "A session is held by a small process of its own, reachable only by your user on a "
+      "socket under $XDG_RUNTIME_DIR/cordon-sessions (else /tmp/cordon-sessions-UID). It ends "
+      "on 'stop', after --idle (default 10m) or at --max-age (default 1h); a call that times "
+      "out restarts the interpreter and keeps the files.");
+  RunOptions& run = options.run;
+  CLI::App* start = cmd->add_subcommand("start", "Open a session; prints its id");
+  start->add_option("-b,--backend", run.backend, "Backend name, or auto (default auto)")
+      ->type_name("NAME|auto");
+  start->add_option("-l,--language", run.language, "The session's language (default sh)")
+      ->type_name("LANG");
+  start->add_option("-t,--timeout", run.timeout, "Each call's default wall-clock limit DUR")
+      ->type_name("DUR");
+  start->add_option("--memory", run.memory, "Memory limit SIZE of the whole session")
+      ->type_name("SIZE");
+  start->add_option("--processes", run.processes, "Most processes at once N, whole session")
+      ->type_name("N");
+  start->add_option("--output-cap", run.output_cap, "Bytes kept per stream of each call SIZE")
+      ->type_name("SIZE");
+  start->add_option("--env", run.env, "Set NAME=VALUE for the code (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  add_network_flags(start, run.network);
+  start->add_option("--idle", options.idle, "End after DUR without a call (default 10m)")
+      ->type_name("DUR");
+  start->add_option("--max-age", options.max_age, "End DUR after the start (default 1h)")
+      ->type_name("DUR");
+  start->add_option("--workspace", options.workspace, "The workspace's size SIZE (default 256M)")
+      ->type_name("SIZE");
+  start->add_flag("--allow-unisolated", run.allow_unisolated,
+                  "Let auto pick a backend that does not isolate");
+  start->add_flag("--json", run.json, "Print {id, backend} as JSON");
+  add_backend_option_flags(start, run.backend_options, run.environment);
+  start->callback([&options] { options.verb = SessionVerb::kStart; });
+
+  CLI::App* call = cmd->add_subcommand("run", "Run code in session ID");
+  call->add_option("id", options.id, "The session's id")->required()->type_name("ID");
+  call->add_option("source", run.source, "FILE holding the code, or - to read it from stdin")
+      ->type_name("FILE|-");
+  call->add_option("-c,--code", run.code, "The code to run")->type_name("CODE");
+  call->add_option("-l,--language", run.language, "This call's language (default: the session's)")
+      ->type_name("LANG");
+  call->add_option("-t,--timeout", run.timeout, "This call's wall-clock limit DUR")
+      ->type_name("DUR");
+  call->add_option("--stdin-file", run.stdin_file, "Feed FILE to the code's stdin")
+      ->type_name("FILE");
+  call->add_option("--output-cap", run.output_cap, "Bytes kept per stream SIZE")->type_name("SIZE");
+  call->add_flag("--json", run.json, "Print the result as one JSON object");
+  call->callback([&options] { options.verb = SessionVerb::kRun; });
+
+  CLI::App* ls = cmd->add_subcommand("ls", "List your sessions: age, idle time, calls, memory");
+  ls->add_flag("--json", run.json, "Print {sessions: [...]} as JSON");
+  ls->callback([&options] { options.verb = SessionVerb::kList; });
+
+  CLI::App* cp = cmd->add_subcommand(
+      "cp", "Copy a file into or out of a session's workspace (one side is ID:PATH)");
+  cp->add_option("src", options.from, "ID:PATH or a local FILE (- for stdin)")
+      ->required()
+      ->type_name("SRC");
+  cp->add_option("dst", options.to, "ID:PATH or a local FILE")->required()->type_name("DST");
+  cp->callback([&options] { options.verb = SessionVerb::kCopy; });
+
+  CLI::App* reset = cmd->add_subcommand("reset", "A fresh interpreter in session ID, files kept");
+  reset->add_option("id", options.id, "The session's id")->required()->type_name("ID");
+  reset->callback([&options] { options.verb = SessionVerb::kReset; });
+
+  CLI::App* stop = cmd->add_subcommand("stop", "End session ID: everything in it is gone");
+  stop->add_option("id", options.id, "The session's id")->required()->type_name("ID");
+  stop->callback([&options] { options.verb = SessionVerb::kStop; });
+  return cmd;
+}
+
 // Whether the user asked for JSON, looked up before parsing so that a parse error can
 // still be reported as JSON.
 bool wants_json(int argc, char** argv) {
@@ -402,6 +479,7 @@ CommandLine parse_command_line(int argc, char** argv) {
       add_prompt_command(app, line.prompt, line.prompt_network, line.prompt_environment);
   CLI::App* mcp = add_mcp_command(app, line.mcp);
   CLI::App* environment = add_environment_command(app, line.environment);
+  CLI::App* session = add_session_command(app, line.session);
 
   const bool json = wants_json(argc, argv);
   try {
@@ -421,6 +499,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (prompt->parsed()) line.command = Command::kPrompt;
   if (mcp->parsed()) line.command = Command::kMcp;
   if (environment->parsed()) line.command = Command::kEnvironment;
+  if (session->parsed()) line.command = Command::kSession;
   return line;
 }
 

@@ -8,6 +8,7 @@
 #include "mcp_command.h"
 #include "prompt_command.h"
 #include "run_options.h"
+#include "session_command.h"
 
 namespace cordon::cli {
 
@@ -20,6 +21,7 @@ enum class Command {
   kPrompt,       // `cordon prompt`: PromptOptions
   kMcp,          // `cordon mcp`: McpOptions
   kEnvironment,  // `cordon environment add|list|rm`: EnvironmentOptions
+  kSession,      // `cordon session start|run|ls|cp|reset|stop`: SessionCommandOptions
 };
 
 struct CommandLine {
@@ -33,6 +35,7 @@ struct CommandLine {
   EnvironmentFlags prompt_environment;  // `cordon prompt --environment ...`
   McpOptions mcp;
   EnvironmentOptions environment;
+  SessionCommandOptions session;
 };
 
 // Parses argv. Prints --help/--version output and usage errors (as JSON with --json)

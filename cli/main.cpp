@@ -14,6 +14,7 @@
 #include "plan_command.h"
 #include "prompt_command.h"
 #include "run_command.h"
+#include "session_command.h"
 #include "signal_cancel.h"
 
 int main(int argc, char** argv) {
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
         return cordon::cli::mcp_command(line.mcp);
       case cordon::cli::Command::kEnvironment:
         return cordon::cli::environment_command(line.environment);
+      case cordon::cli::Command::kSession:
+        return cordon::cli::session_command(line.session);
       case cordon::cli::Command::kExit:
         return line.exit_status;
     }
