@@ -26,8 +26,10 @@
 #include "environment_command.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/exit_status.h"
+#include "frontend/history.h"
 #include "frontend_names.h"
 #include "request_builder.h"
+#include "run_command.h"
 #include "session_holder.h"
 #include "session_protocol.h"
 
@@ -212,7 +214,14 @@ int run(const SessionCommandOptions& o) {
   if (!request) return report_failure(request.error().describe(), as_json);
   // The run's own bound, its set-up and the answer's way back, with room to spare.
   const auto bound = effective_timeout(*request) + request->setup_bound + std::chrono::seconds(30);
-  Result<json> answer = ask(o.id, json{{"op", "run"}, {"request", wire::to_json(*request)}},
+  // Without -l (or a FILE whose extension names one), the call is in the session's language.
+  const bool language_given =
+      o.run.language.has_value() || (o.run.source && language_from_path(*o.run.source));
+  const auto started = std::chrono::system_clock::now();
+  Result<json> answer = ask(o.id,
+                            json{{"op", "run"},
+                                 {"request", wire::to_json(*request)},
+                                 {"session_language", !language_given}},
                             std::chrono::duration_cast<std::chrono::milliseconds>(bound));
   if (!answer) return report_failure(answer.error().describe(), as_json);
   const auto member = answer->find("result");
@@ -223,6 +232,12 @@ int run(const SessionCommandOptions& o) {
   }
   Result<RunResult> result = result_from_json(*member);
   if (!result) return report_failure(result.error().describe(), as_json);
+  if (!history::disabled_by_env()) {
+    RunRequest asked = *request;
+    asked.language =
+        parse_language(answer->value("session_language", std::string())).value_or(asked.language);
+    record_in_history(asked, *result, started);
+  }
   if (as_json) {
     print_json(*member);
     return exit_status(*result);

@@ -148,6 +148,9 @@ class Holder {
                                   ? fail(ErrorCode::kInvalidArgument, "a run has a 'request'")
                                   : wire::request_from_json(*member);
     if (!call) return error_answer(call.error());
+    if (request.value("session_language", false)) {
+      call->language = parse_language(identity_.language).value_or(call->language);
+    }
     CancelSource cancel;
     RunResult result;
     {
@@ -159,7 +162,11 @@ class Holder {
     result.session = SessionCallRef{identity_.id, calls_};
     json out = to_json(result);
     with_raw_output(result, out);
-    return json{{"result", std::move(out)}};
+    // The language the call ran in, for the caller's history (the session's, unless it
+    // named one).
+    json answer{{"result", std::move(out)},
+                {"session_language", std::string(to_string(call->language))}};
+    return answer;
   }
 
   json info() {

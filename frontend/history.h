@@ -31,7 +31,7 @@
 namespace cordon::history {
 
 // The schema this build writes; older files are migrated forward when opened.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Environment variables read by default_path() and by front ends.
 inline constexpr const char* kPathEnv = "CORDON_HISTORY_PATH";
@@ -68,6 +68,9 @@ struct RunRecord {
   // digest, or name "" with the digest of an unregistered --rootfs; unset when nothing was
   // recorded (engine mode, rows from before schema 5 without one in their Result).
   std::optional<EnvironmentRef> environment;
+  // A call in a session (issue #41): the session's id and the call's index in it (schema 6;
+  // unset for one-shot runs and older rows).
+  std::optional<SessionCallRef> session;
 
   // What happened.
   Outcome outcome = Outcome::kSandboxError;
@@ -97,6 +100,7 @@ struct RunSummary {
   std::string client;  // for source "mcp"; empty otherwise
   std::string backend;
   std::optional<EnvironmentRef> environment;  // as RunRecord::environment
+  std::optional<SessionCallRef> session;      // as RunRecord::session
   Language language = Language::kSh;
   Outcome outcome = Outcome::kSandboxError;
   std::optional<LimitKind> limit;
@@ -123,6 +127,9 @@ struct Query {
   // Only runs in this environment: its name exactly, or for an unregistered --rootfs
   // (which has no name) its digest exactly, as environments() lists them; empty: any.
   std::string environment;
+  // Only the calls of this session (its id), in call order (sort and descending are then
+  // not read); empty: any run.
+  std::string session;
   SortKey sort = SortKey::kTime;
   bool descending = true;  // newest / longest / last name first
   std::int64_t limit = 100;

@@ -921,6 +921,36 @@ TEST_F(HistoryQuery, SortsByEnvironment) {
   EXPECT_EQ(order(query), (std::vector{zeta, alpha, bare, ids_[2], ids_[1], ids_[0]}));
 }
 
+// A session's calls (issue #41): each records its session and index (from the Result, by
+// make_record), and a query by session lists them in call order whatever the sort asks.
+TEST_F(HistoryQuery, ListsASessionsCallsInOrder) {
+  const std::string id(32, 'c');
+  std::vector<std::int64_t> calls;
+  for (std::int64_t call : {2, 1, 3}) {  // stored out of order, and with later start times
+    RunRecord record =
+        sample("x = " + std::to_string(call), "namespace", Outcome::kOk, 10, 5000 - call * 100);
+    ASSERT_FALSE(record.session);  // a one-shot Result has none
+    RunResult result;
+    result.session = SessionCallRef{.id = id, .call = call};
+    record.session = make_record({}, result, {}, {}, "cli").session;
+    calls.push_back(*store_->add(record));
+  }
+  Query query;
+  query.session = id;
+  query.sort = SortKey::kDuration;  // not read for a session
+  EXPECT_EQ(order(query), (std::vector{calls[1], calls[0], calls[2]}));
+  const auto rows = store_->list(query);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->front().session, (SessionCallRef{.id = id, .call = 1}));
+  const auto got = store_->get(calls[2]);
+  ASSERT_TRUE(got) << got.error().describe();
+  EXPECT_EQ(got->session, (SessionCallRef{.id = id, .call = 3}));
+  EXPECT_FALSE(store_->get(ids_[0])->session);  // a one-shot run's row
+  EXPECT_EQ(store_->count(query).value_or(-1), 3);
+  query.session = std::string(32, 'd');
+  EXPECT_TRUE(order(query).empty());
+}
+
 TEST_F(HistoryQuery, PagesAndSummarises) {
   Query query;
   query.limit = 2;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 
 #include "cli_run_support.h"
 #include "cordon/temp_dir.h"
+#include "frontend/history.h"
 
 namespace {
 
@@ -114,6 +116,31 @@ TEST_F(SessionCli, CallsReachTheSameSessionAcrossInvocations) {
   const Ran reset = cordon({"session", "reset", id});
   EXPECT_EQ(reset.status, 0) << reset.err;
   EXPECT_EQ(cordon({"session", "run", id, "-c", "y"}).out, "1 python y'y'\n");
+}
+
+// Each call is recorded in the history with its session and index, in the session's
+// language when the call named none.
+TEST_F(SessionCli, CallsAreRecordedInTheHistoryInOrder) {
+  const fs::path history = runtime_.path() / "history.sqlite3";
+  // In this process's own environment, which the binary's starts from (ctest sets a path).
+  std::erase(env_, std::string("CORDON_NO_HISTORY=1"));
+  ASSERT_EQ(::setenv("CORDON_HISTORY_PATH", history.c_str(), 1), 0);
+  ASSERT_EQ(::unsetenv("CORDON_NO_HISTORY"), 0);
+  const std::string id = start();
+  EXPECT_EQ(cordon({"session", "run", id, "-c", "x = 1"}).status, 0);
+  EXPECT_EQ(cordon({"session", "run", id, "-l", "sh", "-c", "ls"}).status, 0);
+  auto store = cordon::history::HistoryStore::open(history);
+  ASSERT_TRUE(store) << store.error().describe();
+  cordon::history::Query query;
+  query.session = id;
+  const auto rows = store->list(query);
+  ASSERT_TRUE(rows) << rows.error().describe();
+  ASSERT_EQ(rows->size(), 2U);
+  EXPECT_EQ((*rows)[0].session, (cordon::SessionCallRef{.id = id, .call = 1}));
+  EXPECT_EQ((*rows)[0].language, cordon::Language::kPython);
+  EXPECT_EQ((*rows)[1].session, (cordon::SessionCallRef{.id = id, .call = 2}));
+  EXPECT_EQ((*rows)[1].language, cordon::Language::kSh);
+  EXPECT_EQ((*rows)[1].source, "cli");
 }
 
 TEST_F(SessionCli, FilesCopyInAndOut) {

@@ -147,13 +147,20 @@ std::string first_line(std::string_view code) {
 constexpr const char* kRecordColumns =
     "started_ms, finished_ms, source, code, language, backend, timeout_ms, limits_json,"
     " env_names_json, outcome, limit_kind, exit_code, wall_ms, stdout, stderr, result_json,"
-    " input_files_cbor, artifact_globs_json, client, environment, environment_digest";
+    " input_files_cbor, artifact_globs_json, client, environment, environment_digest,"
+    " session, session_call";
 
 // An environment as its two columns: none is '' and '' (the host is named "host", and an
 // unregistered --rootfs has a digest, so no recorded environment has both empty).
 std::optional<EnvironmentRef> environment_from(std::string name, std::string digest) {
   if (name.empty() && digest.empty()) return std::nullopt;
   return EnvironmentRef{.name = std::move(name), .digest = std::move(digest)};
+}
+
+// A session's call as its two columns: none is '' and 0.
+std::optional<SessionCallRef> session_from(std::string id, std::int64_t call) {
+  if (id.empty()) return std::nullopt;
+  return SessionCallRef{.id = std::move(id), .call = call};
 }
 
 // LIKE pattern for a substring, with the wildcards of the search text escaped.
@@ -177,13 +184,15 @@ constexpr std::string_view kSearchWhere =
     " OR environment LIKE ?2 ESCAPE '\\' OR environment_digest LIKE ?2 ESCAPE '\\'"
     " OR CAST(stdout AS TEXT) LIKE ?2 ESCAPE '\\' OR CAST(stderr AS TEXT) LIKE ?2 ESCAPE '\\')"
     " AND (?5 = '' OR source = ?5)"
-    " AND (?6 = '' OR environment = ?6 OR (environment = '' AND environment_digest = ?6))";
+    " AND (?6 = '' OR environment = ?6 OR (environment = '' AND environment_digest = ?6))"
+    " AND (?7 = '' OR session = ?7)";
 
 void bind_search(Statement& statement, const Query& query) {
   statement.bind(1, std::string_view(query.search));
   statement.bind(2, std::string_view(like_pattern(query.search)));
   statement.bind(5, std::string_view(query.source));
   statement.bind(6, std::string_view(query.environment));
+  statement.bind(7, std::string_view(query.session));
 }
 
 // The ORDER BY terms of a key, each to be followed by the direction.
@@ -341,9 +350,9 @@ Result<HistoryStore> HistoryStore::open(const std::filesystem::path& path) {
 
 Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   if (!impl_->insert) {
-    auto insert = Statement::prepare(impl_->db.get(),
-                                     std::string("INSERT INTO runs(") + kRecordColumns +
-                                         ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    auto insert = Statement::prepare(
+        impl_->db.get(), std::string("INSERT INTO runs(") + kRecordColumns +
+                             ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!insert) return std::unexpected(insert.error());
     impl_->insert.emplace(std::move(*insert));
   }
@@ -387,6 +396,8 @@ Result<std::int64_t> HistoryStore::add(const RunRecord& record) {
   row.bind(19, std::string_view(record.client));
   row.bind(20, record.environment ? std::string_view(record.environment->name) : "");
   row.bind(21, record.environment ? std::string_view(record.environment->digest) : "");
+  row.bind(22, record.session ? std::string_view(record.session->id) : "");
+  row.bind(23, record.session ? record.session->call : std::int64_t{0});
   if (auto done = row.run(); !done) {
     Error error = done.error();
     error.message = "record into history database " + impl_->path.string() + ": " + error.message;
@@ -423,12 +434,17 @@ Status HistoryStore::add_all(std::span<const RunRecord> records) {
 Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
   std::string sql =
       "SELECT id, started_ms, source, backend, language, outcome, limit_kind, exit_code,"
-      " wall_ms, substr(code, 1, 400), client, environment, environment_digest FROM runs";
+      " wall_ms, substr(code, 1, 400), client, environment, environment_digest, session,"
+      " session_call FROM runs";
   sql += kSearchWhere;
   sql += " ORDER BY ";
-  for (const std::string_view column : order_columns(query.sort)) {
-    sql += column;
-    sql += query.descending ? " DESC, " : " ASC, ";
+  if (!query.session.empty()) {
+    sql += "session_call ASC, ";  // a session's calls in the order they were made
+  } else {
+    for (const std::string_view column : order_columns(query.sort)) {
+      sql += column;
+      sql += query.descending ? " DESC, " : " ASC, ";
+    }
   }
   // Ties (same backend, outcome or environment) keep a stable, newest-first order.
   sql += "id DESC LIMIT ?3 OFFSET ?4";
@@ -457,6 +473,7 @@ Result<std::vector<RunSummary>> HistoryStore::list(const Query& query) const {
     summary.preview = code_preview(row.column_text(9));
     summary.client = row.column_text(10);
     summary.environment = environment_from(row.column_text(11), row.column_text(12));
+    summary.session = session_from(row.column_text(13), row.column_int(14));
     rows.push_back(std::move(summary));
   }
   return rows;
@@ -503,6 +520,7 @@ Result<RunRecord> HistoryStore::get(std::int64_t id) const {
   record.artifact_globs = names_from(row.column_text(18));
   record.client = row.column_text(19);
   record.environment = environment_from(row.column_text(20), row.column_text(21));
+  record.session = session_from(row.column_text(22), row.column_int(23));
   return record;
 }
 

@@ -29,6 +29,7 @@ RunRecord make_record(const RunRequest& request, const RunResult& result,
   // The Result's, which is what the run reports (the plugin loader copies it there); the
   // request's when a Result was made without the loader (a front end's own sandbox error).
   record.environment = result.environment ? result.environment : request.environment;
+  record.session = result.session;
   record.outcome = result.outcome;
   record.limit = result.limit;
   record.exit_code = result.exit_code;

@@ -74,6 +74,14 @@ WHERE CASE WHEN json_valid(result_json)
            THEN json_type(result_json, '$.environment') = 'object' ELSE 0 END;
 CREATE INDEX runs_by_environment ON runs(environment);
 )sql",
+    // 6: a call in a session (issue #41), as RunRecord::session: the session's id ('' for a
+    // one-shot run) and the call's index in it; an index for a session's calls in order.
+    // Result schema 6 brought sessions, so no older row has one to copy.
+    R"sql(
+ALTER TABLE runs ADD COLUMN session TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN session_call INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_by_session ON runs(session, session_call);
+)sql",
 };
 
 // 0 for a new file (no version table yet).
