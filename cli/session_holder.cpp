@@ -203,9 +203,9 @@ class Holder {
 
 Result<fs::path> session_dir() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  const fs::path dir = runtime != nullptr && runtime[0] == '/'
-                           ? fs::path(runtime) / "cordon-sessions"
-                           : fs::path("/tmp") / ("cordon-sessions-" + std::to_string(::geteuid()));
+  fs::path dir = runtime != nullptr && runtime[0] == '/'
+                     ? fs::path(runtime) / "cordon-sessions"
+                     : fs::path("/tmp") / ("cordon-sessions-" + std::to_string(::geteuid()));
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return fail_errno("make " + dir.string());
   }
@@ -223,7 +223,9 @@ Result<fs::path> session_dir() {
 bool valid_session_id(std::string_view id) {
   if (id.size() != 32) return false;
   for (const char c : id) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    const bool digit = c >= '0' && c <= '9';
+    const bool hex_letter = c >= 'a' && c <= 'f';
+    if (!digit && !hex_letter) return false;
   }
   return true;
 }

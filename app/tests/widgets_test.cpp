@@ -741,6 +741,28 @@ class WidgetsTest : public QObject {
     QVERIFY(!view->network_page_shown());
   }
 
+  // A session's call shows its session and index, the cell's value and a lost interpreter;
+  // a one-shot run shows none of them.
+  void aSessionsCallShowsItsValueAndALostInterpreter() {
+    RunResult call;
+    call.outcome = Outcome::kOk;
+    call.exit_code = 0;
+    call.backend = {"namespace", "1"};
+    ResultView* view = window_->result_view();
+    view->show_result(call);
+    QString summary = view->summary_text();
+    QVERIFY2(!summary.contains("session") && !summary.contains("value"), qPrintable(summary));
+    call.session = SessionCallRef{.id = "3f2a9c01" + std::string(24, '0'), .call = 4};
+    call.value = "42";
+    call.state_lost = true;
+    view->show_result(call);
+    summary = view->summary_text();
+    QVERIFY2(summary.contains("session 3f2a9c01… · call 4"), qPrintable(summary));
+    QVERIFY2(summary.contains("value 42"), qPrintable(summary));
+    QVERIFY2(summary.contains("the interpreter was restarted: variables are gone, files are kept"),
+             qPrintable(summary));
+  }
+
   void unmeasuredFiguresReadNotMeasured() {
     RunResult stopped;
     stopped.outcome = Outcome::kTimedOut;

@@ -307,6 +307,19 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
                   : tr("environment %1 (%2)")
                         .arg(name.isEmpty() ? tr("unregistered") : name, digest.left(19)));
   }
+  // A call in a session (issue #41): which, the cell's value, and whether the interpreter
+  // (its variables) was lost with this call.
+  if (const json session = result.value("session", json()); session.is_object()) {
+    lines << tr("session %1… · call %2")
+                 .arg(text_of(session.value("id", json())).left(8),
+                      text_of(session.value("call", json())));
+  }
+  if (const json value = result.value("value", json()); value.is_string()) {
+    lines << tr("value %1").arg(text_of(value).left(200));
+  }
+  if (result.value("state_lost", false)) {
+    lines << tr("the interpreter was restarted: variables are gone, files are kept");
+  }
   const QString ms = QStringLiteral("ms");
   lines << tr("wall %1 · set-up %2 · CPU %3")
                .arg(figure_text(result, "wall_ms", ms), figure_text(result, "setup_ms", ms),
