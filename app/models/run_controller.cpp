@@ -6,6 +6,7 @@
 
 #include "cordon/cancel.h"
 #include "cordon/observer.h"
+#include "cordon/random_hex.h"
 #include "frontend/history.h"
 #include "result_metatype.h"
 
@@ -50,6 +51,37 @@ struct RunController::Shared : RunObserver {
   }
 };
 
+// The open session: made by the first call's worker, used by one worker at a time (a run
+// is in progress only once), read by the GUI thread between runs.
+struct RunController::Session {
+  BackendListPtr backends;  // keeps the plugin alive for as long as the session
+  QString backend;
+  std::string id;
+  std::int64_t calls = 0;
+  std::unique_ptr<BackendSession> session;
+};
+
+// A call of `session`, opened first with the call's options when it is not yet: a backend
+// that holds no sessions (or cannot open one) fails the call with its reason.
+RunResult RunController::run_in_session(Backend& backend, Session& session,
+                                        const RunRequest& request, Shared& shared) {
+  if (!session.session) {
+    SessionOptions options;
+    options.base = request;
+    Result<std::unique_ptr<BackendSession>> opened = backend.open_session(options);
+    if (!opened) {
+      return sandbox_error(BackendId{std::string(backend.name()), std::string(backend.version())},
+                           "cannot open a session: " + opened.error().describe());
+    }
+    Result<std::string> id = random_hex(16);
+    session.id = id ? *id : std::string(32, '0');
+    session.session = std::move(*opened);
+  }
+  RunResult result = session.session->run(request, shared.cancel.token(), &shared);
+  result.session = SessionCallRef{session.id, ++session.calls};
+  return result;
+}
+
 RunController::RunController(QObject* parent) : QObject(parent) {
   register_result_metatype();
   poll_.setInterval(kPollMs);
@@ -76,14 +108,26 @@ bool RunController::start(BackendListPtr backends, const QString& backend_name,
   if (running() || !backends) return false;
   Backend* backend = backends->backend(backend_name);
   if (backend == nullptr) return false;
+  if (session_ && session_->backend != backend_name) close_session();
+  if (keep_session_ && !session_) {
+    session_ = std::make_shared<Session>();
+    session_->backends = backends;
+    session_->backend = backend_name;
+  }
   backends_ = std::move(backends);
   shared_ = std::make_shared<Shared>();
   last_state_.clear();
   const auto history = history_path_;
   const auto shared = shared_;
-  auto work = [backend, request = std::move(request), history, shared] {
+  const auto session = keep_session_ ? session_ : nullptr;
+  auto work = [backend, request = std::move(request), history, shared, session] {
     const auto started = std::chrono::system_clock::now();
-    RunResult result = backend->run(request, shared->cancel.token(), shared.get());
+    RunResult result;
+    if (session) {
+      result = run_in_session(*backend, *session, request, *shared);
+    } else {
+      result = backend->run(request, shared->cancel.token(), shared.get());
+    }
     std::string not_recorded;
     if (history) {
       const auto recorded = history::record_run(
@@ -152,6 +196,35 @@ void RunController::on_finished() {
   backends_.reset();
   if (!not_recorded.empty()) emit history_error(QString::fromStdString(not_recorded));
   emit finished(result);
+}
+
+void RunController::set_keep_session(bool keep) {
+  keep_session_ = keep;
+  if (!keep) close_session();
+}
+
+QString RunController::session_id() const {
+  return session_ ? QString::fromStdString(session_->id) : QString();
+}
+
+qint64 RunController::session_calls() const { return session_ ? session_->calls : 0; }
+
+Status RunController::reset_session() {
+  if (!session_ || !session_->session) {
+    return fail(ErrorCode::kInvalidArgument, "no session is open");
+  }
+  Status done = session_->session->reset();
+  return done;
+}
+
+void RunController::close_session() {
+  if (running()) return;  // the worker uses it; closed once its run ends
+  session_.reset();
+}
+
+std::vector<WorkspaceEntry> RunController::session_files() {
+  if (!session_ || !session_->session || running()) return {};
+  return session_->session->list_files("").value_or(std::vector<WorkspaceEntry>{});
 }
 
 }  // namespace cordon::inspector

@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "backend_list.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "cordon/session.h"
 #include "worker_thread.h"
 
 namespace cordon::inspector {
@@ -32,8 +34,26 @@ class RunController : public QObject {
   void set_history_path(std::optional<std::filesystem::path> path);
 
   // Starts `request` on the backend named `backend`. False (and nothing started) when a
-  // run is in progress or the backend is unavailable.
+  // run is in progress or the backend is unavailable. With sessions kept
+  // (set_keep_session), the run is a call of the session on that backend, opened by the
+  // first call with that call's options (cordon/session.h); a call on another backend
+  // closes the session first.
   bool start(BackendListPtr backends, const QString& backend, RunRequest request);
+
+  // Sessions (issue #41): calls keep one sandbox, its files and a python interpreter.
+  // Turning it off closes the session. A backend that holds no sessions fails the call
+  // with its reason (a sandbox error), and nothing is kept.
+  void set_keep_session(bool keep);
+  [[nodiscard]] bool keeps_session() const { return keep_session_; }
+  // The open session's id ("" when none) and the calls it ran. Between runs only.
+  [[nodiscard]] QString session_id() const;
+  [[nodiscard]] qint64 session_calls() const;
+  // A fresh interpreter, files kept; the reason when it could not. Between runs only.
+  [[nodiscard]] Status reset_session();
+  // Ends the session: everything in it is gone. Between runs only.
+  void close_session();
+  // The session's workspace, for its panel; empty without a session. Between runs only.
+  [[nodiscard]] std::vector<WorkspaceEntry> session_files();
   void cancel();
   [[nodiscard]] bool running() const;
   [[nodiscard]] qint64 elapsed_ms() const;
@@ -54,9 +74,15 @@ class RunController : public QObject {
 
  private:
   void drain();
-
   struct Shared;
+  struct Session;
+  // A call of `session` on the worker thread, the session opened first when it is not.
+  static RunResult run_in_session(Backend& backend, Session& session, const RunRequest& request,
+                                  Shared& shared);
+
   std::shared_ptr<Shared> shared_;
+  std::shared_ptr<Session> session_;  // the open session, when calls keep one
+  bool keep_session_ = false;
   std::optional<std::filesystem::path> history_path_;
   BackendListPtr backends_;  // keeps the plugin alive while its run is going
   QTimer poll_;

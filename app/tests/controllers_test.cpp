@@ -140,6 +140,53 @@ class ControllersTest : public QObject {
     QCOMPARE(recorded("parallel-"), std::int64_t(names.size()));
   }
 
+  // Sessions (issue #41): with sessions kept, calls reach one session of the backend (the
+  // fixture's counts its calls), each result names its session and index, the workspace is
+  // listed, reset and close work, and a backend without sessions fails the call with why.
+  void callsKeepOneSessionWhenAsked() {
+    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
+    auto with_fixtures = std::make_shared<const BackendList>();
+    qunsetenv("CORDON_PLUGIN_PATH");
+    QVERIFY(with_fixtures->backend("fixture") != nullptr);
+    RunController controller;
+    controller.set_history_path(history_);
+    Seen seen;
+    seen.watch(controller);
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.set_keep_session(true);
+    for (int call = 1; call <= 2; ++call) {
+      QVERIFY(controller.start(with_fixtures, "fixture", sh("x")));
+      QVERIFY(finished.wait(kWaitMs));
+    }
+    QCOMPARE(seen.results.size(), std::size_t{2});
+    QCOMPARE(seen.results[1].stdout_data, std::string("2 sh x"));  // the same session
+    const QString id = controller.session_id();
+    QCOMPARE(id.size(), 32);
+    QCOMPARE(controller.session_calls(), qint64{2});
+    QVERIFY(seen.results[1].session.has_value());
+    QCOMPARE(seen.results[1].session->id, id.toStdString());
+    QCOMPARE(seen.results[1].session->call, std::int64_t{2});
+    QVERIFY(controller.session_files().empty());
+    QVERIFY(controller.reset_session());
+    QVERIFY(controller.start(with_fixtures, "fixture", sh("y")));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(seen.results[2].stdout_data, std::string("1 sh y"));  // reset: counts from 1
+    controller.close_session();
+    QVERIFY(controller.session_id().isEmpty());
+
+    // The plain subprocess backend holds none: the call fails with the reason.
+    QVERIFY(controller.start(backends_, "subprocess", sh("echo never")));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(seen.results[3].outcome, Outcome::kSandboxError);
+    QVERIFY2(seen.results[3].error.value_or("").find("does not hold sessions") != std::string::npos,
+             seen.results[3].error.value_or("").c_str());
+    controller.set_keep_session(false);
+    QVERIFY(controller.start(backends_, "subprocess", sh("echo once")));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(seen.results[4].outcome, Outcome::kOk);
+    QVERIFY(!seen.results[4].session.has_value());
+  }
+
   void cancelStopsARun() {
     RunController controller;
     Seen seen;
