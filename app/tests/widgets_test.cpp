@@ -1244,6 +1244,36 @@ class WidgetsTest : public QObject {
     QCOMPARE(file.readAll(), QByteArray(4096, 'c'));
   }
 
+  // The Run tab keeps a session when asked (issue #41): the label names it and counts its
+  // calls, Reset and Close act on it, and unticking closes it.
+  void theRunTabKeepsASessionWhenAsked() {
+    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
+    auto with_fixtures = std::make_shared<const BackendList>();
+    qunsetenv("CORDON_PLUGIN_PATH");
+    window_ = std::make_unique<MainWindow>(with_fixtures);
+    RunTab* tab = run_tab();
+    tab->set_backend("fixture");
+    QVERIFY(!tab->reset_session_button()->isEnabled());
+    QVERIFY(tab->session_label()->text().isEmpty());
+    tab->keep_session_box()->setChecked(true);
+    QCOMPARE(tab->session_label()->text(), QString("the next run opens a session"));
+    tab->set_code("x", Language::kSh);
+    QSignalSpy finished(tab, &RunTab::run_finished);
+    for (int call = 1; call <= 2; ++call) {
+      QTest::mouseClick(tab->run_button(), Qt::LeftButton);
+      QVERIFY(finished.count() == call || finished.wait(kRunWaitMs));
+    }
+    QVERIFY2(tab->session_label()->text().contains("2 call(s)"),
+             qPrintable(tab->session_label()->text()));
+    QVERIFY(tab->reset_session_button()->isEnabled());
+    QVERIFY(tab->session_files()->isVisibleTo(tab));
+    QTest::mouseClick(tab->close_session_button(), Qt::LeftButton);
+    QCOMPARE(tab->session_label()->text(), QString("the next run opens a session"));
+    QVERIFY(!tab->close_session_button()->isVisibleTo(tab));
+    tab->keep_session_box()->setChecked(false);
+    QVERIFY(tab->session_label()->text().isEmpty());
+  }
+
   void unavailableBackendsAreDisabledWithTheReason() {
     qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
     auto with_fixtures = std::make_shared<const BackendList>();

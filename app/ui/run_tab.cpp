@@ -1,5 +1,6 @@
 #include "run_tab.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -111,7 +112,12 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       inputs_(new QListWidget(this)),
       collect_(new QLineEdit(this)),
       allow_net_(new QLineEdit(this)),
-      split_(new QSplitter(Qt::Vertical, this)) {
+      split_(new QSplitter(Qt::Vertical, this)),
+      keep_session_(new QCheckBox(tr("&Keep a session"), this)),
+      session_(new QLabel(this)),
+      session_files_(new QListWidget(this)),
+      reset_session_(new QPushButton(tr("Reset"), this)),
+      close_session_(new QPushButton(tr("Close"), this)) {
   for (const Language language : kLanguages) {
     language_->addItem(name_of(language), static_cast<int>(language));
   }
@@ -189,6 +195,42 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     }
   });
   connect(remove_input, &QPushButton::clicked, this, [this] { delete inputs_->currentItem(); });
+  // Sessions (issue #41): calls keep one sandbox, its files and a python interpreter.
+  keep_session_->setObjectName(QStringLiteral("keepSession"));
+  keep_session_->setToolTip(
+      tr("Keep one sandbox across runs: its files, and a python interpreter's variables. A run "
+         "that times out restarts the interpreter and keeps the files."));
+  session_->setObjectName(QStringLiteral("session"));
+  session_->setWordWrap(true);
+  session_files_->setObjectName(QStringLiteral("sessionFiles"));
+  session_files_->setMaximumHeight(90);
+  session_files_->setToolTip(tr("The session's workspace: its working directory"));
+  reset_session_->setObjectName(QStringLiteral("resetSession"));
+  reset_session_->setToolTip(tr("A fresh interpreter; the files stay"));
+  close_session_->setObjectName(QStringLiteral("closeSession"));
+  close_session_->setToolTip(tr("End the session: its files and processes are gone"));
+  // One row while no session is open (the tab fits 1024x640); the label, the workspace and
+  // the buttons show only with one.
+  auto* session_row = new QHBoxLayout;
+  session_row->addWidget(keep_session_, 1);
+  session_row->addWidget(reset_session_);
+  session_row->addWidget(close_session_);
+  form->addRow(session_row);
+  form->addRow(session_);
+  form->addRow(session_files_);
+  connect(keep_session_, &QCheckBox::toggled, this, [this](bool keep) {
+    controller_->set_keep_session(keep);
+    show_session();
+  });
+  connect(reset_session_, &QPushButton::clicked, this, [this] {
+    const Status reset = controller_->reset_session();
+    state_->setText(reset ? tr("session reset: a fresh interpreter, files kept")
+                          : QString::fromStdString(reset.error().describe()));
+  });
+  connect(close_session_, &QPushButton::clicked, this, [this] {
+    controller_->close_session();
+    show_session();
+  });
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
@@ -252,11 +294,34 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   connect(controller_, &RunController::finished, this, [this](const RunResult& result) {
     set_running(false);
     show_outcome(result);
+    show_session();
     emit run_finished(result);
   });
+  show_session();
 }
 
 bool RunTab::running() const { return controller_->running(); }
+
+void RunTab::show_session() {
+  const QString id = controller_->session_id();
+  const bool open = !id.isEmpty();
+  session_->setText(
+      open ? tr("session %1… · %n call(s)", nullptr, static_cast<int>(controller_->session_calls()))
+                 .arg(id.left(8))
+           : (controller_->keeps_session() ? tr("the next run opens a session") : QString()));
+  session_files_->clear();
+  for (const WorkspaceEntry& entry : controller_->session_files()) {
+    session_files_->addItem(
+        entry.directory ? QString::fromStdString(entry.path) + QLatin1Char('/')
+                        : tr("%1 (%2 B)").arg(QString::fromStdString(entry.path)).arg(entry.size));
+  }
+  session_->setVisible(!session_->text().isEmpty());
+  session_files_->setVisible(open);
+  reset_session_->setVisible(open);
+  close_session_->setVisible(open);
+  reset_session_->setEnabled(open);
+  close_session_->setEnabled(open);
+}
 
 void RunTab::set_history_path(std::optional<std::filesystem::path> path) {
   controller_->set_history_path(std::move(path));

@@ -14,6 +14,7 @@
 #include "frontend/history.h"
 #include "output_cap.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
@@ -80,6 +81,12 @@ class RunTab : public QWidget {
   [[nodiscard]] QProgressBar* progress_bar() const { return progress_; }
   // The finished run's outcome badge (hidden while running and before the first run).
   [[nodiscard]] QLabel* outcome_label() const { return outcome_; }
+  // Sessions: the toggle, what the session is, its workspace, Reset and Close.
+  [[nodiscard]] QCheckBox* keep_session_box() const { return keep_session_; }
+  [[nodiscard]] QLabel* session_label() const { return session_; }
+  [[nodiscard]] QListWidget* session_files() const { return session_files_; }
+  [[nodiscard]] QPushButton* reset_session_button() const { return reset_session_; }
+  [[nodiscard]] QPushButton* close_session_button() const { return close_session_; }
   [[nodiscard]] bool running() const;
   // Input files: a local file placed in the run's working directory under `name`.
   void add_input_file(const QString& local_path, const QString& name);
@@ -101,6 +108,7 @@ class RunTab : public QWidget {
   void set_running(bool running);
   void show_output(int stream, const QByteArray& chunk);
   void show_outcome(const RunResult& result);
+  void show_session();  // the session's label, files and buttons, as the controller has it
 
   BackendListPtr backends_;
   RunController* controller_;
@@ -125,6 +133,11 @@ class RunTab : public QWidget {
   QLineEdit* collect_;
   QLineEdit* allow_net_;
   QSplitter* split_;
+  QCheckBox* keep_session_;
+  QLabel* session_;
+  QListWidget* session_files_;
+  QPushButton* reset_session_;
+  QPushButton* close_session_;
   qint64 last_cpu_ms_ = -1;  // for the CPU graph's rate (CPU ms per wall ms)
   qint64 last_cpu_usec_ = -1;
   OutputCap live_cap_;  // the run's output cap, as the Result applies it
