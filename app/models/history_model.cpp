@@ -71,6 +71,17 @@ void HistoryModel::set_environment_filter(const QString& environment) {
   refresh();
 }
 
+void HistoryModel::set_session_filter(const QString& session) {
+  query_.session = session.toStdString();
+  refresh();
+}
+
+QString HistoryModel::session_at(int row) const {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return {};
+  const auto& session = rows_[static_cast<std::size_t>(row)].session;
+  return session ? QString::fromStdString(session->id) : QString();
+}
+
 QStringList HistoryModel::environments() const {
   if (!store_) return {};
   return to_strings(store_->environments().value_or(std::vector<std::string>{}));

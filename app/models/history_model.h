@@ -44,6 +44,11 @@ class HistoryModel : public QAbstractTableModel {
   }
   // The environments of the stored runs, sorted (what the filter offers); empty when closed.
   [[nodiscard]] QStringList environments() const;
+  // Only the calls of this session (its id), in call order; empty: every run (issue #41).
+  void set_session_filter(const QString& session);
+  [[nodiscard]] QString session_filter() const { return QString::fromStdString(query_.session); }
+  // The session of the run at `row` ("" for a one-shot run).
+  [[nodiscard]] QString session_at(int row) const;
   // How the Environment column shows `environment`: its name; "--rootfs sha256:<12 hex>…"
   // for an unregistered one (a digest alone is too long for a column); empty for none.
   [[nodiscard]] static QString environment_text(const std::optional<EnvironmentRef>& environment);

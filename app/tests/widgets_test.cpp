@@ -1274,6 +1274,40 @@ class WidgetsTest : public QObject {
     QVERIFY(tab->session_label()->text().isEmpty());
   }
 
+  // The History tab shows one session's calls in order (issue #41).
+  void theHistoryShowsASessionsCallsInOrder() {
+    const std::string id = "5e55" + std::string(28, 'a');
+    {
+      auto store = history::HistoryStore::open(history_.toStdString());
+      QVERIFY(store);
+      for (std::int64_t call : {2, 1}) {
+        RunRequest request;
+        request.code = "echo session-call-" + std::to_string(call);
+        RunResult result;
+        result.outcome = Outcome::kOk;
+        result.backend = {"namespace", "1"};
+        result.session = SessionCallRef{.id = id, .call = call};
+        QVERIFY(store->add(history::make_record(request, result, std::chrono::system_clock::now(),
+                                                std::chrono::system_clock::now(), "cli")));
+      }
+    }
+    HistoryTab* tab = window_->history_tab();
+    window_->tabs()->setCurrentIndex(MainWindow::kHistory);
+    tab->refresh();
+    QTest::keyClicks(tab->search_box(), "session-call-");
+    QCOMPARE(tab->model()->rowCount(), 2);
+    tab->select_row(0);
+    QVERIFY(tab->session_button()->isEnabled());
+    tab->search_box()->clear();
+    QTest::mouseClick(tab->session_button(), Qt::LeftButton);
+    QCOMPARE(tab->model()->rowCount(), 2);
+    QCOMPARE(tab->model()->session_filter(), QString::fromStdString(id));
+    QVERIFY(tab->model()->record_at(0)->code == "echo session-call-1");  // call order
+    QVERIFY(tab->model()->record_at(1)->code == "echo session-call-2");
+    QTest::mouseClick(tab->session_button(), Qt::LeftButton);
+    QVERIFY(tab->model()->session_filter().isEmpty());
+  }
+
   void unavailableBackendsAreDisabledWithTheReason() {
     qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
     auto with_fixtures = std::make_shared<const BackendList>();

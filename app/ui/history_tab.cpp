@@ -29,6 +29,7 @@ HistoryTab::HistoryTab(QWidget* parent)
       load_(new QPushButton(tr("Load into Run tab"), this)),
       delete_(new QPushButton(tr("Delete"), this)),
       undo_(new QPushButton(tr("Undo delete"), this)),
+      session_(new QPushButton(tr("Session"), this)),
       status_(new QLabel(this)) {
   search_->setPlaceholderText(tr("Search code, output, backend, environment, outcome"));
   search_->setClearButtonEnabled(true);
@@ -68,6 +69,11 @@ HistoryTab::HistoryTab(QWidget* parent)
   bar->addWidget(load_);
   bar->addWidget(delete_);
   bar->addWidget(undo_);
+  session_->setObjectName(QStringLiteral("sessionCalls"));
+  session_->setCheckable(true);
+  session_->setEnabled(false);
+  session_->setToolTip(tr("Only the selected run's session: its calls in the order they ran"));
+  bar->addWidget(session_);
   // Side by side: the list keeps the tab's whole height (at 640 px, 15 runs and more in
   // sight; stacked over the Result it had room for five).
   auto* split = new QSplitter(Qt::Horizontal, this);
@@ -97,6 +103,9 @@ HistoryTab::HistoryTab(QWidget* parent)
   connect(load_, &QPushButton::clicked, this, &HistoryTab::load_selected);
   connect(delete_, &QPushButton::clicked, this, &HistoryTab::delete_selected);
   connect(undo_, &QPushButton::clicked, this, &HistoryTab::undo_delete);
+  connect(session_, &QPushButton::toggled, this, [this](bool only_session) {
+    model_->set_session_filter(only_session ? model_->session_at(selected_row()) : QString());
+  });
 }
 
 bool HistoryTab::open(const std::filesystem::path& path) {
@@ -178,6 +187,7 @@ void HistoryTab::show_selected() {
   rerun_->setEnabled(row >= 0);
   load_->setEnabled(row >= 0);
   delete_->setEnabled(row >= 0);
+  session_->setEnabled(session_->isChecked() || !model_->session_at(row).isEmpty());
   const auto record = row >= 0 ? model_->record_at(row) : std::nullopt;
   if (!record) {
     result_->clear();

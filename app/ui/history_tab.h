@@ -47,6 +47,8 @@ class HistoryTab : public QWidget {
   void delete_selected();
   void undo_delete();
   [[nodiscard]] QPushButton* undo_button() const { return undo_; }
+  // Checked: only the selected run's session, its calls in order (issue #41).
+  [[nodiscard]] QPushButton* session_button() const { return session_; }
 
  signals:
   void rerun(const cordon::history::RunRecord& record);
@@ -68,6 +70,7 @@ class HistoryTab : public QWidget {
   QPushButton* load_;
   QPushButton* delete_;
   QPushButton* undo_;
+  QPushButton* session_;
   std::optional<cordon::history::RunRecord> deleted_;  // what Undo stores again
   QLabel* status_;
 };
