@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cordon/proc/pipe.h"
+#include "cordon/session.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
 
@@ -253,6 +254,77 @@ TEST_F(DrivenSession, TheWorkspaceQuotaGivesEnospcInside) {
   EXPECT_NE(r.stderr_data.find("No space left on device"), std::string::npos) << r.stderr_data;
   EXPECT_EQ(r.stdout_data, "rc=1\n");
   close(s);
+}
+
+// ---- the BackendSession (NamespaceBackend::open_session) ----
+
+std::unique_ptr<BackendSession> open_session(NamespaceBackend& backend,
+                                             std::uint64_t workspace_bytes = 16ULL << 20) {
+  SessionOptions o;
+  o.base = sh("true");
+  o.workspace_bytes = workspace_bytes;
+  auto opened = backend.open_session(o);
+  EXPECT_TRUE(opened) << opened.error().describe();
+  return opened ? std::move(*opened) : nullptr;
+}
+
+RunResult call_in(BackendSession& s, const std::string& code) {
+  RunRequest req = sh(code);
+  req.timeout = std::chrono::seconds(10);
+  return s.run(req, {}, nullptr);
+}
+
+TEST(NamespaceSession, CallsShareFilesAndTheHostReadsAndWritesThem) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_session(backend);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(call_in(*s, "mkdir d; echo one > d/f; V=1").outcome, Outcome::kOk);
+  const RunResult second = call_in(*s, "cat d/f; echo \"[$V]\"");
+  EXPECT_EQ(second.stdout_data, "one\n[]\n");
+  auto read = s->read_file("d/f", 100);
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(*read, "one\n");
+  // Written from the host, owned by the sandbox's user: the code can change it.
+  const Status wrote = s->write_file("in/new.txt", "from host");
+  ASSERT_TRUE(wrote) << wrote.error().describe();
+  const RunResult third = call_in(*s, "cat in/new.txt; echo more >> in/new.txt && echo ok");
+  EXPECT_EQ(third.stdout_data, "from hostok\n") << third.stderr_data;
+  auto listed = s->list_files("in");
+  ASSERT_TRUE(listed) << listed.error().describe();
+  ASSERT_EQ(listed->size(), 1U);
+  EXPECT_EQ((*listed)[0], (WorkspaceEntry{"in/new.txt", false, 14}));
+  EXPECT_EQ(s->stats().calls, 3);
+}
+
+TEST(NamespaceSession, NoPathOutsideAndNoLinkThePlantedCodeFollowed) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_session(backend);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(call_in(*s, "ln -s /etc/passwd pw; ln -s / root; mkfifo fifo; echo x > real").outcome,
+            Outcome::kOk);
+  EXPECT_FALSE(s->read_file("../etc/passwd", 1 << 20));
+  EXPECT_FALSE(s->read_file("/etc/passwd", 1 << 20));
+  EXPECT_FALSE(s->read_file("pw", 1 << 20));
+  EXPECT_FALSE(s->read_file("root/etc/passwd", 1 << 20));
+  EXPECT_FALSE(s->read_file("fifo", 1 << 20));  // refused, not blocked on
+  EXPECT_FALSE(s->write_file("pw", "x"));
+  EXPECT_FALSE(s->write_file("root/tmp/x", "x"));
+  EXPECT_FALSE(s->read_file("real", 1));  // over its size
+  auto real = s->read_file("real", 10);
+  ASSERT_TRUE(real);
+  EXPECT_EQ(*real, "x\n");
+}
+
+TEST(NamespaceSession, TheWorkspaceQuotaHoldsForCallsAndHostWrites) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_session(backend, 4ULL << 20);
+  ASSERT_TRUE(s);
+  const RunResult r = call_in(*s, "head -c 8M /dev/zero > big; echo rc=$?");
+  EXPECT_NE(r.stderr_data.find("No space left on device"), std::string::npos) << r.stderr_data;
+  EXPECT_FALSE(s->write_file("more", std::string(1 << 20, 'x')));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
 #include "memfd_blob.h"
+#include "namespace_session.h"
 #include "prebuilt_seccomp.h"
 #include "prestart_loader.h"
 
@@ -429,12 +430,28 @@ RunFrame NamespaceBackend::frame_for(const RunSetup& setup, const RunRequest& re
   return frame;
 }
 
+Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
+    const SessionOptions& options) {
+  RunRequest base = options.base;
+  base.limits.scratch_bytes = options.workspace_bytes;
+  if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
+    return std::unexpected(st.error());
+  }
+  auto built = build_session(base, Clock::now() + base.setup_bound);
+  if (!built) return std::unexpected(built.error());
+  UniqueFd workspace = built->process.take_tmp_fd();
+  if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
+  return std::make_unique<NamespaceSession>(*this, std::move(*built), std::move(workspace),
+                                            std::move(base));
+}
+
 Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,
                                                      Clock::time_point until) {
   discover();
   if (!probe_.available) return fail(ErrorCode::kUnavailable, probe_.reason);
   std::optional<SandboxPlan> plan;
-  return build(shape, /*want_tmp_fd=*/false, until, &plan);
+  // The sandbox's /tmp, the calls' working directory: the workspace, reached from the host.
+  return build(shape, /*want_tmp_fd=*/true, until, &plan);
 }
 
 Result<SandboxPlan> NamespaceBackend::session_call_plan(const RunRequest& call,

@@ -25,6 +25,7 @@
 #include "cordon/policy/seccomp_compiler.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/run_driver.h"
+#include "cordon/session.h"
 #include "cordon/unique_fd.h"
 #include "cordon/warm_pool.h"
 #include "sandbox_plan.h"
@@ -104,6 +105,10 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return prestart_pool(Language::kPython); }
   // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
   [[nodiscard]] pid_t spawner_pid() const;
+  // A session (issue #41): a sandbox built for `options.base`'s limits with a workspace
+  // of `options.workspace_bytes` (NamespaceSession). This backend outlives it.
+  [[nodiscard]] Result<std::unique_ptr<BackendSession>> open_session(
+      const SessionOptions& options) override;
   // A session's sandbox (issue #41): built as a sandbox for a run of `shape` is, its limit
   // group made once here and kept for the session's life; no pool. Its calls go to it as
   // kSessionRun orders (SandboxProcess::launch_session), each planned by session_call_plan.
