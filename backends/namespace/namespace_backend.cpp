@@ -23,6 +23,7 @@
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
 #include "memfd_blob.h"
+#include "namespace_session.h"
 #include "prebuilt_seccomp.h"
 #include "prestart_loader.h"
 
@@ -412,6 +413,77 @@ Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_
   return b;
 }
 
+RunFrame NamespaceBackend::frame_for(const RunSetup& setup, const RunRequest& request,
+                                     const std::optional<proc::LimitGroup>& groups,
+                                     const SandboxPlan& plan) const {
+  GroupFacts in_force;
+  if (groups) {
+    for (const proc::LimitApplied& a : groups->enforced()) {
+      if (a.kind != proc::LimitKindCg::kCpu) in_force[static_cast<int>(a.kind)] = a;
+    }
+  }
+  const Capabilities declared = declare(request.limits, in_force);
+  RunFrame frame = setup.frame();
+  frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
+  frame.enforced = enforced_from(declared);
+  if (plan.seccomp) frame.policy = PolicyId{plan.policy_name, plan.policy_hash};
+  return frame;
+}
+
+Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
+    const SessionOptions& options) {
+  RunRequest base = options.base;
+  base.limits.scratch_bytes = options.workspace_bytes;
+  if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
+    return std::unexpected(st.error());
+  }
+  auto built = build_session(base, Clock::now() + base.setup_bound);
+  if (!built) return std::unexpected(built.error());
+  UniqueFd workspace = built->process.take_tmp_fd();
+  if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
+  return std::make_unique<NamespaceSession>(*this, std::move(*built), std::move(workspace),
+                                            std::move(base));
+}
+
+Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,
+                                                     Clock::time_point until) {
+  discover();
+  if (!probe_.available) return fail(ErrorCode::kUnavailable, probe_.reason);
+  std::optional<SandboxPlan> plan;
+  // The sandbox's /tmp, the calls' working directory: the workspace, reached from the host.
+  return build(shape, /*want_tmp_fd=*/true, until, &plan);
+}
+
+Result<SandboxPlan> NamespaceBackend::session_call_plan(const RunRequest& call,
+                                                        const BuiltSandbox& built) const {
+  return plan_for(call, built.host, built.coverage, /*filesystem_made=*/true);
+}
+
+RunResult NamespaceBackend::run_in_session(BuiltSandbox& session, std::int64_t* tree_cpu_us,
+                                           const RunRequest& call, const CancelToken& cancel,
+                                           RunObserver* observer) {
+  discover();
+  RunSetup setup(*this, call, observer, &probe_);
+  if (setup.refused) return std::move(*setup.refused);
+  if (call.network.any()) return setup.error("a session's call has no network allow-list yet");
+  auto plan = session_call_plan(call, session);
+  if (!plan) return setup.error("plan: " + plan.error().describe());
+  auto pipes = make_run_pipes(call);
+  if (!pipes) return setup.error("pipe: " + pipes.error().describe());
+  CodeOrder order;
+  order.plan = &*plan;
+  order.write_files = true;
+  order.stdin_fd = pipes->child_stdin() >= 0 ? pipes->child_stdin() : dev_null_.get();
+  order.stdout_fd = pipes->child_stdout();
+  order.stderr_fd = pipes->child_stderr();
+  if (auto st = session.process.launch_session(order); !st) {
+    return setup.error(st.error().describe());
+  }
+  RunFrame frame = frame_for(setup, call, session.limits, *plan);
+  SessionCallTree tree(session.process, session.limits ? &*session.limits : nullptr, tree_cpu_us);
+  return drive_run(call, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
+}
+
 Result<std::shared_ptr<SetupSpawner>> NamespaceBackend::spawner_for_build() const {
   using S = NamespaceOptions::Spawner;
   if (options_.setup_spawner == S::kNever ||
@@ -624,17 +696,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   }
 
   // What this run enforces: the declaration for the groups its sandbox really has.
-  GroupFacts in_force;
-  if (sandbox->limits) {
-    for (const proc::LimitApplied& a : sandbox->limits->enforced()) {
-      if (a.kind != proc::LimitKindCg::kCpu) in_force[static_cast<int>(a.kind)] = a;
-    }
-  }
-  const Capabilities declared = declare(request.limits, in_force);
-  RunFrame frame = setup.frame();
-  frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
-  frame.enforced = enforced_from(declared);
-  if (plan->seccomp) frame.policy = PolicyId{plan->policy_name, plan->policy_hash};
+  RunFrame frame = frame_for(setup, request, sandbox->limits, *plan);
 
   // 5. The shared driver (run_driver.h) runs it to the end: pump output until the init
   //    exits (right after the main process), the deadline or cancel; kill the namespace

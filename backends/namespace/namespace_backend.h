@@ -25,6 +25,7 @@
 #include "cordon/policy/seccomp_compiler.h"
 #include "cordon/proc/limit_group.h"
 #include "cordon/run_driver.h"
+#include "cordon/session.h"
 #include "cordon/unique_fd.h"
 #include "cordon/warm_pool.h"
 #include "sandbox_plan.h"
@@ -104,6 +105,26 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return prestart_pool(Language::kPython); }
   // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
   [[nodiscard]] pid_t spawner_pid() const;
+  // A session (issue #41): a sandbox built for `options.base`'s limits with a workspace
+  // of `options.workspace_bytes` (NamespaceSession). This backend outlives it.
+  [[nodiscard]] Result<std::unique_ptr<BackendSession>> open_session(
+      const SessionOptions& options) override;
+  // A session's sandbox (issue #41): built as a sandbox for a run of `shape` is, its limit
+  // group made once here and kept for the session's life; no pool. Its calls go to it as
+  // kSessionRun orders (SandboxProcess::launch_session), each planned by session_call_plan.
+  [[nodiscard]] Result<BuiltSandbox> build_session(const RunRequest& shape,
+                                                   std::chrono::steady_clock::time_point until);
+  // One call's plan in the session's sandbox `built`: its command, environment, working
+  // directory, rlimits and files (written by the init: the sandbox is built already).
+  [[nodiscard]] Result<SandboxPlan> session_call_plan(const RunRequest& call,
+                                                      const BuiltSandbox& built) const;
+  // Runs `call` as the next call in the session's sandbox `session` (built by
+  // build_session) through the shared driver: its timeout, cancel and output cap end this
+  // call (SessionCallTree: every process of it, never the sandbox). `tree_cpu_us`: the
+  // session's counter of CPU its init reaped, 0 before the first call.
+  [[nodiscard]] RunResult run_in_session(BuiltSandbox& session, std::int64_t* tree_cpu_us,
+                                         const RunRequest& call, const CancelToken& cancel,
+                                         RunObserver* observer);
   // How many runs were handed to a prestarted interpreter.
   [[nodiscard]] std::uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
 
@@ -133,6 +154,11 @@ class NamespaceBackend final : public Backend {
   // `groups` (else rlimits): capabilities() renders it for the groups this host would give
   // (LimitGroup::planned), each run for the groups its sandbox has.
   [[nodiscard]] Capabilities declare(const Limits& limits, const GroupFacts& groups) const;
+  // The driver's frame for a run of `request` in a sandbox with `groups` and `plan`: what
+  // it enforces (declare() for the groups it really has), its timeout's mechanism, policy.
+  [[nodiscard]] RunFrame frame_for(const RunSetup& setup, const RunRequest& request,
+                                   const std::optional<proc::LimitGroup>& groups,
+                                   const SandboxPlan& plan) const;
   // The helper that clones set-up processes (NamespaceOptions::setup_spawner), started on
   // first use and again if it died; null: this process clones.
   [[nodiscard]] Result<std::shared_ptr<SetupSpawner>> spawner_for_build() const;

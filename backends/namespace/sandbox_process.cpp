@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -259,6 +260,62 @@ Status SandboxProcess::launch(const CodeOrder& order) {
   return send_order(order.prestarted ? OrderKind::kRunPrestarted : OrderKind::kRun, order);
 }
 
+Status SandboxProcess::launch_session(const CodeOrder& order) {
+  if (!control_) return fail(ErrorCode::kUnavailable, "the session's sandbox is closed");
+  launched_ = true;
+  report_read_.reset();
+  file_paths_.clear();
+  if (order.write_files) {
+    for (const SandboxFile& f : order.plan->files) file_paths_.push_back(f.path);
+  }
+  return send_order(OrderKind::kSessionRun, order);
+}
+
+Status SandboxProcess::end_session_run() {
+  if (!control_) return fail(ErrorCode::kUnavailable, "the session's sandbox is closed");
+  OrderHeader header;
+  header.kind = OrderKind::kEndRun;
+  if (::send(control_.get(), &header, sizeof(header), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(sizeof(header))) {
+    return fail_errno("ask the session's init to end the run");
+  }
+  return {};
+}
+
+Result<init::Report> SandboxProcess::session_report(Clock::time_point until) {
+  if (!report_) return fail(ErrorCode::kUnavailable, "the session's sandbox is closed");
+  for (;;) {
+    struct pollfd pfd{report_.get(), POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, ms_until(until));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return fail_errno("poll the session's report");
+    if (ready == 0) return fail(ErrorCode::kTimeout, "no report from the session's init in time");
+    break;
+  }
+  init::Report r;
+  const ssize_t n = ::read(report_.get(), &r, sizeof(r));
+  if (n == static_cast<ssize_t>(sizeof(r)) && init::is_complete(r)) {
+    report_read_ = r;
+    return r;
+  }
+  if (n == 0) {
+    if (auto why = start_failure()) return fail(ErrorCode::kUnavailable, std::move(*why));
+    return fail(ErrorCode::kUnavailable, "the session's sandbox ended");
+  }
+  return fail(ErrorCode::kInternal, "a damaged report from the session's init");
+}
+
+Result<proc::ExitInfo> SandboxProcess::close_session(Clock::time_point until) {
+  control_.reset();
+  struct pollfd pfd{init_.pidfd(), POLLIN, 0};
+  while (::poll(&pfd, 1, ms_until(until)) < 0 && errno == EINTR) {
+  }
+  if ((pfd.revents & POLLIN) == 0) kill();
+  auto info = init_.wait();
+  report_.reset();
+  return info;
+}
+
 Status SandboxProcess::send_order(OrderKind kind, const CodeOrder& order) {
   UniqueFd dev_null;
   if (order.stdin_fd < 0 || order.stdout_fd < 0 || order.stderr_fd < 0) {
@@ -407,6 +464,41 @@ Status SandboxTree::teardown(RunClock::time_point until) {
   if (auto st = limits_->remove(until); !st) {
     return fail(st.error().code, "remove limit groups: " + st.error().describe());
   }
+  return {};
+}
+
+SessionCallTree::SessionCallTree(SandboxProcess& sandbox, const proc::LimitGroup* limits,
+                                 std::int64_t* tree_cpu_us)
+    : sandbox_(sandbox), limits_(limits), tree_cpu_us_(tree_cpu_us) {
+  if (limits_ != nullptr) before_ = limits_->stats();
+}
+
+void SessionCallTree::kill() {
+  struct pollfd pfd{sandbox_.exit_fd(), POLLIN, 0};
+  if (::poll(&pfd, 1, 0) == 1) return;  // the report is there (or the init is gone)
+  ended_by_host_ = sandbox_.end_session_run().has_value();
+}
+
+Status SessionCallTree::finish(RunClock::time_point until) {
+  auto report = sandbox_.session_report(until);
+  if (!report) return std::unexpected(report.error());
+  report_ = *report;
+  return {};
+}
+
+Status SessionCallTree::describe_end(Termination& t, RunResult& result) {
+  const std::int64_t cpu_us = report_->tree_cpu_us - *tree_cpu_us_;
+  *tree_cpu_us_ = report_->tree_cpu_us;
+  take_init_report(report_->status, report_->main_maxrss_kb, cpu_us, t, result);
+  if (limits_ == nullptr) return {};
+  const proc::LimitGroupStats now = limits_->stats();
+  // The groups' flags say "ever in this session": a first OOM kill is this call's, and a
+  // later one is when the kernel, not the host, SIGKILLed this call's main process.
+  const bool killed = WIFSIGNALED(report_->status) && WTERMSIG(report_->status) == SIGKILL;
+  t.oom_killed = now.oom_killed && (!before_.oom_killed || (killed && !ended_by_host_));
+  t.process_ceiling_hit = now.pids_limit_hit && !before_.pids_limit_hit;
+  if (now.cpu_usec && before_.cpu_usec) result.cpu_ms = (*now.cpu_usec - *before_.cpu_usec) / 1000;
+  result.memory_peak_kb = now.memory_peak_kb;
   return {};
 }
 

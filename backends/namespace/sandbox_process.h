@@ -85,6 +85,21 @@ class SandboxProcess {
   // ("start the code: execve the code: No such file or directory").
   [[nodiscard]] std::optional<std::string> start_failure();
 
+  // ---- A session's sandbox (ns_init_channel.h, kSessionRun): order after order. ----
+  // Hands a call's code to the init of a session's sandbox (the plan's command, files by
+  // the init when write_files); the first one puts the init in session mode. One run at a
+  // time: the next after this run's report (session_report).
+  [[nodiscard]] Status launch_session(const CodeOrder& order);
+  // Asks the init to end the current run now: it kills every process of the run (the
+  // main one by SIGKILL) and reports as if the main process had ended. The sandbox stays.
+  [[nodiscard]] Status end_session_run();
+  // Waits for the current run's report until `until` (kTimeout); kUnavailable when the
+  // init is gone (the session ended: OOM-killed, or its order failed).
+  [[nodiscard]] Result<init::Report> session_report(Clock::time_point until);
+  // Gives the session up: EOF on the control socket makes the init exit (the namespace
+  // with it); reaped, killed at `until`.
+  [[nodiscard]] Result<proc::ExitInfo> close_session(Clock::time_point until);
+
   SandboxProcess() = default;
   SandboxProcess(SandboxProcess&&) noexcept = default;
   SandboxProcess& operator=(SandboxProcess&&) noexcept = default;
@@ -162,6 +177,42 @@ class SandboxTree final : public StartedTree {
   SandboxExit exit_;
   UniqueFd tmp_;
   Retire retire_;
+};
+
+// One call of a session (issue #41) as the shared driver sees it: the call ends with the
+// session init's report for it; kill() asks the init to end the call (every process of
+// the call, the main one by SIGKILL), never the init, so the session's sandbox, its /tmp
+// and working directory, is there for the next call. The limit groups are the session's:
+// a call's CPU time is the growth during it; its memory peak is the session's.
+class SessionCallTree final : public StartedTree {
+ public:
+  // `tree_cpu_us`: the init's reaped-CPU figure at the previous call's end (it counts
+  // over the session), updated to this call's end.
+  SessionCallTree(SandboxProcess& sandbox, const proc::LimitGroup* limits,
+                  std::int64_t* tree_cpu_us);
+
+  [[nodiscard]] int exit_fd() const override { return sandbox_.exit_fd(); }
+  // A call that ended on its own has its report waiting: then nothing to end.
+  void kill() override;
+  [[nodiscard]] Status finish(RunClock::time_point until) override;
+  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
+  // A session's files stay in its workspace: no artifacts are collected from a call.
+  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override {
+    return fail(ErrorCode::kInvalidArgument, "a session's call collects no artifacts");
+  }
+  // The sandbox and its groups are the session's: nothing of the call is left to remove.
+  [[nodiscard]] Status teardown(RunClock::time_point /*until*/) override { return {}; }
+  [[nodiscard]] std::optional<ResourceSample> sample() const override {
+    return limits_ != nullptr ? limits_->usage() : std::nullopt;
+  }
+
+ private:
+  SandboxProcess& sandbox_;
+  const proc::LimitGroup* limits_;
+  std::int64_t* tree_cpu_us_;
+  proc::LimitGroupStats before_;
+  std::optional<init::Report> report_;
+  bool ended_by_host_ = false;
 };
 
 }  // namespace cordon::ns

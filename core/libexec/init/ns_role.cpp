@@ -105,6 +105,8 @@ struct OrderMessage {
 static_assert(sizeof(cordon::init::OrderHeader) % alignof(OrderRecord) == 0);
 alignas(8) OrderMessage g_order_messages[2];
 int g_orders_received = 0;
+// A session's init (its first order was a kSessionRun): it serves order after order.
+bool g_session = false;
 
 void touch_order_buffer(int index) {
   volatile char* p = g_order_messages[index].bytes;
@@ -119,15 +121,21 @@ bool receive_order(Order& order, std::uint32_t* size) {
   char* message = g_order_messages[g_orders_received++].bytes;
   int fds[cordon::ns::kOrderFdCountWithRelayDir];
   int count = 0;
-  const ssize_t n =
-      cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, message, sizeof(OrderMessage), fds,
-                                     cordon::ns::kOrderFdCountWithRelayDir, &count);
-  if (n == 0) return false;
   cordon::init::OrderHeader header;
-  if (n < static_cast<ssize_t>(sizeof(header))) {
-    fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
+  ssize_t n = 0;
+  for (;;) {
+    n = cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, message, sizeof(OrderMessage),
+                                       fds, cordon::ns::kOrderFdCountWithRelayDir, &count);
+    if (n == 0) return false;
+    if (n < static_cast<ssize_t>(sizeof(header))) {
+      fail(CodeStage::kOrder, n < 0 ? static_cast<int>(-n) : EPROTO);
+    }
+    std::memcpy(&header, message, sizeof(header));
+    // A session's "end the run" that crossed the run's own end: there is no run to end.
+    if (!g_session || header.kind != OrderKind::kEndRun || n != sizeof(header) || count != 0) {
+      break;
+    }
   }
-  std::memcpy(&header, message, sizeof(header));
   // Header alone: the records are in a memfd, passed first. Header and records: all here.
   const bool in_message = n > static_cast<ssize_t>(sizeof(header));
   const int memfds = in_message ? 0 : 1;
@@ -268,6 +276,11 @@ struct CodeFailure {
 [[noreturn]] void code_main(const Order& order, std::uint32_t size, volatile CodeFailure* failure,
                             int code_fd, int ready_fd) {
   if (::setsid() < 0) code_fail(failure, CodeStage::kSession, errno);
+  if (g_session) {
+    // A session's init blocks SIGCHLD (serve_session); the code gets the empty mask.
+    const cordon::proc::KernelSigset none{};
+    cordon::proc::raw_sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
   for (int i = 0; i < 3; ++i) {
     if (::dup2(order.stdio[i], i) < 0) code_fail(failure, CodeStage::kFds, errno);
   }
@@ -404,6 +417,89 @@ pid_t run_prestarted(const Order& prestart, std::uint32_t size) {
   return pid;
 }
 
+// What an order of a session's init holds past its run: its mapping (a memfd's) and argv/envp.
+void release_order(Order& order, std::uint32_t size) {
+  const char* first = g_order_messages[0].bytes;
+  const char* past = first + sizeof(g_order_messages);
+  if (order.buf != nullptr && (order.buf < first || order.buf >= past)) {
+    ::munmap(const_cast<char*>(order.buf), size);
+  }
+  std::free(static_cast<void*>(order.argv));
+  std::free(static_cast<void*>(order.envp));
+  order = Order{};
+}
+
+void on_sigchld(int /*sig*/) {}
+
+// The control socket while a session's run goes on: true when cordon asks to end the run
+// now (kEndRun); exits when cordon gave the session up (EOF). Anything else is ignored.
+bool end_run_asked() {
+  alignas(8) char message[sizeof(cordon::init::OrderHeader) + 8];
+  int fds[cordon::ns::kOrderFdCountWithRelayDir];
+  int count = 0;
+  const ssize_t n =
+      cordon::proc::receive_with_fds(cordon::ns::kInitControlFd, message, sizeof(message), fds,
+                                     cordon::ns::kOrderFdCountWithRelayDir, &count);
+  for (int i = 0; i < count; ++i) ::close(fds[i]);
+  if (n == 0) ::_exit(0);  // the namespace goes with us
+  if (n != static_cast<ssize_t>(sizeof(cordon::init::OrderHeader))) return false;
+  cordon::init::OrderHeader header;
+  std::memcpy(&header, message, sizeof(header));
+  return header.magic == cordon::init::kOrderMagic && header.kind == OrderKind::kEndRun &&
+         header.size == 0 && count == 0;
+}
+
+// A session's init: runs `order`, then each next kSessionRun order, one at a time, until
+// cordon closes the control socket. Each run ends as a one-shot run does (end_run: every
+// other process killed and reaped, then the report on fd 3), when its main process ends
+// or when cordon sends kEndRun; the sandbox (its /tmp, its working directory) stays.
+//
+// SIGCHLD is blocked and handled (a no-op): ppoll unblocks it, so a child's end and the
+// control socket wake the same wait, and orphans are reaped as they end. The code can
+// send us SIGCHLD now (we have a handler): that only makes us look for children to reap.
+[[noreturn]] void serve_session(Order order, std::uint32_t size) {
+  struct sigaction sa{};
+  sa.sa_handler = on_sigchld;
+  ::sigemptyset(&sa.sa_mask);
+  if (::sigaction(SIGCHLD, &sa, nullptr) != 0) fail(CodeStage::kOrder, errno);
+  cordon::proc::KernelSigset chld{};
+  chld.bits[0] = 1UL << (SIGCHLD - 1);
+  cordon::proc::raw_sigprocmask(SIG_BLOCK, &chld, nullptr);
+  const sigset_t none{};
+  for (;;) {
+    start_order_relay(order);
+    const pid_t main_pid = start_code(order, size);
+    cordon::init::Report report;
+    for (bool main_ended = false; !main_ended;) {
+      for (;;) {
+        int status = 0;
+        struct rusage ru{};
+        const pid_t got = ::wait4(-1, &status, __WALL | WNOHANG, &ru);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        if (got == main_pid) {
+          cordon::init::take_main_end(report, status, ru);
+          main_ended = true;
+        }
+      }
+      if (main_ended) break;
+      struct pollfd pfd{cordon::ns::kInitControlFd, POLLIN, 0};
+      if (::ppoll(&pfd, 1, nullptr, &none) > 0 && end_run_asked()) break;
+    }
+    cordon::init::end_run(report, main_pid, [] { ::kill(-1, SIGKILL); }, /*atomic=*/true);
+    if (::write(cordon::ns::kInitReportFd, &report, sizeof(report)) !=
+        static_cast<ssize_t>(sizeof(report))) {
+      ::_exit(0);
+    }
+    release_order(order, size);
+    // Both buffers were touched before the first order; the next order reuses the first.
+    g_orders_received = 0;
+    if (!receive_order(order, &size)) ::_exit(0);
+    if (order.kind != OrderKind::kSessionRun) fail(CodeStage::kOrder, EPROTO);
+    apply_order(order, size);
+  }
+}
+
 }  // namespace
 
 namespace cordon::init {
@@ -426,6 +522,10 @@ int ns_init_main() {
   apply_order(order, size);
 
   pid_t main_pid = -1;
+  if (order.kind == OrderKind::kSessionRun) {
+    g_session = true;
+    serve_session(order, size);
+  }
   if (order.kind == OrderKind::kRun) {
     start_order_relay(order);
     main_pid = start_code(order, size);

@@ -31,6 +31,11 @@ enum class OrderKind : std::uint32_t {
   kRun = 0,        // start the code (exe, args, env, cwd, rlimits, files, backstop)
   kPrestart,       // start the interpreter now, waiting for its code (no files)
   kRunPrestarted,  // files and one kCode record, for the interpreter kPrestart started
+  // A session's run (the namespace init, ns_init_channel.h): as kRun, but the init keeps
+  // its control socket, ends the run on a kEndRun, and after the report waits for the next
+  // kSessionRun instead of being killed. The first order's kind puts an init in this mode.
+  kSessionRun,
+  kEndRun,  // header alone (size 0, no fds): end the session's current run now
 };
 
 struct OrderHeader {
@@ -83,6 +88,11 @@ inline const char* record_data(const OrderRecord* r) {
 // terminated, files with a path, fixed-size data of the right size, what the kind needs
 // present), else EPROTO. A helper checks the whole order before it acts on any record.
 inline int check_order(const char* buf, std::uint32_t size, OrderKind kind) {
+  // kEndRun is a header alone; any other value is no kind at all.
+  if (kind != OrderKind::kRun && kind != OrderKind::kPrestart &&
+      kind != OrderKind::kRunPrestarted && kind != OrderKind::kSessionRun) {
+    return EPROTO;
+  }
   if (size % 8 != 0) return EPROTO;
   std::uint32_t offset = 0;
   std::size_t exes = 0;

@@ -30,6 +30,15 @@
 // record's bytes into the code pipe and closes it, and goes on at step 4 with the interpreter as
 // the code's main process. If the interpreter dies while it waits, the init exits (the
 // sandbox is then gone, as if it had been killed). One run per sandbox all the same.
+//
+// A session's sandbox (issue #41) serves many runs: its first order is a kSessionRun (a
+// kRun's records), which puts the init in session mode. It keeps the control socket; while
+// a run goes on, a kEndRun message (an OrderHeader alone: size 0, no fds) ends the run as
+// if its main process had ended (step 4, the main process then killed by SIGKILL), EOF
+// makes the init exit (the namespace dies with it), and any other message is ignored.
+// After each report it waits for the next kSessionRun order in the same buffer (a kEndRun
+// that crossed the run's own end is skipped). An order it cannot start still fails as in
+// step 3: the init exits, and the session with it.
 #pragma once
 
 #include <cstdint>
