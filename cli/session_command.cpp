@@ -62,10 +62,9 @@ Result<UniqueFd> connect_session(const std::string& id) {
   Result<fs::path> dir = session_dir();
   if (!dir) return std::unexpected(dir.error());
   const fs::path path = session_socket(*dir, id);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string p = path.string();
-  std::copy(p.begin(), p.end(), addr.sun_path);
+  Result<sockaddr_un> address = socket_address(path);
+  if (!address) return std::unexpected(address.error());
+  const sockaddr_un& addr = *address;
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return fail_errno("socket");
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;

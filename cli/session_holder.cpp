@@ -238,7 +238,7 @@ fs::path session_end_note(const fs::path& dir, std::string_view id) {
   return dir / (std::string(id) + ".ended");
 }
 
-Result<UniqueFd> listen_at(const fs::path& path) {
+Result<sockaddr_un> socket_address(const fs::path& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   const std::string p = path.string();
@@ -246,6 +246,14 @@ Result<UniqueFd> listen_at(const fs::path& path) {
     return fail(ErrorCode::kInvalidArgument, "the session socket's path is too long: " + p);
   }
   std::copy(p.begin(), p.end(), addr.sun_path);
+  return addr;
+}
+
+Result<UniqueFd> listen_at(const fs::path& path) {
+  Result<sockaddr_un> address = socket_address(path);
+  if (!address) return std::unexpected(address.error());
+  const sockaddr_un& addr = *address;
+  const std::string p = path.string();
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return fail_errno("socket");
   // Bound 0600: the directory (0700) already keeps others out; this is a second fence.

@@ -12,6 +12,8 @@
 // finds its socket dead removes it.
 #pragma once
 
+#include <sys/un.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -43,6 +45,9 @@ struct HolderIdentity {
                                                    std::string_view id);
 [[nodiscard]] std::filesystem::path session_end_note(const std::filesystem::path& dir,
                                                      std::string_view id);
+
+// The unix socket address of `path`; refused when the path does not fit one.
+[[nodiscard]] Result<sockaddr_un> socket_address(const std::filesystem::path& path);
 
 // The listening socket at `path` (0600), before the session is announced.
 [[nodiscard]] Result<UniqueFd> listen_at(const std::filesystem::path& path);
