@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/sched.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -116,11 +115,11 @@ TEST(KernelCallFrame, EncodesLengthAndJson) {
 TEST(KernelSource, IsBuiltInAndStartsWithItsArgv) {
   EXPECT_NE(kernel_source().find("def main()"), std::string_view::npos);
   const auto argv = kernel_argv("/usr/bin/python3", 123);
-  ASSERT_EQ(argv.size(), 7U);
-  EXPECT_EQ(argv[4], kernel_source());
-  EXPECT_EQ(argv[5], "--sweep-pidns");
-  EXPECT_EQ(argv[6], "123");
-  EXPECT_EQ(kernel_argv("/usr/bin/python3", std::nullopt).size(), 5U);
+  ASSERT_EQ(argv.size(), 6U);
+  EXPECT_EQ(argv[3], kernel_source());
+  EXPECT_EQ(argv[4], "--sweep-pidns");
+  EXPECT_EQ(argv[5], "123");
+  EXPECT_EQ(kernel_argv("/usr/bin/python3", std::nullopt).size(), 4U);
 }
 
 void set_nonblocking(int fd) { ASSERT_EQ(::fcntl(fd, F_SETFL, O_NONBLOCK), 0); }
@@ -149,6 +148,7 @@ class Child {
       return;
     }
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     clone_args ca{};
@@ -277,6 +277,12 @@ TEST_F(KernelProcess, AnExceptionExitsOneWithATracebackAndTheKernelLivesOn) {
   r = client.call(python("y"), soon(), {});
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   EXPECT_EQ(r.reply.value, "5");
+  r = client.call(python("def ("), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 1);
+  const std::string syntax = child.err();
+  EXPECT_NE(syntax.find("SyntaxError"), std::string::npos) << syntax;
+  EXPECT_EQ(syntax.find("ast.py"), std::string::npos) << syntax;  // no frame of the kernel's
 }
 
 TEST_F(KernelProcess, ShRunsAFreshProcessWithItsExitCodeAndStdin) {
@@ -293,6 +299,11 @@ TEST_F(KernelProcess, ShRunsAFreshProcessWithItsExitCodeAndStdin) {
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   EXPECT_EQ(r.reply.exit_code, 0);
   EXPECT_EQ(child.out(), "fed\n");
+  // SIGPIPE is back at its default in the child (python ignores it): `yes` just ends.
+  r = client.call(sh("yes | head -n 1"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(child.out(), "y\n");
+  EXPECT_EQ(child.err(), "");
   r = client.call(sh("kill -9 $$"), soon(), {});
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   EXPECT_EQ(r.reply.signal, SIGKILL);
@@ -322,8 +333,8 @@ std::vector<std::string> fake_kernel(const std::string& reply_expr) {
 }
 
 TEST_F(KernelProcess, GarbageOrAHugeLengthIsAProtocolErrorWithoutAHang) {
-  for (const std::string& reply : {std::string("b'\\x05\\x00\\x00\\x00hello'"),
-                                   std::string("b'\\xff\\xff\\xff\\x7f' + b'x'*4096"),
+  for (const std::string& reply : {std::string(R"(b'\x05\x00\x00\x00hello')"),
+                                   std::string(R"(b'\xff\xff\xff\x7f' + b'x'*4096)"),
                                    std::string("struct.pack('<I',13)+b'{\"nonce\":1}'+b'x'*10")}) {
     Child child(fake_kernel(reply), false);
     ASSERT_TRUE(child.started());
@@ -381,7 +392,7 @@ TEST_F(KernelProcess, TheSweepEndsBackgroundProcessesInItsOwnPidNamespace) {
   // Told the namespace it runs in is the host's, it refuses to sweep.
   const std::string wrapper =
       "import os,sys\nino=os.stat('/proc/self/ns/pid').st_ino\n"
-      "os.execv(sys.argv[1], [sys.argv[1],'-I','-S','-c',sys.argv[2],'--sweep-pidns',str(ino)])";
+      "os.execv(sys.argv[1], [sys.argv[1],'-P','-c',sys.argv[2],'--sweep-pidns',str(ino)])";
   Child guarded({kPython, "-I", "-S", "-c", wrapper, kPython, std::string(kernel_source())}, true);
   ASSERT_TRUE(guarded.started());
   KernelClient guarded_client(guarded.take_control());

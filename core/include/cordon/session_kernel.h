@@ -2,7 +2,7 @@
 // host's side of its framing. Backend-agnostic: the namespace and container backends start
 // the kernel and drive it through KernelClient.
 //
-// Starting it: the sandbox's main process is `<python3> -I -S -c <kernel_source()>`,
+// Starting it: the sandbox's main process is `<python3> -P -c <kernel_source()>`,
 // followed by `--sweep-pidns <inode>` (kernel_argv()) when it runs in a PID namespace of its
 // own; fd 0 = the sandbox's end of a SOCK_STREAM unix socket pair (the control channel),
 // fd 1/2 = the calls' stdout/stderr pipes. The kernel moves the socket to a high
@@ -53,7 +53,7 @@ inline constexpr std::size_t kMaxKernelErrorBytes = (4U << 10) + 64;
 
 // The kernel program's python source (core/src/session_kernel/kernel.py).
 [[nodiscard]] std::string_view kernel_source();
-// The kernel's argv: {python, "-I", "-S", "-c", source} plus, when host_pidns_inode is
+// The kernel's argv: {python, "-P", "-c", source} plus, when host_pidns_inode is
 // set (the inode of the host's /proc/self/ns/pid), "--sweep-pidns", "<inode>".
 [[nodiscard]] std::vector<std::string> kernel_argv(const std::string& python,
                                                    std::optional<std::uint64_t> host_pidns_inode);

@@ -1,7 +1,10 @@
 # cordon's session kernel (issue #41): the persistent python interpreter of a session.
 # Stdlib only (Python 3.11). Built into cordon::core (cmake/embed.cmake) and started by
 # the backend as the sandbox's main process:
-#     python3 -I -S -c <this source> [--sweep-pidns <host pid namespace inode>]
+#     python3 -P -c <this source> [--sweep-pidns <host pid namespace inode>]
+# -P (Python 3.11) keeps the working directory (the workspace, which the code writes) off
+# sys.path while this program imports its own modules; the cells then get it back, so they
+# import what a one-shot `python3 -c` would (site-packages, an environment's PYTHONPATH).
 # with fd 0 = a SOCK_STREAM unix socket to the host (the control channel) and fd 1/2 =
 # the calls' stdout/stderr pipes. Protocol and host side: cordon/session_kernel.h.
 #
@@ -124,7 +127,7 @@ class Kernel:
             # kernel gone and the call says state_lost.
             raise
         except BaseException as exc:  # noqa: BLE001 - the cell's own error, shown as python shows it
-            tb = exc.__traceback__
+            tb = None if isinstance(exc, SyntaxError) else exc.__traceback__
             if tb is not None and tb.tb_frame.f_code is Kernel.run_python.__code__:
                 tb = tb.tb_next  # this frame is the kernel's, not the cell's
             traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
@@ -141,8 +144,11 @@ class Kernel:
         if stdin:
             reader, writer = os.pipe()
         try:
+            # SIGPIPE and SIGXFSZ back to their defaults, which python ignores (as
+            # subprocess's restore_signals does): `yes | head` ends as in a one-shot call.
             pid = os.posix_spawn(argv[0], argv, os.environ,
-                                 file_actions=[(os.POSIX_SPAWN_DUP2, reader, 0)] if reader else [])
+                                 file_actions=[(os.POSIX_SPAWN_DUP2, reader, 0)] if reader else [],
+                                 setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
         except OSError as exc:
             if reader is not None:
                 os.close(reader)
@@ -222,6 +228,7 @@ def main():
     sweep = _sweep_allowed(sys.argv)
     sock = _setup()
     del sys.argv[1:]
+    sys.path.insert(0, "")  # as `python3 -c` has it, for the cells (see -P above)
     Kernel(sock, sweep).serve()
 
 

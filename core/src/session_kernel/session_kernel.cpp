@@ -20,7 +20,7 @@ std::string_view kernel_source() {
 
 std::vector<std::string> kernel_argv(const std::string& python,
                                      std::optional<std::uint64_t> host_pidns_inode) {
-  std::vector<std::string> argv{python, "-I", "-S", "-c", std::string(kernel_source())};
+  std::vector<std::string> argv{python, "-P", "-c", std::string(kernel_source())};
   if (host_pidns_inode) {
     argv.emplace_back("--sweep-pidns");
     argv.push_back(std::to_string(*host_pidns_inode));
