@@ -244,6 +244,12 @@ TEST_F(KernelProcess, StatePersistsAndATrailingExpressionIsTheValue) {
   r = client.call(python("json.dumps([1])"), soon(), none);
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   EXPECT_EQ(r.reply.value, "'[1]'");
+  // A repr that is no UTF-8 (a lone surrogate) and a replaced sys.stdout keep the kernel.
+  r = client.call(python("class R:\n  def __repr__(self): return '\\ud800'\nR()"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.value, "?");
+  r = client.call(python("import sys\nsys.stdout = None"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   r = client.call(python("'y' * 100000"), soon(), none);
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   ASSERT_TRUE(r.reply.value.has_value());

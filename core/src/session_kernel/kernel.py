@@ -85,12 +85,14 @@ def _read_frame(sock):
 
 
 def _write_frame(sock, obj):
-    body = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    body = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
     sock.sendall(struct.pack("<I", len(body)) + body)
 
 
 def _cut(text, cap):
-    raw = text.encode("utf-8", "surrogatepass")
+    # "replace": a lone surrogate (a __repr__ may return one) is no UTF-8 and would make
+    # the whole reply malformed to the host.
+    raw = text.encode("utf-8", "replace")
     if len(raw) <= cap:
         return text
     head = raw[:cap].decode("utf-8", "ignore")
@@ -138,8 +140,7 @@ class Kernel:
         # sh, bash and the rest: a fresh process with the host's argv, on fd 1/2.
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             return {"exit_code": 127, "signal": None, "value": None, "error": "no argv"}
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush()
         reader = None
         if stdin:
             reader, writer = os.pipe()
@@ -199,14 +200,20 @@ class Kernel:
                 reply = self.run_child(call.get("argv"), call.get("stdin"))
             swept = self.sweep_others()
             # Ordering contract: fd 1 and 2 are flushed before the reply is written.
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
+            _flush()
             reply["nonce"] = nonce
             reply["swept"] = swept
             _write_frame(self.sock, reply)
+
+
+def _flush():
+    # The code may have closed or replaced sys.stdout/sys.stderr: that is its own output's
+    # loss, never the kernel's end.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _feed(fd, data):
