@@ -28,8 +28,11 @@
 // Ordering rule for the backend: the kernel flushes fd 1/2 before it writes the reply, so
 // once KernelClient::call returns kReply, everything the call wrote is already in the
 // pipes: drain them without blocking (the backend's OutputPump; KernelClient never reads
-// them). Sizes from the kernel are trusted only within kMaxReplyBytes and the checks of
-// ReplyParser; anything else is a protocol error and the interpreter is to be treated as lost.
+// them). The pipes must also be drained WHILE call() waits (a pump on its own thread): a
+// call that writes more than a pipe holds blocks the kernel at its flush, and without a
+// reader it would only end at the deadline.
+// Sizes from the kernel are trusted only within kMaxKernelReplyBytes and the checks of
+// KernelReplyParser; anything else is a protocol error and the interpreter is lost.
 #pragma once
 
 #include <chrono>
