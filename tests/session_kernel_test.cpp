@@ -1,0 +1,410 @@
+// The session kernel (cordon/session_kernel.h): the reply parser on good, split, oversized,
+// malformed and foreign frames; and the real kernel program, run as a plain child of the
+// test under /usr/bin/python3 (no sandbox: the code here is harmless), driven through
+// KernelClient with pipes for its stdout and stderr. The kill(-1) sweep is only ever asked
+// for in a fresh PID namespace of the test's own, where it cannot reach the host.
+#include "cordon/session_kernel.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cordon/session.h"
+#include "kernel_features.h"
+
+namespace {
+
+using namespace cordon;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string frame_of(const std::string& body) {
+  std::string out;
+  const auto n = static_cast<std::uint32_t>(body.size());
+  for (int s = 0; s < 32; s += 8) out.push_back(static_cast<char>((n >> s) & 0xFFU));
+  return out + body;
+}
+
+std::string reply_body(std::uint64_t nonce, const std::string& rest) {
+  return R"({"nonce":)" + std::to_string(nonce) + rest + "}";
+}
+
+TEST(KernelReplyParser, AGoodFrameSplitAtEveryByteParses) {
+  const std::string frame = frame_of(
+      reply_body(7, R"(,"exit_code":0,"signal":null,"value":"42","error":null,"swept":false)"));
+  for (std::size_t cut = 0; cut <= frame.size(); ++cut) {
+    KernelReplyParser parser(7);
+    parser.feed(std::string_view(frame).substr(0, cut));
+    ASSERT_EQ(parser.feed(std::string_view(frame).substr(cut)), KernelReplyParser::State::kDone)
+        << cut << ": " << parser.error();
+    EXPECT_EQ(parser.reply().exit_code, 0);
+    EXPECT_EQ(parser.reply().value, "42");
+    EXPECT_FALSE(parser.reply().signal.has_value());
+  }
+  KernelReplyParser bytewise(7);
+  for (const char c : frame) {
+    ASSERT_NE(bytewise.state(), KernelReplyParser::State::kDone);
+    bytewise.feed(std::string_view(&c, 1));
+  }
+  EXPECT_EQ(bytewise.state(), KernelReplyParser::State::kDone);
+}
+
+TEST(KernelReplyParser, AnOversizedLengthIsRefusedBeforeAnyBody) {
+  KernelReplyParser parser(1);
+  EXPECT_EQ(parser.feed(std::string("\xff\xff\xff\xff", 4)), KernelReplyParser::State::kError);
+  EXPECT_NE(parser.error().find("over the bound"), std::string::npos);
+  KernelReplyParser just_over(1);
+  EXPECT_EQ(just_over.feed(frame_of(std::string(kMaxKernelReplyBytes + 1, ' ')).substr(0, 4)),
+            KernelReplyParser::State::kError);
+}
+
+TEST(KernelReplyParser, MalformedFramesAreErrors) {
+  const std::vector<std::string> bodies{
+      "not json",
+      "[1,2]",
+      reply_body(3, R"(,"exit_code":0,"swept":false)"),             // wrong nonce (expects 4)
+      R"({"nonce":"4","exit_code":0,"swept":false})",               // nonce not a number
+      reply_body(4, R"(,"swept":false)"),                           // neither exit code nor signal
+      reply_body(4, R"(,"exit_code":0,"signal":9,"swept":false)"),  // both
+      reply_body(4, R"(,"exit_code":256,"swept":false)"),
+      reply_body(4, R"(,"signal":0,"swept":false)"),
+      reply_body(4, R"(,"exit_code":0,"value":7,"swept":false)"),
+      reply_body(4, R"(,"exit_code":0,"value":")" + std::string(kMaxKernelValueBytes + 1, 'x') +
+                        R"(","swept":false)"),
+      reply_body(4, R"(,"exit_code":0)"),  // swept missing
+  };
+  for (const std::string& body : bodies) {
+    KernelReplyParser parser(4);
+    EXPECT_EQ(parser.feed(frame_of(body)), KernelReplyParser::State::kError) << body;
+    EXPECT_FALSE(parser.error().empty());
+  }
+  KernelReplyParser trailing(4);
+  EXPECT_EQ(trailing.feed(frame_of(reply_body(4, R"(,"exit_code":0,"swept":true)")) + "x"),
+            KernelReplyParser::State::kError);
+}
+
+TEST(KernelCallFrame, EncodesLengthAndJson) {
+  const std::string frame = encode_kernel_call(
+      {.language = "sh", .code = "", .argv = {"/bin/sh", "-c", "true"}, .stdin_data = "in"}, 9);
+  ASSERT_GE(frame.size(), 4U);
+  const std::uint32_t n =
+      static_cast<unsigned char>(frame[0]) | (static_cast<unsigned char>(frame[1]) << 8U) |
+      (static_cast<unsigned char>(frame[2]) << 16U) | (static_cast<unsigned char>(frame[3]) << 24U);
+  ASSERT_EQ(n, frame.size() - 4);
+  const auto json = nlohmann::json::parse(frame.substr(4));
+  EXPECT_EQ(json["nonce"], 9);
+  EXPECT_EQ(json["argv"][2], "true");
+  EXPECT_EQ(json["stdin"], "in");
+}
+
+TEST(KernelSource, IsBuiltInAndStartsWithItsArgv) {
+  EXPECT_NE(kernel_source().find("def main()"), std::string_view::npos);
+  const auto argv = kernel_argv("/usr/bin/python3", 123);
+  ASSERT_EQ(argv.size(), 6U);
+  EXPECT_EQ(argv[3], kernel_source());
+  EXPECT_EQ(argv[4], "--sweep-pidns");
+  EXPECT_EQ(argv[5], "123");
+  EXPECT_EQ(kernel_argv("/usr/bin/python3", std::nullopt).size(), 4U);
+}
+
+void set_nonblocking(int fd) { ASSERT_EQ(::fcntl(fd, F_SETFL, O_NONBLOCK), 0); }
+
+std::string drain(int fd) {
+  std::string out;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+// A program on fd 0 = the socket, fd 1/2 = pipes; optionally PID 1 of a fresh PID
+// namespace (clone3 with CLONE_NEWPID). Killed and reaped when the test ends.
+class Child {
+ public:
+  Child(std::vector<std::string> argv, bool new_pid_namespace) {
+    int sv[2];
+    int out[2];
+    int err[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+        ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      return;
+    }
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    clone_args ca{};
+    ca.flags = new_pid_namespace ? CLONE_NEWPID : 0;
+    ca.exit_signal = SIGCHLD;
+    const long pid = ::syscall(SYS_clone3, &ca, sizeof ca);
+    if (pid == 0) {
+      // Only async-signal-safe calls: the test process has threads.
+      if (::dup2(sv[1], 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err[1], 2) < 0) ::_exit(126);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    start_errno_ = pid < 0 ? errno : 0;
+    ::close(sv[1]);
+    ::close(out[1]);
+    ::close(err[1]);
+    control_ = UniqueFd(sv[0]);
+    out_ = UniqueFd(out[0]);
+    err_ = UniqueFd(err[0]);
+    pid_ = static_cast<pid_t>(pid);
+    if (pid > 0) {
+      set_nonblocking(out_.get());
+      set_nonblocking(err_.get());
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  [[nodiscard]] bool started() const { return pid_ > 0; }
+  [[nodiscard]] int start_errno() const { return start_errno_; }
+  UniqueFd take_control() { return std::move(control_); }
+  std::string out() { return drain(out_.get()); }
+  std::string err() { return drain(err_.get()); }
+
+ private:
+  pid_t pid_ = -1;
+  int start_errno_ = 0;
+  UniqueFd control_;
+  UniqueFd out_;
+  UniqueFd err_;
+};
+
+KernelCall python(std::string code) {
+  KernelCall call;
+  call.language = "python";
+  call.code = std::move(code);
+  return call;
+}
+KernelCall sh(std::string code) {
+  KernelCall call;
+  call.language = "sh";
+  call.argv = {"/bin/sh", "-c", code};
+  call.code = std::move(code);
+  return call;
+}
+
+KernelCall sh_argv(std::vector<std::string> argv) {
+  KernelCall call;
+  call.language = "sh";
+  call.argv = std::move(argv);
+  return call;
+}
+
+Clock::time_point soon() { return Clock::now() + cordon_test::slack(std::chrono::seconds(20)); }
+
+class KernelProcess : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  }
+};
+
+TEST_F(KernelProcess, StatePersistsAndATrailingExpressionIsTheValue) {
+  Child child(kernel_argv(kPython, std::nullopt), false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  const CancelToken none;
+  auto r = client.call(python("x = 41"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 0);
+  EXPECT_FALSE(r.reply.value.has_value());
+  EXPECT_FALSE(r.reply.swept);
+  r = client.call(python("x + 1"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.value, "42");
+  r = client.call(python("import json"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  r = client.call(python("json.dumps([1])"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.value, "'[1]'");
+  // A repr that is no UTF-8 (a lone surrogate) and a replaced sys.stdout keep the kernel.
+  r = client.call(python("class R:\n  def __repr__(self): return '\\ud800'\nR()"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.value, "?");
+  r = client.call(python("import sys\nsys.stdout = None"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  r = client.call(python("'y' * 100000"), soon(), none);
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  ASSERT_TRUE(r.reply.value.has_value());
+  EXPECT_LE(r.reply.value->size(), kMaxKernelValueBytes);
+  EXPECT_NE(r.reply.value->find("[cut at 65536 of 100002 bytes]"), std::string::npos);
+}
+
+TEST_F(KernelProcess, OutputIsInThePipesBeforeTheReply) {
+  Child child(kernel_argv(kPython, std::nullopt), false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  const auto r = client.call(
+      python("import sys\nprint('to out')\nprint('to err', file=sys.stderr)"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(child.out(), "to out\n");
+  EXPECT_EQ(child.err(), "to err\n");
+}
+
+TEST_F(KernelProcess, AnExceptionExitsOneWithATracebackAndTheKernelLivesOn) {
+  Child child(kernel_argv(kPython, std::nullopt), false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  auto r = client.call(python("y = 5\n1 / 0"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 1);
+  const std::string err = child.err();
+  EXPECT_NE(err.find("Traceback"), std::string::npos) << err;
+  EXPECT_NE(err.find("ZeroDivisionError"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 / 0"), std::string::npos) << err;  // the cell's line is shown
+  EXPECT_EQ(err.find("run_python"), std::string::npos) << err;
+  r = client.call(python("y"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.value, "5");
+  r = client.call(python("def ("), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 1);
+  const std::string syntax = child.err();
+  EXPECT_NE(syntax.find("SyntaxError"), std::string::npos) << syntax;
+  EXPECT_EQ(syntax.find("ast.py"), std::string::npos) << syntax;  // no frame of the kernel's
+}
+
+TEST_F(KernelProcess, ShRunsAFreshProcessWithItsExitCodeAndStdin) {
+  Child child(kernel_argv(kPython, std::nullopt), false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  auto r = client.call(sh("echo from sh; exit 3"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 3);
+  EXPECT_EQ(child.out(), "from sh\n");
+  KernelCall with_input = sh("cat");
+  with_input.stdin_data = "fed\n";
+  r = client.call(with_input, soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 0);
+  EXPECT_EQ(child.out(), "fed\n");
+  // SIGPIPE is back at its default in the child (python ignores it): `yes` just ends.
+  r = client.call(sh("yes | head -n 1"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(child.out(), "y\n");
+  EXPECT_EQ(child.err(), "");
+  r = client.call(sh("kill -9 $$"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.signal, SIGKILL);
+  r = client.call(sh_argv({"/nonexistent/sh"}), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 127);
+  EXPECT_TRUE(r.reply.error.has_value());
+}
+
+TEST_F(KernelProcess, SysExitEndsTheKernel) {
+  Child child(kernel_argv(kPython, std::nullopt), false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  auto r = client.call(python("import sys\nsys.exit(4)"), soon(), {});
+  EXPECT_EQ(r.outcome, KernelOutcome::kGone);
+  EXPECT_TRUE(client.lost());
+  r = client.call(python("1"), soon(), {});
+  EXPECT_EQ(r.outcome, KernelOutcome::kGone);
+}
+
+// A stand-in kernel: python that reads the call and answers with `reply` (raw bytes).
+std::vector<std::string> fake_kernel(const std::string& reply_expr) {
+  return {kPython, "-I", "-S", "-c",
+          "import os,struct,time\nn=struct.unpack('<I',os.read(0,4))[0]\nos.read(0,n)\n"
+          "os.write(0," +
+              reply_expr + ")\ntime.sleep(30)\n"};
+}
+
+TEST_F(KernelProcess, GarbageOrAHugeLengthIsAProtocolErrorWithoutAHang) {
+  for (const std::string& reply : {std::string(R"(b'\x05\x00\x00\x00hello')"),
+                                   std::string(R"(b'\xff\xff\xff\x7f' + b'x'*4096)"),
+                                   std::string("struct.pack('<I',13)+b'{\"nonce\":1}'+b'x'*10")}) {
+    Child child(fake_kernel(reply), false);
+    ASSERT_TRUE(child.started());
+    KernelClient client(child.take_control());
+    const auto start = Clock::now();
+    const auto r = client.call(python("1"), soon(), {});
+    EXPECT_EQ(r.outcome, KernelOutcome::kProtocolError) << reply << ": " << r.detail;
+    EXPECT_LT(Clock::now() - start, cordon_test::slack(std::chrono::seconds(5)));
+    EXPECT_TRUE(client.lost());
+  }
+}
+
+TEST_F(KernelProcess, TheDeadlineAndCancelReturnInTime) {
+  Child child({kPython, "-I", "-S", "-c", "import time\ntime.sleep(30)"}, false);
+  ASSERT_TRUE(child.started());
+  KernelClient client(child.take_control());
+  auto start = Clock::now();
+  auto r = client.call(python("1"), Clock::now() + 200ms, {});
+  EXPECT_EQ(r.outcome, KernelOutcome::kDeadline);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(std::chrono::seconds(2)));
+
+  Child other({kPython, "-I", "-S", "-c", "import time\ntime.sleep(30)"}, false);
+  ASSERT_TRUE(other.started());
+  KernelClient second(other.take_control());
+  CancelSource source;
+  source.cancel();
+  start = Clock::now();
+  r = second.call(python("1"), soon(), source.token());
+  EXPECT_EQ(r.outcome, KernelOutcome::kCancelled);
+  EXPECT_LT(Clock::now() - start, cordon_test::slack(std::chrono::seconds(2)));
+}
+
+// The sweep, only ever inside a PID namespace made for the test: the kernel is its PID 1.
+// A guard check too: told that its own namespace is the host's, the kernel must not sweep.
+TEST_F(KernelProcess, TheSweepEndsBackgroundProcessesInItsOwnPidNamespace) {
+  struct stat host_ns{};
+  ASSERT_EQ(::stat("/proc/self/ns/pid", &host_ns), 0);
+  Child child(kernel_argv(kPython, host_ns.st_ino), /*new_pid_namespace=*/true);
+  if (!child.started()) {
+    CORDON_SKIP_OR_FAIL(std::string("no new PID namespace: ") + std::strerror(child.start_errno()));
+  }
+  KernelClient client(child.take_control());
+  auto r = client.call(sh("sleep 1000 & echo $!; kill -0 $! && echo alive"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail << child.err();
+  EXPECT_TRUE(r.reply.swept);
+  const std::string out = child.out();
+  const std::string pid = out.substr(0, out.find('\n'));
+  ASSERT_NE(out.find("alive"), std::string::npos) << out;  // the positive control
+  r = client.call(sh("kill -0 " + pid + " 2>/dev/null && echo still there || echo gone"), soon(),
+                  {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(child.out(), "gone\n");
+
+  // Told the namespace it runs in is the host's, it refuses to sweep.
+  const std::string wrapper =
+      "import os,sys\nino=os.stat('/proc/self/ns/pid').st_ino\n"
+      "os.execv(sys.argv[1], [sys.argv[1],'-P','-c',sys.argv[2],'--sweep-pidns',str(ino)])";
+  Child guarded({kPython, "-I", "-S", "-c", wrapper, kPython, std::string(kernel_source())}, true);
+  ASSERT_TRUE(guarded.started());
+  KernelClient guarded_client(guarded.take_control());
+  r = guarded_client.call(sh("true"), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail << guarded.err();
+  EXPECT_FALSE(r.reply.swept);
+}
+
+}  // namespace
