@@ -184,6 +184,7 @@ class Holder {
                 {"calls", calls_},
                 {"memory_kb", figure(stats.memory_kb)},
                 {"workspace_bytes", figure(stats.workspace_bytes)},
+                {"cpu_ms", figure(stats.cpu_ms)},
                 {"interpreter_alive", stats.interpreter_alive},
                 {"idle_ms", identity_.idle.count()},
                 {"max_age_ms", identity_.max_age.count()}};

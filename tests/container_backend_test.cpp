@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,12 +32,15 @@
 #include "backend_attack_suite.h"
 #include "cgroup_test_support.h"
 #include "claims_match.h"
+#include "cli_run_support.h"
 #include "cordon/cancel.h"
 #include "cordon/claims.h"
 #include "cordon/plugin_registry.h"
+#include "cordon/session.h"
 #include "kernel_features.h"
 #include "loopback_server.h"
 #include "proc_test_support.h"
+#include "session_test_support.h"
 #include "test_paths.h"
 
 extern char** environ;
@@ -566,6 +571,230 @@ print('relay', s.recv(64).decode().split('\r\n')[0].split(' ')[1])
   ASSERT_EQ(r.network->connections.size(), 1U) << "only the relay's request reached the proxy";
   EXPECT_EQ(r.network->connections[0].host, "127.0.0.9");
   EXPECT_FALSE(r.network->connections[0].allowed);
+}
+
+// ---- sessions (issue #41): one container kept across calls ----
+
+// A session of this test's runtime with `limits` for its whole life.
+std::unique_ptr<BackendSession> open_container_session(oci::ContainerBackend& backend,
+                                                       const Limits& limits,
+                                                       std::uint64_t workspace_bytes) {
+  RunRequest base = sh("true");
+  base.limits = limits;
+  return testing::open_test_session(backend, std::move(base), workspace_bytes);
+}
+
+RunResult call_in(BackendSession& s, const RunRequest& req) { return s.run(req, {}, nullptr); }
+
+std::string said(const RunResult& r) { return r.error.value_or("") + " " + r.stderr_data; }
+
+// One session, several checks (a runsc container is slow to start): files persist and
+// processes do not; a timeout and the output cap end only their call; stdin per call; the
+// workspace's quota; the host's file operations, which refuse paths outside and links and
+// FIFOs the code planted; and its close leaves nothing.
+TEST_P(ContainerTest, ASessionKeepsFilesNotProcessesAndEndsOnlyItsCalls) {
+  auto& backend = *target_.backend_;
+  const fs::path dir = fs::path(runtime_.path) / "oci";
+  auto s = open_container_session(backend, {}, 16ULL << 20);
+  ASSERT_TRUE(s);
+
+  const RunResult first = call_in(*s, sh("echo kept > f; X=set; sleep 4321.5 & echo one"));
+  ASSERT_EQ(first.outcome, Outcome::kOk) << said(first);
+  EXPECT_EQ(first.stdout_data, "one\n");
+  const RunResult second =
+      call_in(*s, sh("cat f; echo \"[$X]\"; ps -eo args | grep -c '^sleep 4321.5' || true"));
+  // The file is there; the shell variable and the background process of call 1 are not.
+  EXPECT_EQ(second.stdout_data, "kept\n[]\n0\n") << said(second);
+  if (!runsc()) EXPECT_TRUE(host_processes_with("4321.5").empty());
+
+  // A timeout ends its call, every process of it, and not the session.
+  const auto started = Clock::now();
+  const RunResult slow =
+      call_in(*s, sh("echo before; sleep 4322.5 & sleep 4323.5", milliseconds(500)));
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(seconds(5)));
+  EXPECT_EQ(slow.outcome, Outcome::kTimedOut) << said(slow);
+  EXPECT_EQ(slow.stdout_data, "before\n");
+  const RunResult after = call_in(*s, sh("cat f; ps -eo args | grep -c '^sleep 432' || true"));
+  EXPECT_EQ(after.outcome, Outcome::kOk) << said(after);
+  EXPECT_EQ(after.stdout_data, "kept\n0\n");
+  if (!runsc()) EXPECT_TRUE(host_processes_with("432").empty());
+
+  // The output cap holds per call; stdin is each call's own.
+  RunRequest loud = sh("head -c 300000 /dev/zero");
+  loud.limits.output_bytes = 1000;
+  const RunResult capped = call_in(*s, loud);
+  EXPECT_EQ(capped.stdout_data.size(), 1000U);
+  EXPECT_TRUE(capped.stdout_truncated) << said(capped);
+  RunRequest fed = sh("cat; cat f");
+  fed.stdin_data = "fed\n";
+  EXPECT_EQ(call_in(*s, fed).stdout_data, "fed\nkept\n");
+  EXPECT_EQ(call_in(*s, sh("cat; echo eof")).stdout_data, "eof\n");
+
+  // The quota: ENOSPC inside, said by the call; the host's writes count too.
+  const RunResult full = call_in(*s, sh("head -c 20M /dev/zero > big; echo rc=$?; rm big"));
+  EXPECT_NE(full.stderr_data.find("No space left on device"), std::string::npos) << said(full);
+  EXPECT_EQ(full.stdout_data, "rc=1\n");
+  EXPECT_FALSE(s->write_file("big", std::string(20U << 20, 'x')));
+  ASSERT_EQ(call_in(*s, sh("rm big")).outcome, Outcome::kOk);
+
+  // The host's side of the workspace, owned by the sandbox's user.
+  const Status wrote = s->write_file("in/new.txt", "from host");
+  ASSERT_TRUE(wrote) << wrote.error().describe();
+  const RunResult edited = call_in(*s, sh("cat in/new.txt; echo more >> in/new.txt && echo ok"));
+  EXPECT_EQ(edited.stdout_data, "from hostok\n") << said(edited);
+  auto read = s->read_file("in/new.txt", 100);
+  ASSERT_TRUE(read) << read.error().describe();
+  EXPECT_EQ(*read, "from hostmore\n");
+  auto listed = s->list_files("in");
+  ASSERT_TRUE(listed) << listed.error().describe();
+  EXPECT_EQ(*listed, (std::vector<WorkspaceEntry>{{"in/new.txt", false, 14}}));
+  ASSERT_EQ(call_in(*s, sh("ln -s /etc/passwd pw; ln -s / root; mkfifo fifo")).outcome,
+            Outcome::kOk);
+  EXPECT_FALSE(s->read_file("pw", 1 << 20));
+  EXPECT_FALSE(s->read_file("root/etc/passwd", 1 << 20));
+  EXPECT_FALSE(s->read_file("../config.json", 1 << 20));
+  EXPECT_FALSE(s->read_file("/etc/passwd", 1 << 20));
+  EXPECT_FALSE(s->read_file("fifo", 1 << 20));  // refused, not blocked on
+  EXPECT_FALSE(s->write_file("pw", "x"));
+  EXPECT_FALSE(s->write_file("root/tmp/x", "x"));
+  EXPECT_FALSE(s->read_file("f", 2));  // over its size
+
+  const SessionStats stats = s->stats();
+  EXPECT_EQ(stats.calls, 11);
+  EXPECT_TRUE(stats.memory_kb.has_value());
+  EXPECT_TRUE(stats.cpu_ms.has_value());
+  EXPECT_TRUE(stats.workspace_bytes.has_value());
+
+  // Closed: no container, runtime state, cgroup, mount or bundle is left.
+  ASSERT_FALSE(bundles(dir).empty());
+  s.reset();
+  EXPECT_TRUE(bundles(dir).empty());
+  EXPECT_TRUE(entries(dir / "state").empty());
+  EXPECT_TRUE(mounts_under(dir).empty());
+  EXPECT_TRUE(container_cgroups().empty());
+  EXPECT_TRUE(runtime_processes(runtime_.path).empty());
+}
+
+// Memory and processes are the container's groups for the session's life: a file call 1
+// keeps in the workspace (a tmpfs, charged to the group) counts in call 2.
+TEST_P(ContainerTest, MemoryKeptByOneSessionCallCountsInTheNext) {
+  auto& backend = *target_.backend_;
+  Limits limits;
+  limits.memory_bytes = 192ULL << 20;
+  const RunRequest allocate = py(R"(b = bytearray(120 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("held"))",
+                                 seconds(30));
+  auto fresh = open_container_session(backend, limits, 256ULL << 20);
+  ASSERT_TRUE(fresh);
+  const RunResult control = call_in(*fresh, allocate);
+  EXPECT_EQ(control.outcome, Outcome::kOk) << said(control);
+  fresh.reset();
+
+  auto s = open_container_session(backend, limits, 256ULL << 20);
+  ASSERT_TRUE(s);
+  const RunResult keep = call_in(*s, sh("head -c 100M /dev/zero > big && echo kept", seconds(30)));
+  ASSERT_EQ(keep.outcome, Outcome::kOk) << said(keep);
+  EXPECT_GE(s->stats().memory_kb.value_or(0), 100 << 10) << "the file is the group's";
+  const RunResult over = call_in(*s, allocate);
+  EXPECT_EQ(over.outcome, Outcome::kLimitExceeded) << said(over) << over.stdout_data;
+  EXPECT_EQ(over.limit, LimitKind::kMemory);
+  if (runsc()) {
+    // gVisor's sentry holds the sandbox's memory: the OOM kill ends the whole sandbox, and
+    // the session says so to every later call rather than running it anywhere else.
+    const RunResult next = call_in(*s, sh("wc -c < big"));
+    EXPECT_EQ(next.outcome, Outcome::kSandboxError);
+    EXPECT_NE(next.error.value_or("").find("the session's container ended during call 2"),
+              std::string::npos)
+        << said(next);
+    return;
+  }
+  // The session survives its call's OOM: the file is still there.
+  const RunResult after = call_in(*s, sh("wc -c < big"));
+  EXPECT_EQ(after.stdout_data, std::to_string(100 << 20) + "\n") << said(after);
+}
+
+TEST_P(ContainerTest, ASessionRefusesWhatItCannotHold) {
+  SessionOptions o;
+  o.base = sh("true");
+  o.base.network.allow = {"example.org"};
+  auto refused = target_.backend_->open_session(o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("no network allow-list"), std::string::npos)
+      << refused.error().message;
+  oci::ContainerOptions engine = options();
+  engine.engine = "podman";
+  engine.image = "none";
+  auto by_engine = oci::ContainerBackend(engine).open_session(SessionOptions{});
+  ASSERT_FALSE(by_engine);
+  EXPECT_NE(by_engine.error().message.find("engine mode"), std::string::npos);
+}
+
+// A killed holder of a session (`cordon session start`'s process) leaves nothing the next
+// start's sweep does not remove: its container ends by itself (the init's control socket
+// reads EOF) and the next instance takes the rest.
+TEST_P(ContainerTest, AKilledSessionHolderIsSweptAtTheNextStart) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the holder is an orphan: reaped here
+  const testing::ScratchDir xdg;
+  ::chmod(xdg.path.c_str(), 0700);
+  const std::vector<std::string> env = {"XDG_RUNTIME_DIR=" + xdg.path, "CORDON_NO_HISTORY=1"};
+  const auto cordon = [&env](std::vector<std::string> args) {
+    return testing::run_cordon(testing::RunSpec{std::move(args), std::nullopt, env, {}});
+  };
+  const testing::Ran started =
+      cordon({"session", "start", "-b", "container", "--runtime", GetParam()});
+  ASSERT_EQ(started.status, 0) << started.err;
+  const std::string id = started.out.substr(0, started.out.find('\n'));
+  const testing::Ran ran = cordon({"session", "run", id, "-c", "echo kept > f"});
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  const fs::path dir = fs::path(runtime_.path) / "oci";
+  ASSERT_FALSE(bundles(dir).empty());
+  const nlohmann::json listed =
+      nlohmann::json::parse(cordon({"session", "ls", "--json"}).out, nullptr, false);
+  ASSERT_FALSE(listed.is_discarded());
+  pid_t holder = -1;
+  for (const auto& e : listed["sessions"]) {
+    if (e["id"] == id) holder = e["pid"].get<pid_t>();
+  }
+  ASSERT_GT(holder, 1);
+  ASSERT_EQ(::kill(holder, SIGKILL), 0);
+  ASSERT_EQ(::waitpid(holder, nullptr, 0), holder);
+  // The container ends by itself: its group empties (runsc's foreground run, orphaned to
+  // us, may delete it itself meanwhile).
+  const auto until = Clock::now() + seconds(10);
+  auto holders_groups = [&] {
+    std::set<std::string> out;
+    for (const auto& [ctrl, parent] : testing::cordon_group_parents()) {
+      for (const auto& e : entries(parent)) {
+        if (e.starts_with("cordon-oci-" + std::to_string(holder) + "-")) out.insert(e);
+      }
+    }
+    return out;
+  };
+  auto running = [&] {
+    for (const auto& [ctrl, parent] : testing::cordon_group_parents()) {
+      for (const auto& g : holders_groups()) {
+        if (!testing::read_file((parent / g / "c" / "tasks").string()).value_or("").empty()) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  while (running() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(running()) << "the session's container outlived its holder";
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  {
+    oci::ContainerBackend sweeper;
+    EXPECT_TRUE(sweeper.prepare());
+  }
+  EXPECT_TRUE(bundles(dir).empty());
+  EXPECT_TRUE(entries(dir / "state").empty());
+  EXPECT_TRUE(mounts_under(dir).empty());
+  EXPECT_TRUE(holders_groups().empty());
+  EXPECT_EQ(entries(dir / "locks").size(), 1u) << "only this test's live instance";
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
 TEST(ContainerProbe, CrunIsRefusedOnAHybridHostWithTheReason) {

@@ -18,6 +18,7 @@
 #include "cordon/session.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
+#include "session_test_support.h"
 
 namespace cordon::ns {
 namespace {
@@ -260,12 +261,7 @@ TEST_F(DrivenSession, TheWorkspaceQuotaGivesEnospcInside) {
 
 std::unique_ptr<BackendSession> open_session(NamespaceBackend& backend,
                                              std::uint64_t workspace_bytes = 16ULL << 20) {
-  SessionOptions o;
-  o.base = sh("true");
-  o.workspace_bytes = workspace_bytes;
-  auto opened = backend.open_session(o);
-  EXPECT_TRUE(opened) << opened.error().describe();
-  return opened ? std::move(*opened) : nullptr;
+  return testing::open_test_session(backend, sh("true"), workspace_bytes);
 }
 
 RunResult call_in(BackendSession& s, const std::string& code) {

@@ -43,8 +43,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kBackstopMargin{2000};  // the init's own deadline, after cordon's
-
 // The limit values this backend honours (LimitRange), measured with runc 1.1.5 on Debian
 // 12, kernel 6.18, cgroup v1. Memory: `python3 -c 'import json'` starts in a 6 MiB group
 // (sh in 4 MiB; below that runc's own set-up fails); 16 MiB leaves headroom. Processes:
@@ -74,23 +72,6 @@ Status wait_exited(int pidfd, Clock::time_point until) {
     if (n > 0) return {};
     if (n < 0 && errno != EINTR) return fail_errno("poll the runtime");
   }
-}
-
-Status send_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail_errno("send the code to the container's init");
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
-}
-
-// The last non-empty line of `text`.
-std::string_view last_line(std::string_view text) {
-  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  const auto nl = text.rfind('\n');
-  return nl == std::string_view::npos ? text : text.substr(nl + 1);
 }
 
 // What is waiting in a pipe now (the writer that failed has exited), up to 64 KiB.
@@ -746,35 +727,7 @@ class ContainerTree final : public StartedTree {
   }
 
   [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override {
-    if (report_ && report_->relay_errno != 0) {
-      return fail(ErrorCode::kSystem,
-                  "the container's init could not listen for the network "
-                  "proxy's relay: " +
-                      std::string(std::strerror(report_->relay_errno)));
-    }
-    if (report_ && report_->start_errno == 0 && report_->main_reaped == 1) {
-      take_init_report(report_->status, report_->main_maxrss_kb, report_->tree_cpu_us, t, result);
-    }
-    t.oom_killed = stats_.oom_killed;
-    t.process_ceiling_hit = stats_.pids_limit_hit;
-    if (stats_.cpu_usec) result.cpu_ms = *stats_.cpu_usec / 1000;
-    result.memory_peak_kb = stats_.memory_peak_kb;
-    if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
-    // gVisor's sentry cannot carry on without the host threads the pids group refused it:
-    // the sandbox ends unreported, and the code's forks are what hit the ceiling.
-    if (!report_ && t.process_ceiling_hit && gvisor_) return {};
-    if (report_ && report_->start_errno != 0) {
-      return fail(ErrorCode::kSystem, "the container could not start the interpreter: errno " +
-                                          std::to_string(report_->start_errno));
-    }
-    if (!report_) {
-      // The runtime writes its own failures to the container's stderr: say its last line.
-      const std::string_view said = last_line(result.stderr_data);
-      return fail(ErrorCode::kSystem,
-                  "the container's init ended without reporting the code's status" +
-                      (said.empty() ? std::string() : " (" + std::string(said) + ")"));
-    }
-    return {};
+    return describe_container_end(report_, stats_, gvisor_, t, result);
   }
 
   [[nodiscard]] Result<std::filesystem::path> artifact_dir() override { return scratch_; }
@@ -878,7 +831,8 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   if (cancel.cancelled()) return setup.cancelled();
   c.cgroups.mark_run_start();
-  if (auto st = send_all(c.ctl.get(), encode_init_request(*payload, timeout + kBackstopMargin));
+  if (auto st =
+          send_to_init(c.ctl.get(), encode_init_request(*payload, timeout + kInitBackstopMargin));
       !st) {
     return setup.error(st.error().describe());
   }

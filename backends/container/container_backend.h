@@ -62,6 +62,11 @@ class ContainerBackend final : public Backend {
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
   [[nodiscard]] Result<Plan> describe_plan(const RunRequest& request) const override;
+  // A session (container_session.h): one container of its own (never a pooled one) kept
+  // across calls, on runc and runsc. Refused with the reason in engine mode, with crun, and
+  // with a network allow-list.
+  [[nodiscard]] Result<std::unique_ptr<BackendSession>> open_session(
+      const SessionOptions& options) override;
 
   [[nodiscard]] const ContainerOptions& options() const { return options_; }
   // The warm pool, when options().pool_size > 0 (null otherwise); prepares the backend first.
@@ -72,6 +77,8 @@ class ContainerBackend final : public Backend {
   [[nodiscard]] const RuntimeCli& runtime() const { return runtime_; }
 
  private:
+  friend class ContainerSession;  // launches, runs in and removes its container
+
   [[nodiscard]] Result<BundlePlan> plan_bundle(const BundleKey& key, const std::string& name) const;
   // config.json of container `name` with the limits of `key`, as text.
   [[nodiscard]] Result<std::string> config_text(const BundleKey& key,

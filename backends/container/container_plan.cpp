@@ -298,7 +298,8 @@ Result<RunPayload> make_run_payload(const RunRequest& req, const ContainerOption
   return p;
 }
 
-std::string encode_init_request(const RunPayload& payload, std::chrono::milliseconds backstop) {
+std::string encode_init_request(const RunPayload& payload, std::chrono::milliseconds backstop,
+                                init::OrderKind kind) {
   std::string records;
   if (!payload.argv.empty()) init::add_string(records, init::OrderTag::kExe, payload.argv[0]);
   for (const auto& s : payload.argv) init::add_string(records, init::OrderTag::kArg, s);
@@ -310,7 +311,7 @@ std::string encode_init_request(const RunPayload& payload, std::chrono::millisec
     init::add_string(records, init::OrderTag::kRelay, payload.relay_socket, payload.relay_port);
   }
   init::OrderHeader h;
-  h.kind = init::OrderKind::kRun;
+  h.kind = kind;
   h.size = static_cast<std::uint32_t>(records.size());
   std::string out(sizeof(h), '\0');
   std::memcpy(out.data(), &h, sizeof(h));

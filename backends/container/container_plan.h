@@ -24,6 +24,7 @@
 #include "cordon/net/resolver.h"
 #include "cordon/plan.h"
 #include "cordon/policy/fs_plan.h"
+#include "cordon/proc/init_protocol.h"
 #include "cordon/request.h"
 #include "cordon/result.h"
 
@@ -168,8 +169,10 @@ struct RunPayload {
 [[nodiscard]] Result<RunPayload> make_run_payload(const RunRequest& request,
                                                   const ContainerOptions& options);
 
-// The order the init reads (init_protocol.h): its header and records.
+// The order the init reads (init_protocol.h): its header and records; a session's calls
+// are kSessionRun orders (oci_init_channel.h).
 [[nodiscard]] std::string encode_init_request(const RunPayload& payload,
-                                              std::chrono::milliseconds backstop);
+                                              std::chrono::milliseconds backstop,
+                                              init::OrderKind kind = init::OrderKind::kRun);
 
 }  // namespace cordon::oci

@@ -4,8 +4,21 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
 
 namespace cordon::oci {
+
+Status send_to_init(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail_errno("send the code to the container's init");
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
 
 Result<std::optional<init::Report>> receive_init_report(
     int fd, std::chrono::steady_clock::time_point until) {
@@ -30,6 +43,46 @@ Result<std::optional<init::Report>> receive_init_report(
                 "processes (a cordon-oci-init from another build?)");
   }
   return report;
+}
+
+std::string_view last_line(std::string_view text) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const auto nl = text.rfind('\n');
+  return nl == std::string_view::npos ? text : text.substr(nl + 1);
+}
+
+Status describe_container_end(const std::optional<init::Report>& report,
+                              const ContainerStats& stats, bool gvisor, Termination& t,
+                              RunResult& result) {
+  if (report && report->relay_errno != 0) {
+    return fail(ErrorCode::kSystem,
+                "the container's init could not listen for the network "
+                "proxy's relay: " +
+                    std::string(std::strerror(report->relay_errno)));
+  }
+  if (report && report->start_errno == 0 && report->main_reaped == 1) {
+    take_init_report(report->status, report->main_maxrss_kb, report->tree_cpu_us, t, result);
+  }
+  t.oom_killed = stats.oom_killed;
+  t.process_ceiling_hit = stats.pids_limit_hit;
+  if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
+  result.memory_peak_kb = stats.memory_peak_kb;
+  if (t.deadline_passed || t.cancelled || t.oom_killed) return {};
+  // gVisor's sentry cannot carry on without the host threads the pids group refused it:
+  // the sandbox ends unreported, and the code's forks are what hit the ceiling.
+  if (!report && t.process_ceiling_hit && gvisor) return {};
+  if (report && report->start_errno != 0) {
+    return fail(ErrorCode::kSystem, "the container could not start the interpreter: errno " +
+                                        std::to_string(report->start_errno));
+  }
+  if (!report) {
+    // The runtime writes its own failures to the container's stderr: say its last line.
+    const std::string_view said = last_line(result.stderr_data);
+    return fail(ErrorCode::kSystem,
+                "the container's init ended without reporting the code's status" +
+                    (said.empty() ? std::string() : " (" + std::string(said) + ")"));
+  }
+  return {};
 }
 
 }  // namespace cordon::oci

@@ -8,10 +8,8 @@
 // ending it at a timeout: state_lost, the next call launching a new kernel).
 //
 // The workspace's files are read and written from the host through an O_PATH fd of the
-// sandbox's /tmp with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-// RESOLVE_NO_MAGICLINKS): no path leaves it, no link the code planted is followed, and only
-// regular files are opened for data (a FIFO is refused, never blocked on). Written files
-// and directories belong to the sandbox's user.
+// sandbox's /tmp (cordon/session_workspace.h: openat2 beneath it, no link followed, regular
+// files only, written as the sandbox's user).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +18,13 @@
 #include <vector>
 
 #include "cordon/session.h"
+#include "cordon/session_workspace.h"
 #include "cordon/unique_fd.h"
 #include "namespace_backend.h"
 
 namespace cordon::ns {
 
-class NamespaceSession final : public BackendSession {
+class NamespaceSession final : public WorkspaceSession {
  public:
   // `backend` outlives the session; `workspace`: the O_PATH fd of the sandbox's /tmp.
   NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox, UniqueFd workspace,
@@ -41,15 +40,10 @@ class NamespaceSession final : public BackendSession {
   // No interpreter is kept between calls (yet): nothing to restart, files kept.
   [[nodiscard]] Status reset() override { return {}; }
   [[nodiscard]] SessionStats stats() override;
-  [[nodiscard]] Result<std::vector<WorkspaceEntry>> list_files(std::string_view dir) override;
-  [[nodiscard]] Result<std::string> read_file(std::string_view path,
-                                              std::uint64_t max_bytes) override;
-  [[nodiscard]] Status write_file(std::string_view path, std::string_view bytes) override;
 
  private:
   NamespaceBackend& backend_;
   BuiltSandbox sandbox_;
-  UniqueFd workspace_;
   RunRequest base_;
   std::int64_t tree_cpu_us_ = 0;
   std::int64_t calls_ = 0;

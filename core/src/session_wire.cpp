@@ -81,6 +81,7 @@ json serve_session_call(BackendSession& session, const json& call) {
     return ok_answer(json{{"calls", stats.calls},
                           {"memory_kb", figure(stats.memory_kb)},
                           {"workspace_bytes", figure(stats.workspace_bytes)},
+                          {"cpu_ms", figure(stats.cpu_ms)},
                           {"interpreter_alive", stats.interpreter_alive}});
   }
   if (op == "list") {
@@ -135,6 +136,7 @@ Result<SessionStats> session_stats_from_json(const json& in) {
   SessionStats out;
   if (Status s = first_failure({read(in, "calls", out.calls), read(in, "memory_kb", out.memory_kb),
                                 read(in, "workspace_bytes", out.workspace_bytes),
+                                read(in, "cpu_ms", out.cpu_ms),
                                 read(in, "interpreter_alive", out.interpreter_alive)});
       !s) {
     return fail(ErrorCode::kPlugin, "session stats: " + s.error().message);

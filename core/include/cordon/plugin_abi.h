@@ -153,8 +153,9 @@ typedef struct cordon_plugin_descriptor {
                        const cordon_run_events* events);
   /* Everything else a session answers, as {"op": ...} in and {"ok": ...} or {"error":
    * {"code", "message"}} out: "reset"; "stats" ({"calls", "memory_kb", "workspace_bytes",
-   * "interpreter_alive"}); "list" {"path"} ([{"path", "directory", "size"}]); "read"
-   * {"path", "max_bytes"} ({"content_base64"}); "write" {"path", "content_base64"}. */
+   * "cpu_ms", "interpreter_alive"}; an older plugin's answer without "cpu_ms" reads as
+   * unmeasured); "list" {"path"} ([{"path", "directory", "size"}]); "read" {"path",
+   * "max_bytes"} ({"content_base64"}); "write" {"path", "content_base64"}. */
   char* (*session_call)(cordon_session* session, const char* call_json);
   /* Ends the session: every process killed, everything it made on the host removed. */
   void (*session_close)(cordon_session* session);

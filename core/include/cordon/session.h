@@ -62,6 +62,7 @@ struct SessionStats {
   std::int64_t calls = 0;                       // calls run so far
   std::optional<std::int64_t> memory_kb;        // the session's group now, when measured
   std::optional<std::int64_t> workspace_bytes;  // bytes used in the workspace, when measured
+  std::optional<std::int64_t> cpu_ms;           // CPU time of the session's calls, when measured
   bool interpreter_alive = false;               // a python interpreter is kept now
 };
 

@@ -31,7 +31,8 @@ enum class OrderKind : std::uint32_t {
   kRun = 0,        // start the code (exe, args, env, cwd, rlimits, files, backstop)
   kPrestart,       // start the interpreter now, waiting for its code (no files)
   kRunPrestarted,  // files and one kCode record, for the interpreter kPrestart started
-  // A session's run (the namespace init, ns_init_channel.h): as kRun, but the init keeps
+  // A session's run (the namespace init, ns_init_channel.h; the container's,
+  // oci_init_channel.h): as kRun, but the init keeps
   // its control socket, ends the run on a kEndRun, and after the report waits for the next
   // kSessionRun instead of being killed. The first order's kind puts an init in this mode.
   kSessionRun,

@@ -20,6 +20,16 @@
 //   killed and reaped every other process of the container (init_end.h; cordon refuses a
 //   report without everything_reaped, init_report.h).
 //
+// A session (issue #41): a first order of kind kSessionRun puts the init in session mode. For
+// each call it first connects to kCallStdinPath, kCallStdoutPath and kCallStderrPath, in that
+// order, before the call's code exists (cordon listens there from before it sends the order
+// and accepts the first connection of each from a process of the container, then closes and
+// unlinks the listener); the three are the code's fds 0-2. The call ends when its main
+// process ends, at a kEndRun header from cordon, or at its backstop: every other process of
+// the container is killed and reaped, the report goes back, and the init waits for the next
+// kSessionRun (skipping a kEndRun that crossed the call's end). EOF, or anything else,
+// ends the init and the container with it.
+//
 // The order arrives after the container started, so a container created ahead of time
 // (the warm pool) does not know its code until a run takes it.
 #pragma once
@@ -35,6 +45,14 @@ inline constexpr int kInitControlFd = 3;
 // path inside the container.
 inline constexpr const char* kInitSocketName = "init.sock";
 inline constexpr const char* kInitConnectFlag = "--connect";
+// A session call's stdio listeners: their names in the bundle's code/ directory, and the
+// paths the init connects to (the directory is seen at /.cordon).
+inline constexpr const char* kCallStdinName = "call-in.sock";
+inline constexpr const char* kCallStdoutName = "call-out.sock";
+inline constexpr const char* kCallStderrName = "call-err.sock";
+inline constexpr const char* kCallStdinPath = "/.cordon/call-in.sock";
+inline constexpr const char* kCallStdoutPath = "/.cordon/call-out.sock";
+inline constexpr const char* kCallStderrPath = "/.cordon/call-err.sock";
 // Bounds the init applies to the order it reads (the code itself travels in argv or a
 // file).
 inline constexpr std::uint32_t kInitMaxOrderBytes = 8U << 20;

@@ -1,0 +1,67 @@
+// A session on the container backend (issue #41, cordon/session.h): one container, started
+// by ContainerBackend::open_session with the session's limits, whose init serves call after
+// call (oci_init_channel.h, kSessionRun). Each call is a fresh process of that container in
+// its working directory, /tmp: the bundle's scratch tmpfs of the session's workspace_bytes
+// (over it, ENOSPC inside). Files persist; processes do not: when a call ends (its own end,
+// its timeout, cancel or output cap) the init kills and reaps every process of the container
+// but itself, and the container stays. Memory and processes are the container's cgroups for
+// the session's whole life. A python call is a fresh `python3 -c` too (no value kept).
+//
+// A call's stdio are three unix connections the init makes to listeners cordon opens in the
+// bundle's code/ directory for that call (no fd passing: runsc's host sockets carry none);
+// each listener takes one connection from a process of the container and is removed before
+// the init starts the code, while no other process of the container exists.
+//
+// The workspace's files from the host: cordon/session_workspace.h on an O_PATH fd of the
+// bundle's scratch directory (the tmpfs), written as the sandbox's uid 65534.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "container_backend.h"
+#include "cordon/session.h"
+#include "cordon/session_workspace.h"
+#include "cordon/unique_fd.h"
+#include "live_container.h"
+
+namespace cordon::oci {
+
+class ContainerSession final : public WorkspaceSession {
+ public:
+  // `backend` outlives the session; `container` was launched for it with `base`'s limits.
+  ContainerSession(ContainerBackend& backend, LiveContainer container, UniqueFd workspace,
+                   RunRequest base);
+  ContainerSession(const ContainerSession&) = delete;
+  ContainerSession& operator=(const ContainerSession&) = delete;
+  // Closes: the init exits on EOF (the container with it), then the runtime's container,
+  // the cgroups, the scratch mount and the bundle are removed.
+  ~ContainerSession() override;
+
+  [[nodiscard]] SessionStats stats() override;
+  // Each call a fresh process (python too, for now): nothing to restart, files kept.
+  [[nodiscard]] Status reset() override { return {}; }
+  [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
+                              RunObserver* observer) override;
+
+  // The runtime's id of the session's container (tests look for it on the host).
+  [[nodiscard]] std::string container_id() const { return container_.id(); }
+
+ private:
+  // The call's code file and input files, before its order.
+  [[nodiscard]] Status place_call_files(const RunPayload& payload, const RunRequest& call);
+
+  ContainerBackend& backend_;
+  LiveContainer container_;
+  RunRequest base_;
+  std::int64_t calls_ = 0;
+  std::int64_t cpu_us_ = 0;       // the calls' CPU time so far, from the container's group
+  std::int64_t tree_cpu_us_ = 0;  // the init's reaped-CPU figure at the last call's end
+  // Why the container is gone, when it is (its init ended: an OOM kill of it, gVisor's
+  // sandbox dying): every later call fails with it.
+  std::string lost_;
+};
+
+}  // namespace cordon::oci
