@@ -675,6 +675,41 @@ TEST_P(ContainerTest, ASessionKeepsFilesNotProcessesAndEndsOnlyItsCalls) {
   EXPECT_TRUE(runtime_processes(runtime_.path).empty());
 }
 
+// Python keeps one interpreter across the session's calls (cordon/kernel_call.h): variables
+// persist, a trailing expression is the call's value, other languages run beside it; a
+// timeout ends the interpreter (state_lost) and keeps the files; reset() ends it too.
+TEST_P(ContainerTest, ASessionKeepsItsPythonInterpreterUntilATimeout) {
+  auto s = open_container_session(*target_.backend_, {}, 16ULL << 20);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(call_in(*s, py("x = 41")).outcome, Outcome::kOk);
+  const RunResult printed = call_in(*s, py("print(x + 1)"));
+  EXPECT_EQ(printed.stdout_data, "42\n") << said(printed);
+  EXPECT_FALSE(printed.state_lost);
+  const RunResult shell = call_in(*s, sh("echo $((40 + 2)); sleep 4324.5 &"));
+  EXPECT_EQ(shell.stdout_data, "42\n") << said(shell);
+  const RunResult value = call_in(*s, py("x + 1"));
+  EXPECT_EQ(value.value, "42") << said(value);
+  EXPECT_TRUE(s->stats().interpreter_alive);
+  // The shell call's background process did not outlive its call (the kernel's sweep).
+  const RunResult ps = call_in(*s, py("import os\nprint(sum(1 for p in os.listdir('/proc') "
+                                      "if p.isdigit() and b'4324.5' in "
+                                      "open(f'/proc/{p}/cmdline','rb').read()))"));
+  EXPECT_EQ(ps.stdout_data, "0\n") << said(ps);
+
+  const RunResult slow = call_in(
+      *s, py("open('f', 'w').write('kept')\nimport time\ntime.sleep(100)", milliseconds(800)));
+  EXPECT_EQ(slow.outcome, Outcome::kTimedOut) << said(slow);
+  EXPECT_TRUE(slow.state_lost);
+  EXPECT_FALSE(s->stats().interpreter_alive);
+  const RunResult fresh = call_in(*s, py("print(open('f').read(), 'x' in globals())"));
+  EXPECT_EQ(fresh.stdout_data, "kept False\n") << said(fresh);
+  EXPECT_FALSE(fresh.state_lost);
+
+  ASSERT_EQ(call_in(*s, py("y = 1")).outcome, Outcome::kOk);
+  ASSERT_TRUE(s->reset());
+  EXPECT_EQ(call_in(*s, py("print('y' in globals())")).stdout_data, "False\n");
+}
+
 // Memory and processes are the container's groups for the session's life: a file call 1
 // keeps in the workspace (a tmpfs, charged to the group) counts in call 2.
 TEST_P(ContainerTest, MemoryKeptByOneSessionCallCountsInTheNext) {

@@ -251,6 +251,7 @@ TEST(PluginRegistry, ASessionCrossesTheCBoundary) {
   EXPECT_EQ(stats.calls, 2);
   EXPECT_EQ(stats.memory_kb, 1234);
   EXPECT_EQ(stats.workspace_bytes, 4096);
+  EXPECT_EQ(stats.cpu_ms, 56);  // crossed the plugin boundary
   EXPECT_TRUE(stats.interpreter_alive);
   ASSERT_TRUE(s.reset());
   EXPECT_EQ(s.stats().calls, 0);

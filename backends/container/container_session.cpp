@@ -5,13 +5,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <utility>
 
 #include "cordon/claims.h"
+#include "cordon/kernel_call.h"
 #include "cordon/limit_check.h"
 #include "cordon/run_driver.h"
 #include "cordon/scope_exit.h"
@@ -24,6 +27,10 @@ namespace cordon::oci {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The kernel's order ends by cordon (kEndRun, EOF) or with its process, not at a deadline of
+// its own: each call's deadline is the host's.
+constexpr std::chrono::milliseconds kKernelBackstop = std::chrono::hours(24 * 365);
 
 // One call of a session as the shared driver sees it: it ends with the init's report for
 // it; kill() asks the init to end the call (kEndRun: every process of the container but the
@@ -193,49 +200,21 @@ RunResult ContainerSession::run(const RunRequest& request, const CancelToken& ca
   frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
   frame.enforced = enforced_from(declared);
 
-  // The call's stdio listeners, there from before the order until the init connected.
-  const fs::path code_dir = b.instance_->bundles_dir() / container_.name / "code";
-  const std::array<fs::path, 3> paths = {code_dir / kCallStdinName, code_dir / kCallStdoutName,
-                                         code_dir / kCallStderrName};
-  ScopeExit unlink_all([&paths] {
-    for (const auto& p : paths) ::unlink(p.c_str());
-  });
-  std::array<UniqueFd, 3> listeners;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    auto l = listen_for_init(paths[i]);
-    if (!l) return setup.error("the call's stdio: " + l.error().describe());
-    listeners[i] = std::move(*l);
+  if (call.language == Language::kPython || kernel_) {
+    return run_in_kernel(call, *payload, setup, std::move(frame), cancel);
   }
   if (cancel.cancelled()) return setup.cancelled();
   // Also takes an OOM event a previous call left unread.
   const bool pids_hit_before = container_.cgroups.stats().pids_limit_hit;
   container_.cgroups.mark_run_start();
-  const auto timeout = effective_timeout(call);
-  if (auto st = send_to_init(container_.ctl.get(),
-                             encode_init_request(*payload, timeout + kInitBackstopMargin,
-                                                 init::OrderKind::kSessionRun));
-      !st) {
-    lost_ = "the session's container is gone: " + st.error().describe();
-    return setup.error(lost_);
-  }
-  std::array<UniqueFd, 3> stdio;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    // Only a process of the container (its init: no other runs between calls) is taken.
-    auto fd = accept_init(std::move(listeners[i]), paths[i], setup.until, container_.runner.pidfd(),
-                          [this](pid_t peer) { return container_.cgroups.holds(peer); });
-    if (!fd) {
-      lost_ = "the session's container did not take call " + std::to_string(calls_) + ": " +
-              fd.error().describe();
-      return setup.error(lost_);
-    }
-    stdio[i] = std::move(*fd);
-  }
+  auto stdio = start_order(*payload, effective_timeout(call) + kInitBackstopMargin, setup.until);
+  if (!stdio) return setup.error(stdio.error().describe());
   RunPipes pipes{
-      {std::move(stdio[1]), UniqueFd()}, {std::move(stdio[2]), UniqueFd()}, std::nullopt};
+      {std::move((*stdio)[1]), UniqueFd()}, {std::move((*stdio)[2]), UniqueFd()}, std::nullopt};
   if (call.stdin_data) {
-    pipes.in = proc::Pipe{UniqueFd(), std::move(stdio[0])};
+    pipes.in = proc::Pipe{UniqueFd(), std::move((*stdio)[0])};
   } else {
-    stdio[0].reset();  // EOF, as /dev/null would give
+    (*stdio)[0].reset();  // EOF, as /dev/null would give
   }
   ContainerCallTree tree(container_, b.gvisor_, pids_hit_before, &tree_cpu_us_);
   RunResult result = drive_run(call, cancel, setup.state, tree, std::move(pipes), std::move(frame));
@@ -247,8 +226,145 @@ RunResult ContainerSession::run(const RunRequest& request, const CancelToken& ca
   return result;
 }
 
+Result<std::array<UniqueFd, 3>> ContainerSession::start_order(const RunPayload& payload,
+                                                              std::chrono::milliseconds backstop,
+                                                              Clock::time_point until) {
+  // The order's stdio listeners, there from before the order until the init connected.
+  const fs::path code_dir = backend_.instance_->bundles_dir() / container_.name / "code";
+  const std::array<fs::path, 3> paths = {code_dir / kCallStdinName, code_dir / kCallStdoutName,
+                                         code_dir / kCallStderrName};
+  ScopeExit unlink_all([&paths] {
+    for (const auto& p : paths) ::unlink(p.c_str());
+  });
+  std::array<UniqueFd, 3> listeners;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    auto l = listen_for_init(paths[i]);
+    if (!l) return fail(l.error().code, "the call's stdio: " + l.error().describe());
+    listeners[i] = std::move(*l);
+  }
+  if (auto st = send_to_init(container_.ctl.get(),
+                             encode_init_request(payload, backstop, init::OrderKind::kSessionRun));
+      !st) {
+    lost_ = "the session's container is gone: " + st.error().describe();
+    return fail(ErrorCode::kSystem, lost_);
+  }
+  std::array<UniqueFd, 3> stdio;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    // Only a process of the container (its init: no other runs between calls) is taken.
+    auto fd = accept_init(std::move(listeners[i]), paths[i], until, container_.runner.pidfd(),
+                          [this](pid_t peer) { return container_.cgroups.holds(peer); });
+    if (!fd) {
+      lost_ = "the session's container did not take call " + std::to_string(calls_) + ": " +
+              fd.error().describe();
+      return fail(ErrorCode::kSystem, lost_);
+    }
+    stdio[i] = std::move(*fd);
+  }
+  return stdio;
+}
+
+RunResult ContainerSession::run_in_kernel(const RunRequest& call, const RunPayload& payload,
+                                          RunSetup& setup, RunFrame frame,
+                                          const CancelToken& cancel) {
+  ContainerBackend& b = backend_;
+  if (!kernel_) {
+    // The session's python with the session's environment, as the init's current order.
+    RunRequest shape = base_;
+    shape.language = Language::kPython;
+    shape.code = "pass";
+    auto python = make_run_payload(shape, b.options_);
+    if (!python) return setup.error("the session's python: " + python.error().describe());
+    RunPayload kernel;
+    kernel.env = python->env;
+    struct stat ns{};
+    if (::stat("/proc/self/ns/pid", &ns) != 0) return setup.error("stat /proc/self/ns/pid");
+    kernel.argv = kernel_argv(python->argv[0], static_cast<std::uint64_t>(ns.st_ino));
+    auto stdio = start_order(kernel, kKernelBackstop, setup.until);
+    if (!stdio) return setup.error("start the session's interpreter: " + stdio.error().describe());
+    for (const int fd : {(*stdio)[1].get(), (*stdio)[2].get()}) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    kernel_.emplace(std::move((*stdio)[0]));
+    kernel_out_ = std::move((*stdio)[1]);
+    kernel_err_ = std::move((*stdio)[2]);
+  }
+  const bool python = call.language == Language::kPython;
+  KernelCall order;
+  order.language = python ? "python" : std::string(to_string(call.language));
+  order.code = call.code;
+  if (!python) order.argv = payload.argv;  // a code file is in /.cordon already
+  order.stdin_data = call.stdin_data;
+  StartedKernel started;
+  started.client = &*kernel_;
+  started.stdout_fd = kernel_out_.get();
+  started.stderr_fd = kernel_err_.get();
+  started.expects_sweep = true;
+  started.end = [this](RunClock::time_point kill_at, RunClock::time_point until) {
+    return end_kernel(kill_at, until);
+  };
+  // Also takes an OOM event a previous call left unread.
+  const bool pids_hit_before = container_.cgroups.stats().pids_limit_hit;
+  container_.cgroups.mark_run_start();
+  const KernelCallFacts facts = [&](Termination& t, RunResult& result) {
+    const ContainerStats stats = container_.cgroups.stats();
+    t.oom_killed = t.oom_killed || stats.oom_killed;
+    t.process_ceiling_hit = stats.pids_limit_hit && !pids_hit_before;
+    if (stats.cpu_usec) result.cpu_ms = *stats.cpu_usec / 1000;
+    result.memory_peak_kb = stats.memory_peak_kb;
+  };
+  setup.state.set(RunState::kRunning);
+  RunResult result = run_kernel_call(started, order, call, cancel, setup.state.observer(), facts);
+  setup.state.set(RunState::kStopping);
+  if (result.state_lost) drop_kernel();
+  if (result.cpu_ms) cpu_us_ += *result.cpu_ms * 1000;
+  take_frame(std::move(frame), call, result);
+  result.setup_ms =
+      std::max<std::int64_t>(0, ms_between(setup.started, RunClock::now()) - result.wall_ms);
+  return result;
+}
+
+std::optional<int> ContainerSession::end_kernel(RunClock::time_point kill_at,
+                                                RunClock::time_point until) {
+  // Until `kill_at` the kernel may end on its own: the init then reports by itself.
+  pollfd pfd{container_.ctl.get(), POLLIN, 0};
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - RunClock::now());
+  if (::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(0, left.count()))) != 1) {
+    init::OrderHeader end;
+    end.kind = init::OrderKind::kEndRun;
+    end.size = 0;
+    (void)send_to_init(container_.ctl.get(),
+                       std::string_view(reinterpret_cast<const char*>(&end), sizeof(end)));
+  }
+  auto report = receive_init_report(container_.ctl.get(), until);
+  if (!report || !*report) {
+    lost_ = "the session's container ended during call " + std::to_string(calls_) +
+            ", its interpreter with it";
+    return std::nullopt;
+  }
+  const init::Report& r = **report;
+  return r.main_reaped == 1 ? std::optional<int>(r.status) : std::nullopt;
+}
+
+void ContainerSession::drop_kernel() {
+  kernel_.reset();
+  kernel_out_.reset();
+  kernel_err_.reset();
+}
+
+Status ContainerSession::reset() {
+  if (!kernel_) return {};
+  const auto now = RunClock::now();
+  (void)end_kernel(now, now + kDefaultSetupBound);
+  drop_kernel();
+  if (!lost_.empty()) return fail(ErrorCode::kUnavailable, lost_);
+  return {};
+}
+
 SessionStats ContainerSession::stats() {
-  return workspace_stats(calls_, cpu_us_ / 1000, container_.cgroups.usage());
+  SessionStats s = workspace_stats(calls_, cpu_us_ / 1000, container_.cgroups.usage());
+  s.interpreter_alive = kernel_.has_value();
+  return s;
 }
 
 }  // namespace cordon::oci

@@ -58,6 +58,7 @@ class FixtureSession final : public cordon::BackendSession {
         .calls = calls_,
         .memory_kb = 1234,
         .workspace_bytes = static_cast<std::int64_t>(options_.workspace_bytes),
+        .cpu_ms = 56,
         .interpreter_alive = calls_ > 0};
   }
   cordon::Result<std::vector<cordon::WorkspaceEntry>> list_files(std::string_view dir) override {
