@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
+constexpr std::array<std::pair<Judge, std::string_view>, 18> kJudges{{
     {Judge::kPrinted, "printed"},
     {Judge::kTcpListener, "tcp_listener"},
     {Judge::kUdpListener, "udp_listener"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kHostFileIntact, "host_file_intact"},
     {Judge::kTunable, "tunable"},
     {Judge::kCrossRun, "cross_run"},
+    {Judge::kCrossSession, "cross_session"},
     {Judge::kSurvivors, "survivors"},
     {Judge::kVictim, "victim"},
     {Judge::kDeadline, "deadline"},
@@ -34,13 +35,14 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kOutput, "output"},
 }};
 
-constexpr std::array<std::pair<Control, std::string_view>, 6> kControls{{
+constexpr std::array<std::pair<Control, std::string_view>, 7> kControls{{
     {Control::kSubprocess, "subprocess"},
     {Control::kRequestEnv, "request_env"},
     {Control::kTest, "test"},
     {Control::kLocalTarget, "local_target"},
     {Control::kNone, "none"},
     {Control::kAllowList, "allow_list"},
+    {Control::kSameSession, "same_session"},
 }};
 
 template <typename E, std::size_t N>
@@ -114,8 +116,23 @@ Result<Attempt> parse_attempt(const json& j, const json& preludes) {
     a.code = preludes[name].get<std::string>() + a.code;
   }
   a.peer_code = j.value("peer_code", "");
-  if (a.judge == Judge::kCrossRun && a.peer_code.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": cross_run needs peer_code");
+  if (j.contains("peer_prelude")) {
+    const std::string name = j["peer_prelude"].get<std::string>();
+    if (!preludes.contains(name)) {
+      return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": unknown prelude " + name);
+    }
+    a.peer_code = preludes[name].get<std::string>() + a.peer_code;
+  }
+  if ((a.judge == Judge::kCrossRun || a.judge == Judge::kCrossSession) && a.peer_code.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + a.id + ": " + std::string(to_string(a.judge)) + " needs peer_code");
+  }
+  // The cross-session machinery (its control's wrapper) is python, and only it judges
+  // what a same-session control shows.
+  if ((a.judge == Judge::kCrossSession) != (a.control == Control::kSameSession) ||
+      (a.judge == Judge::kCrossSession && a.language != Language::kPython)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + a.id + ": cross_session goes with a same_session control, in python");
   }
   a.host_acting = j.value("host_acting", false);
   a.require = j.value("require", "");

@@ -142,6 +142,7 @@ std::vector<const AttemptVerdict*> attempts_on(const AuditReport* report,
   std::vector<const AttemptVerdict*> out;
   if (report == nullptr) return out;
   for (const AttemptVerdict& v : report->verdicts) {
+    if (v.moot()) continue;
     if (std::ranges::find(aspects, v.aspect) != aspects.end()) out.push_back(&v);
   }
   return out;
