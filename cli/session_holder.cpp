@@ -34,10 +34,6 @@ using Clock = std::chrono::steady_clock;
 // and says nothing must not hold the holder.
 constexpr std::chrono::seconds kRequestBound{10};
 
-json error_answer(const Error& e) {
-  return json{{"error", {{"code", to_string(e.code)}, {"message", e.describe()}}}};
-}
-
 std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -114,12 +110,12 @@ class CallWatch {
     } else if (queue.size() < kMaxWaiting) {
       queue.push_back({std::move(peer), std::move(*request)});
     } else {
-      (void)write_frame(
-          peer.get(),
-          error_answer(Error{ErrorCode::kUnavailable, 0,
-                             "the session is busy: a call runs and " + std::to_string(kMaxWaiting) +
-                                 " more wait, the most that may"}),
-          Clock::now() + kRequestBound);
+      (void)write_frame(peer.get(),
+                        wire::session_error_answer(Error{ErrorCode::kUnavailable, 0,
+                                                         "the session is busy: a call runs and " +
+                                                             std::to_string(kMaxWaiting) +
+                                                             " more wait, the most that may"}),
+                        Clock::now() + kRequestBound);
     }
   }
 
@@ -164,10 +160,10 @@ class Holder {
       Pending next = std::move(waiting_.front());
       waiting_.pop_front();
       if (ended_) {
-        (void)write_frame(
-            next.client.get(),
-            error_answer(Error{ErrorCode::kNotFound, 0, "session " + identity_.id + " " + *ended_}),
-            Clock::now() + kRequestBound);
+        (void)write_frame(next.client.get(),
+                          wire::session_error_answer(Error{
+                              ErrorCode::kNotFound, 0, "session " + identity_.id + " " + *ended_}),
+                          Clock::now() + kRequestBound);
       } else {
         answer(next.client.get(), next.request);
       }
@@ -178,7 +174,7 @@ class Holder {
   void answer(int fd, const json& request) {
     Result<HolderOp> op = holder_op(request);
     if (!op) {
-      (void)write_frame(fd, error_answer(op.error()), Clock::now() + kRequestBound);
+      (void)write_frame(fd, wire::session_error_answer(op.error()), Clock::now() + kRequestBound);
       return;
     }
     json reply;
@@ -211,7 +207,7 @@ class Holder {
     Result<RunRequest> call = member == request.end()
                                   ? fail(ErrorCode::kInvalidArgument, "a run has a 'request'")
                                   : wire::request_from_json(*member);
-    if (!call) return error_answer(call.error());
+    if (!call) return wire::session_error_answer(call.error());
     if (request.value("session_language", false)) {
       call->language = parse_language(identity_.language).value_or(call->language);
     }
