@@ -178,17 +178,14 @@ std::optional<std::string> session_call(BackendSession& session, SessionCall cal
            (result.error ? ": " + *result.error : std::string());
   };
   switch (call) {
-    case SessionCall::kShFile: {
-      r.code = "echo $((6 * 7)) > f.txt; cat f.txt";
-      const RunResult result = session.run(r, CancelToken{}, nullptr);
-      if (result.outcome != Outcome::kOk || result.stdout_data != "42\n") {
-        return "ended " + outcome_of(result) + " with '" + result.stdout_data + "'";
-      }
-      return std::nullopt;
-    }
+    case SessionCall::kShFile:
     case SessionCall::kPython: {
-      r.language = Language::kPython;
-      r.code = "print(6 * 7)";
+      if (call == SessionCall::kPython) {
+        r.language = Language::kPython;
+        r.code = "print(6 * 7)";
+      } else {
+        r.code = "echo $((6 * 7)) > f.txt; cat f.txt";
+      }
       const RunResult result = session.run(r, CancelToken{}, nullptr);
       if (result.outcome != Outcome::kOk || result.stdout_data != "42\n") {
         return "ended " + outcome_of(result) + " with '" + result.stdout_data + "'";
