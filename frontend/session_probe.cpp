@@ -1,12 +1,15 @@
 #include "frontend/session_probe.h"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "cordon/cancel.h"
+#include "frontend/prompt_render.h"
 
 namespace cordon::frontend {
 
-SessionProbe probe_sessions(Backend& backend, const SessionOptions& options, bool python) {
+SessionProbe probe_sessions(Backend& backend, const SessionOptions& options) {
   SessionProbe out;
   Result<std::unique_ptr<BackendSession>> session = backend.open_session(options);
   if (!session) {
@@ -14,7 +17,8 @@ SessionProbe probe_sessions(Backend& backend, const SessionOptions& options, boo
     return out;
   }
   out.holds = true;
-  if (!python) return out;
+  const std::vector<Language> languages = available_languages(backend);
+  if (std::ranges::find(languages, Language::kPython) == languages.end()) return out;
   const CancelSource never;
   RunRequest call;
   call.language = Language::kPython;

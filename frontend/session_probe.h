@@ -18,9 +18,8 @@ struct SessionProbe {
 };
 
 // `options` as the server opens its sessions (their language is not read: the trial calls
-// are python when `python` says the backend runs it). The trial session is closed before
-// this returns.
-[[nodiscard]] SessionProbe probe_sessions(Backend& backend, const SessionOptions& options,
-                                          bool python);
+// are python where the backend runs it, available_languages()). The trial session is closed
+// before this returns.
+[[nodiscard]] SessionProbe probe_sessions(Backend& backend, const SessionOptions& options);
 
 }  // namespace cordon::frontend

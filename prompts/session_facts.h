@@ -4,13 +4,20 @@
 // not isolation claims: none of them says that something is stopped.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace cordon::prompts {
+
+// The session tools' template ids (each also the tool's name), in the order they are listed.
+inline constexpr std::array<std::string_view, 6> kSessionTools = {
+    "session_open",  "session_reset",     "session_close",
+    "session_files", "session_read_file", "session_write_file"};
 
 struct SessionFacts {
   std::size_t max_sessions = 32;  // live sessions, server-wide

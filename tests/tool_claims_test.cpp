@@ -206,10 +206,7 @@ TEST_P(ToolClaims, TheSessionToolsSayOnlyWhatTheBackendShowed) {
   ASSERT_TRUE(stored.has_value()) << stored.error().describe();
   ASSERT_TRUE(stored->has_value());
   const AuditReport& audit = **stored;
-  const auto languages = frontend::available_languages(*backend_);
-  const frontend::SessionProbe probe =
-      frontend::probe_sessions(*backend_, SessionOptions{},
-                               std::ranges::find(languages, Language::kPython) != languages.end());
+  const frontend::SessionProbe probe = frontend::probe_sessions(*backend_, SessionOptions{});
   if (!probe.holds) {
     EXPECT_FALSE(probe.refusal.empty());
     EXPECT_NE(std::string_view(GetParam()), "namespace") << probe.refusal;
