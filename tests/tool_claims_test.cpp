@@ -210,7 +210,7 @@ TEST_P(ToolClaims, TheSessionToolsSayOnlyWhatTheBackendShowed) {
   if (!probe.holds) {
     EXPECT_FALSE(probe.refusal.empty());
     EXPECT_NE(std::string_view(GetParam()), "namespace") << probe.refusal;
-    GTEST_SKIP() << GetParam() << " holds no sessions: " << probe.refusal;
+    return;  // nothing to render: `cordon mcp` offers no session tool here
   }
   const SessionFacts facts{.keeps_python = probe.keeps_python};
 

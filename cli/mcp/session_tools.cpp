@@ -113,10 +113,10 @@ Result<SessionOperation> read_call(Service& service, const std::string& id, cons
       data["text"] = text;
       return ok_result(text, std::move(data), structured);
     }
-    data["content_base64"] = base64_encode(*bytes);
+    const std::string encoded = base64_encode(*bytes);
+    data["content_base64"] = encoded;
     return ok_result(path + " holds " + std::to_string(bytes->size()) +
-                         " bytes that are not UTF-8 text; in base64:\n" +
-                         data["content_base64"].get<std::string>(),
+                         " bytes that are not UTF-8 text; in base64:\n" + encoded,
                      std::move(data), structured);
   };
 }
@@ -171,10 +171,9 @@ void SessionBook::remember(const std::string& id, Defaults defaults, Service& se
   const std::lock_guard lock(mutex_);
   frontend::SessionRegistry* registry = service.sessions();
   if (registry != nullptr && sessions_.size() >= registry->options().max_sessions) {
-    // Those that ended by idle time, age or the cap are not told here: look them up.
-    std::erase_if(sessions_, [&](const auto& entry) {
-      return !registry->stats(entry.first, owner).has_value();
-    });
+    // Those that ended by idle time, age or with the server are not told here: look.
+    std::erase_if(sessions_,
+                  [&](const auto& entry) { return !registry->holds(entry.first, owner); });
   }
   sessions_[id] = defaults;
 }
