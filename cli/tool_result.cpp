@@ -117,6 +117,15 @@ std::string text_of(const RunResult& result, const std::string& artifacts_note) 
     text += "(no output on stdout or stderr)\n";
   }
   if (const std::string note = truncation_note(result); !note.empty()) text += note + "\n";
+  // A call in a session (issue #41): the cell's value, and whether its interpreter is gone.
+  if (result.value) text += "--- value ---\n" + *result.value + "\n";
+  if (result.state_lost) {
+    text += "state_lost: the interpreter was restarted: variables are gone, files are kept\n";
+  }
+  if (result.session) {
+    text +=
+        "(session " + result.session->id + ", call " + std::to_string(result.session->call) + ")\n";
+  }
   // With an allow-list, what the proxy let through and refused, and why: a model that was
   // refused a host learns it here (the same lines as `cordon run`'s "cordon: network:").
   if (result.network) {
