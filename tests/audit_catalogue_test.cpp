@@ -501,6 +501,23 @@ TEST(AuditReport, DurationOutOfRangeIsRefused) {
   EXPECT_FALSE(report_from_json(j).has_value());
 }
 
+// Sessions are backed only by a report whose cross-session attempts are all BLOCKED.
+TEST(AuditReport, SessionsAreBackedOnlyWhenEveryCrossSessionAttemptIsBlocked) {
+  AuditReport r = sample_report();
+  EXPECT_NE(sessions_unbacked(r).find("no cross-session attempt"), std::string::npos);
+  AttemptVerdict v;
+  v.id = "sess-signal";
+  v.threat_class = std::string(kSessionClass);
+  v.status = AttemptStatus::kBlocked;
+  r.verdicts.push_back(v);
+  EXPECT_EQ(sessions_unbacked(r), "");
+  for (const AttemptStatus other :
+       {AttemptStatus::kEscaped, AttemptStatus::kError, AttemptStatus::kSkipped}) {
+    r.verdicts.back().status = other;
+    EXPECT_NE(sessions_unbacked(r).find("sess-signal is"), std::string::npos);
+  }
+}
+
 TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {
   const testing::ScratchDir dir;
   ::setenv("CORDON_AUDIT_DIR", dir.path.c_str(), 1);

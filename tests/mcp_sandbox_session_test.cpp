@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "audit/catalogue.h"
+#include "audit/report.h"
+#include "cordon/plugin_registry.h"
+#include "cordon/temp_dir.h"
 #include "mcp/service.h"
 #include "mcp/session.h"
 #include "mcp_test_support.h"
@@ -348,6 +352,51 @@ TEST(McpSandboxSessionRefusal, NoSessionsNoToolsAndAClearRefusal) {
   Client plain(*subprocess);
   EXPECT_NE(text_of(plain.call("session_open", json::object())).find("does not hold sessions"),
             std::string::npos);
+}
+
+// Sessions only as far as the audit backs them (issue #41): with a stored report in which a
+// cross-session attempt escaped, the server offers no session tool and says which attempt;
+// with every one of them blocked, it offers them.
+TEST(McpSandboxSessionAudit, SessionsAreOfferedOnlyWhereTheAuditBacksThem) {
+  auto dir = TempDir::create("mcp-session-audit-");
+  ASSERT_TRUE(dir) << dir.error().describe();
+  ::setenv("CORDON_AUDIT_DIR", dir->path().c_str(), 1);
+  const ServiceOptions options = options_for("fixture");
+  PluginRegistry registry;
+  registry.discover({CORDON_TEST_FIXTURE_PLUGIN_DIR});
+  Result<BackendPtr> backend = registry.create("fixture");
+  ASSERT_TRUE(backend) << backend.error().describe();
+  const Result<audit::Catalogue> catalogue = audit::builtin_catalogue();
+  ASSERT_TRUE(catalogue) << catalogue.error().describe();
+  audit::AuditReport report = audit::start_report(**backend, *catalogue, /*complete=*/true);
+  for (const audit::Attempt& a : catalogue->attempts) {
+    audit::AttemptVerdict v;
+    v.id = a.id;
+    v.threat_class = a.threat_class;
+    v.aspect = a.aspect;
+    v.status = audit::AttemptStatus::kBlocked;
+    v.evidence = "blocked";
+    report.verdicts.push_back(v);
+  }
+  ASSERT_TRUE(audit::store_report(report));
+  const auto backed = make_service(options);
+  ASSERT_NE(backed, nullptr);
+  EXPECT_EQ(backed->tools().size(), 7u) << backed->sessions_refusal();
+
+  for (audit::AttemptVerdict& v : report.verdicts) {
+    if (v.id == "sess-signal") {
+      v.status = audit::AttemptStatus::kEscaped;
+      v.evidence = "killed 7";
+    }
+  }
+  ASSERT_TRUE(audit::store_report(report));
+  const auto unbacked = make_service(options);
+  ASSERT_NE(unbacked, nullptr);
+  EXPECT_EQ(unbacked->tools().size(), 1u);
+  EXPECT_NE(unbacked->sessions_refusal().find("sess-signal is ESCAPED (killed 7)"),
+            std::string::npos)
+      << unbacked->sessions_refusal();
+  ::unsetenv("CORDON_AUDIT_DIR");
 }
 
 }  // namespace

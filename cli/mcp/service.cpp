@@ -130,8 +130,15 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
       std::fprintf(stderr, "cordon: mcp: audit %zu of %zu: %s\n", done, total, line.c_str());
       gate->progress(done, total, line);
     };
-    service->auditor_ = std::thread([service = service.get(), render, prompt] {
+    service->auditor_ = std::thread([service = service.get(), render, prompt]() mutable {
       Result<nlohmann::json> tool = render(prompt);
+      // The audit just made may not back the sessions offered before it: then none are
+      // offered, and run_code is rendered without `session` (no call has run yet: calls wait
+      // for the gate).
+      if (tool && prompt.sessions && service->withdraw_unbacked_sessions()) {
+        prompt.sessions.reset();
+        tool = render(prompt);
+      }
       if (!tool) {
         std::fprintf(stderr, "cordon: mcp: the sandbox cannot be described: %s\n",
                      tool.error().describe().c_str());
@@ -224,7 +231,8 @@ std::string Service::tool_name() const { return tool().value("name", std::string
 
 std::vector<nlohmann::json> Service::tools() const {
   std::vector<nlohmann::json> out{tool()};
-  out.insert(out.end(), session_tools_.begin(), session_tools_.end());
+  const std::vector<nlohmann::json>& sessions = session_tools();
+  out.insert(out.end(), sessions.begin(), sessions.end());
   return out;
 }
 
@@ -239,6 +247,15 @@ Result<prompts::SessionFacts> Service::offer_sessions(
   trial.base.env = defaults_.env;
   trial.base.network = defaults_.network;
   trial.base.environment = defaults_.environment;
+  // Sessions only as far as the audit backs them: a stored report whose cross-session
+  // attempts are not all BLOCKED offers none (a first start's audit is checked when it ends:
+  // withdraw_unbacked_sessions()).
+  if (const auto report = frontend::stored_report(*backend_, defaults_.network); report) {
+    if (const std::string why = audit::sessions_unbacked(*report); !why.empty()) {
+      sessions_refusal_ = "this server holds no sessions: the audit does not back them: " + why;
+      return fail(ErrorCode::kUnavailable, sessions_refusal_);
+    }
+  }
   const frontend::SessionProbe probe = frontend::probe_sessions(*backend_, trial);
   if (!probe.holds) {
     sessions_refusal_ = "this server holds no sessions: " + probe.refusal;
@@ -271,6 +288,17 @@ Result<prompts::SessionFacts> Service::offer_sessions(
   session_tools_ = std::move(tools);
   sessions_ = std::make_unique<frontend::SessionRegistry>(options);
   return facts;
+}
+
+bool Service::withdraw_unbacked_sessions() {
+  const auto report = frontend::stored_report(*backend_, defaults_.network);
+  if (!report || !sessions_) return false;
+  const std::string why = audit::sessions_unbacked(*report);
+  if (why.empty()) return false;
+  withdrawn_refusal_ = "this server holds no sessions: the audit does not back them: " + why;
+  std::fprintf(stderr, "cordon: mcp: no session tools: %s\n", withdrawn_refusal_.c_str());
+  withdrawn_ = true;  // after the refusal's text: a reader that sees the flag sees the text
+  return true;
 }
 
 void Service::record(history::RunRecord record) {

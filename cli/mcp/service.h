@@ -3,6 +3,7 @@
 // fixed settings for every call, the call queue and its workers, and the history writer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -92,9 +93,20 @@ class Service {
   [[nodiscard]] Result<prompts::SessionFacts> offer_sessions(
       const frontend::SessionRegistryOptions& options);
   // The registry, or null when the server holds no sessions.
-  [[nodiscard]] frontend::SessionRegistry* sessions() const { return sessions_.get(); }
-  [[nodiscard]] const std::string& sessions_refusal() const { return sessions_refusal_; }
-  [[nodiscard]] const std::vector<nlohmann::json>& session_tools() const { return session_tools_; }
+  [[nodiscard]] frontend::SessionRegistry* sessions() const {
+    return withdrawn_ ? nullptr : sessions_.get();
+  }
+  // After a first start's audit: when its report does not back sessions
+  // (audit::sessions_unbacked), drops the session tools and the registry and says why.
+  // True when it did. Only before any call (they wait for the audit).
+  [[nodiscard]] bool withdraw_unbacked_sessions();
+  [[nodiscard]] const std::string& sessions_refusal() const {
+    return withdrawn_ ? withdrawn_refusal_ : sessions_refusal_;
+  }
+  [[nodiscard]] const std::vector<nlohmann::json>& session_tools() const {
+    static const std::vector<nlohmann::json> kNone;
+    return withdrawn_ ? kNone : session_tools_;
+  }
   // Whether the tool is ready, still waiting for the audit of a first start, or failed.
   [[nodiscard]] ToolGate& gate() const { return *gate_; }
   [[nodiscard]] const ToolCallDefaults& defaults() const { return defaults_; }
@@ -119,6 +131,10 @@ class Service {
   std::unique_ptr<HistoryWriter> history_;  // null with --no-history
   std::string sessions_refusal_ = "this server holds no sessions";
   std::vector<nlohmann::json> session_tools_;
+  // Set once by withdraw_unbacked_sessions() (the auditor's thread), read by any: the
+  // registry and the tools stay, unused, so no reader ever sees them go.
+  std::atomic<bool> withdrawn_{false};
+  std::string withdrawn_refusal_;
   // After the queue in destruction order: no worker waits in it when it closes its sessions.
   std::unique_ptr<frontend::SessionRegistry> sessions_;
   // Last: its workers use everything above, so they stop first.
