@@ -89,6 +89,14 @@ Finding run_sessions_once(Backend& backend, const Attempt& attempt, HostFixture&
   return judge(attempt, evidence);
 }
 
+// A BLOCKED verdict stands only when its positive control `c` escaped; else it is ERROR.
+void believe_only_with(const Finding& c, AttemptVerdict& v) {
+  if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
+    v.status = AttemptStatus::kError;
+    v.evidence = "positive control did not escape; " + v.evidence;
+  }
+}
+
 // Whether and how the attempt's positive control ran; may turn BLOCKED into ERROR.
 void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixture,
                    const Limits& limits, const AuditOptions& options, AttemptVerdict& v) {
@@ -106,10 +114,7 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       const Finding c = run_once(backend, attempt, fixture, limits,
                                  {{kEnvCanaryName, fixture.env_secret()}}, options.network);
       v.control = "same backend, canary passed in the request: " + describe(c);
-      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-        v.status = AttemptStatus::kError;
-        v.evidence = "positive control did not escape; " + v.evidence;
-      }
+      believe_only_with(c, v);
       return;
     }
     case Control::kAllowList: {
@@ -117,19 +122,13 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       allowed.allow_net = attempt.control_allow_net;
       const Finding c = run_once(backend, allowed, fixture, limits);
       v.control = "same backend, the target on the allow-list: " + describe(c);
-      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-        v.status = AttemptStatus::kError;
-        v.evidence = "positive control did not escape; " + v.evidence;
-      }
+      believe_only_with(c, v);
       return;
     }
     case Control::kSameSession: {
       const Finding c = run_sessions_once(backend, attempt, fixture, limits, true);
       v.control = "same backend, probe and victim in one session: " + describe(c);
-      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-        v.status = AttemptStatus::kError;
-        v.evidence = "positive control did not escape; " + v.evidence;
-      }
+      believe_only_with(c, v);
       return;
     }
     case Control::kSubprocess:
@@ -145,10 +144,7 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
   }
   const Finding c = run_once(*options.control_backend, attempt, fixture, limits);
   v.control = "subprocess: " + describe(c);
-  if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-    v.status = AttemptStatus::kError;
-    v.evidence = "positive control did not escape; " + v.evidence;
-  }
+  believe_only_with(c, v);
 }
 
 }  // namespace
