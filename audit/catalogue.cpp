@@ -108,21 +108,19 @@ Result<Attempt> parse_attempt(const json& j, const json& preludes) {
   if (!control) return fail_in(control.error());
   a.control = *control;
   a.code = j.at("code").get<std::string>();
-  if (j.contains("prelude")) {
-    const std::string name = j["prelude"].get<std::string>();
+  // The prelude named by `key`, if any, put before `code`.
+  const auto with_prelude = [&](const char* key, std::string& code) -> Status {
+    if (!j.contains(key)) return {};
+    const std::string name = j[key].get<std::string>();
     if (!preludes.contains(name)) {
       return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": unknown prelude " + name);
     }
-    a.code = preludes[name].get<std::string>() + a.code;
-  }
+    code = preludes[name].get<std::string>() + code;
+    return {};
+  };
+  if (Status s = with_prelude("prelude", a.code); !s) return std::unexpected(s.error());
   a.peer_code = j.value("peer_code", "");
-  if (j.contains("peer_prelude")) {
-    const std::string name = j["peer_prelude"].get<std::string>();
-    if (!preludes.contains(name)) {
-      return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": unknown prelude " + name);
-    }
-    a.peer_code = preludes[name].get<std::string>() + a.peer_code;
-  }
+  if (Status s = with_prelude("peer_prelude", a.peer_code); !s) return std::unexpected(s.error());
   if ((a.judge == Judge::kCrossRun || a.judge == Judge::kCrossSession) && a.peer_code.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 "attempt " + a.id + ": " + std::string(to_string(a.judge)) + " needs peer_code");
