@@ -11,6 +11,7 @@
 
 #include "artifacts_out.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/text.h"
 #include "cordon/units.h"
 #include "frontend/exit_status.h"
@@ -117,6 +118,7 @@ std::string text_of(const RunResult& result, const std::string& artifacts_note) 
     text += "(no output on stdout or stderr)\n";
   }
   if (const std::string note = truncation_note(result); !note.empty()) text += note + "\n";
+  if (result.state_lost) text += std::string(kStateLostWords) + "\n";
   // With an allow-list, what the proxy let through and refused, and why: a model that was
   // refused a host learns it here (the same lines as `cordon run`'s "cordon: network:").
   if (result.network) {

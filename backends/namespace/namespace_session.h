@@ -1,11 +1,16 @@
 // A session on the namespace backend (issue #41, session.h): one sandbox built by
-// NamespaceBackend::build_session, its init in session mode, serving call after call. Each
-// call is a fresh process in the sandbox's working directory, /tmp (a tmpfs of the
-// session's workspace_bytes: over it, ENOSPC inside); files persist, processes do not. The
-// limit group is the session's. A python call is, for now, a fresh `python3 -c` too (no
-// value, state_lost meaningless): a persistent kernel would be a run order that stays
-// running (launch_session once, its calls over its socket, run_in_session's SessionCallTree
-// ending it at a timeout: state_lost, the next call launching a new kernel).
+// NamespaceBackend::build_session, its init in session mode, serving call after call. The
+// calls' working directory is /tmp (a tmpfs of the session's workspace_bytes: over it,
+// ENOSPC inside); files persist. The limit group is the session's: memory kept by one call
+// counts in the next.
+//
+// Every call goes to the session's python kernel (sandbox_kernel.h), the init's current
+// run, launched at the first call (NamespaceBackend::run_in_kernel): a python call is a
+// cell in the kernel's namespace (variables, imports and data persist; a trailing
+// expression is the value), any other language a fresh process the kernel starts (shell
+// variables do not persist). A call that times out, is cancelled, hits the memory limit or
+// loses the kernel otherwise ends every process of the kernel's run: the files stay, the
+// result says state_lost, and the next call starts a fresh kernel. reset() does the same.
 //
 // The workspace's files are read and written from the host through an O_PATH fd of the
 // sandbox's /tmp with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -15,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +28,7 @@
 #include "cordon/session.h"
 #include "cordon/unique_fd.h"
 #include "namespace_backend.h"
+#include "sandbox_kernel.h"
 
 namespace cordon::ns {
 
@@ -38,8 +45,8 @@ class NamespaceSession final : public BackendSession {
 
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
-  // No interpreter is kept between calls (yet): nothing to restart, files kept.
-  [[nodiscard]] Status reset() override { return {}; }
+  // Ends the kernel (every process of its run), files kept; the next call starts another.
+  [[nodiscard]] Status reset() override;
   [[nodiscard]] SessionStats stats() override;
   [[nodiscard]] Result<std::vector<WorkspaceEntry>> list_files(std::string_view dir) override;
   [[nodiscard]] Result<std::string> read_file(std::string_view path,
@@ -51,7 +58,7 @@ class NamespaceSession final : public BackendSession {
   BuiltSandbox sandbox_;
   UniqueFd workspace_;
   RunRequest base_;
-  std::int64_t tree_cpu_us_ = 0;
+  std::optional<SandboxKernel> kernel_;  // the init's current run while it lives
   std::int64_t calls_ = 0;
 };
 
