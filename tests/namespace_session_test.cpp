@@ -8,13 +8,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cordon/proc/pipe.h"
 #include "cordon/session.h"
@@ -307,6 +312,136 @@ TEST(NamespaceSession, TheWorkspaceQuotaHoldsForCallsAndHostWrites) {
   EXPECT_FALSE(s->write_file("more", std::string(1 << 20, 'x')));
 }
 
+// The inspector opens a session on a worker thread that then ends, and calls it from others:
+// the sandbox must not die with the thread that opened it (PR_SET_PDEATHSIG follows threads).
+TEST(NamespaceSession, ASessionOutlivesTheThreadThatOpenedIt) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  std::unique_ptr<BackendSession> s;
+  std::thread([&] { s = open_session(backend); }).join();
+  ASSERT_TRUE(s);
+  RunResult first;
+  RunResult second;
+  std::thread([&] {
+    first = py_in(*s, "x = 41\nopen('f', 'w').write('kept')");
+    second = py_in(*s, "print(open('f').read())\nx + 1");
+  }).join();
+  EXPECT_EQ(first.outcome, Outcome::kOk) << why(first);
+  EXPECT_EQ(second.stdout_data, "kept\n") << why(second);
+  EXPECT_EQ(second.value, "42");
+  EXPECT_FALSE(second.state_lost);
+}
+
+// The parent of `pid` (from /proc/<pid>/stat), or -1.
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  char state = 0;
+  pid_t ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// Gone, or a zombie nobody reaps (this machine's PID 1 never does): nothing runs.
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  return close == std::string::npos || stat.substr(close + 2, 1) == "Z";
+}
+
+// The processes whose command line holds `needle`.
+std::vector<pid_t> processes_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The v1 memory group of `pid` as a directory ("" when there is none).
+std::string memory_group_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t first = line.find(':');
+    const std::size_t second = line.find(':', first + 1);
+    if (line.substr(first + 1, second - first - 1) == "memory") {
+      return "/sys/fs/cgroup/memory" + line.substr(second + 1);
+    }
+  }
+  return "";
+}
+
+// cordon SIGKILLed while it holds a session: every process of the sandbox is gone (its init
+// dies with its builder and sees its control socket close), and the next start sweeps its
+// limit group.
+TEST(NamespaceSession, ASessionDiesWithTheProcessThatHoldsIt) {
+  {
+    NamespaceBackend probe;
+    if (!probe.probe().available) CORDON_SKIP_OR_FAIL(probe.probe().reason);
+  }
+  const std::string marker = "sleep 47.25";
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    // The holder: opens a session on a thread that ends (as the inspector does), then
+    // calls it; killed while the call runs.
+    NamespaceBackend backend;
+    std::unique_ptr<BackendSession> s;
+    std::thread([&] {
+      SessionOptions o;
+      o.base = sh("true");
+      o.base.limits.memory_bytes = 64ULL << 20;
+      auto opened = backend.open_session(o);
+      if (opened) s = std::move(*opened);
+    }).join();
+    if (!s) ::_exit(2);
+    RunRequest r = sh(marker);
+    r.timeout = std::chrono::seconds(60);
+    (void)s->run(r, {}, nullptr);
+    ::_exit(0);
+  }
+  ASSERT_GT(holder, 0);
+  // The sandbox's processes: from the sleep up to the holder (sleep, sh, kernel, init).
+  std::vector<pid_t> chain;
+  const auto until = Clock::now() + cordon_test::slack(std::chrono::seconds(10));
+  while (chain.size() < 4 && Clock::now() < until) {
+    for (const pid_t p : processes_with(marker)) {
+      std::vector<pid_t> up;
+      for (pid_t at = p; at > 1 && at != holder; at = parent_of(at)) up.push_back(at);
+      if (parent_of(up.back()) == holder && up.size() > chain.size()) chain = up;
+    }
+    if (chain.size() < 4) std::this_thread::sleep_for(milliseconds(10));
+  }
+  const std::string group = chain.empty() ? "" : memory_group_of(chain.front());
+  ::kill(holder, SIGKILL);
+  int status = 0;
+  ::waitpid(holder, &status, 0);
+  ASSERT_GE(chain.size(), 4U) << "the session's call was not seen running";
+  ASSERT_FALSE(group.empty());
+  EXPECT_TRUE(std::filesystem::exists(group)) << group;  // the positive control
+
+  const auto gone_until = Clock::now() + cordon_test::slack(std::chrono::seconds(5));
+  std::vector<pid_t> left = chain;
+  while (!left.empty() && Clock::now() < gone_until) {
+    std::erase_if(left, ended);
+    if (!left.empty()) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(left.empty()) << "the session's sandbox outlived the killed cordon";
+  {
+    NamespaceBackend sweeper;
+    EXPECT_TRUE(sweeper.prepare());
+  }
+  EXPECT_FALSE(std::filesystem::exists(group)) << group;
+}
+
 // ---- the session's python kernel (NamespaceBackend::run_in_kernel) ----
 
 // A session with the default options, opened for each test.
@@ -412,10 +547,10 @@ for name in os.listdir('/proc/self/fd'):
     except OSError:
         continue
     if target.startswith('socket:'):
-        os.write(int(name), b'\xff\xff\xff\xffgarbage')
-        print('wrote', name, flush=True))");
+        print('found', name, flush=True)
+        os.write(int(name), b'\xff\xff\xff\xffgarbage'))");
   EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(5)));
-  EXPECT_EQ(r.stdout_data.rfind("wrote ", 0), 0U) << why(r);  // the socket was found
+  EXPECT_EQ(r.stdout_data.rfind("found ", 0), 0U) << why(r);  // the socket was found
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(r.state_lost);
   EXPECT_NE(r.stderr_data.find("broke its protocol"), std::string::npos) << why(r);

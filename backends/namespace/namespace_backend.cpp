@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,6 +25,7 @@
 #include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
+#include "keeper_thread.h"
 #include "memfd_blob.h"
 #include "namespace_session.h"
 #include "prebuilt_seccomp.h"
@@ -439,12 +441,17 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
   }
-  auto built = build_session(base, Clock::now() + base.setup_bound);
-  if (!built) return std::unexpected(built.error());
-  UniqueFd workspace = built->process.take_tmp_fd();
+  // The sandbox dies with the thread that clones it (PR_SET_PDEATHSIG): the session's own
+  // keeper builds it, so it lives as long as the session, not as the thread that opened it
+  // (the inspector's per-run workers end), and still dies with cordon.
+  auto keeper = std::make_unique<KeeperThread>();
+  std::optional<Result<BuiltSandbox>> built;
+  keeper->run([&] { built = build_session(base, Clock::now() + base.setup_bound); });
+  if (!*built) return std::unexpected(built->error());
+  UniqueFd workspace = (*built)->process.take_tmp_fd();
   if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
-  return std::make_unique<NamespaceSession>(*this, std::move(*built), std::move(workspace),
-                                            std::move(base));
+  return std::make_unique<NamespaceSession>(*this, std::move(keeper), std::move(**built),
+                                            std::move(workspace), std::move(base));
 }
 
 Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,

@@ -66,9 +66,10 @@ class AsSandboxUser {
 
 }  // namespace
 
-NamespaceSession::NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox,
-                                   UniqueFd workspace, RunRequest base)
+NamespaceSession::NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
+                                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base)
     : backend_(backend),
+      keeper_(std::move(keeper)),
       sandbox_(std::move(sandbox)),
       workspace_(std::move(workspace)),
       base_(std::move(base)) {}

@@ -12,6 +12,10 @@
 // loses the kernel otherwise ends every process of the kernel's run: the files stay, the
 // result says state_lost, and the next call starts a fresh kernel. reset() does the same.
 //
+// The sandbox is built on the session's own thread (keeper_thread.h), which lives as long as
+// the session: it outlives the thread that opened it and still dies with cordon (and, should
+// cordon die, the init's control socket closes: it exits, the namespace with it).
+//
 // The workspace's files are read and written from the host through an O_PATH fd of the
 // sandbox's /tmp with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 // RESOLVE_NO_MAGICLINKS): no path leaves it, no link the code planted is followed, and only
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +32,7 @@
 
 #include "cordon/session.h"
 #include "cordon/unique_fd.h"
+#include "keeper_thread.h"
 #include "namespace_backend.h"
 #include "sandbox_kernel.h"
 
@@ -34,9 +40,10 @@ namespace cordon::ns {
 
 class NamespaceSession final : public BackendSession {
  public:
-  // `backend` outlives the session; `workspace`: the O_PATH fd of the sandbox's /tmp.
-  NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox, UniqueFd workspace,
-                   RunRequest base);
+  // `backend` outlives the session; `keeper`: the thread that built the sandbox (its
+  // processes die with it); `workspace`: the O_PATH fd of the sandbox's /tmp.
+  NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
+                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base);
   // Closes the control socket (the init exits, the namespace with it), reaps, removes the
   // limit group.
   ~NamespaceSession() override;
@@ -55,6 +62,8 @@ class NamespaceSession final : public BackendSession {
 
  private:
   NamespaceBackend& backend_;
+  // Before the sandbox: it ends (and with it what it cloned) only once the sandbox is gone.
+  std::unique_ptr<KeeperThread> keeper_;
   BuiltSandbox sandbox_;
   UniqueFd workspace_;
   RunRequest base_;
