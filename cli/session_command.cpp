@@ -21,6 +21,7 @@
 #include "cordon/plugin_wire.h"
 #include "cordon/random_hex.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/session_wire.h"
 #include "cordon/units.h"
 #include "environment_command.h"
@@ -248,8 +249,7 @@ int run(const SessionCommandOptions& o) {
   std::fprintf(stderr, "cordon: %s [session %s, call %lld]\n", status_line(*result).c_str(),
                o.id.c_str(), static_cast<long long>(result->session ? result->session->call : 0));
   if (result->state_lost) {
-    std::fprintf(stderr,
-                 "cordon: the interpreter was restarted: variables are gone, files are kept\n");
+    std::fprintf(stderr, "cordon: %s\n", std::string(kStateLostWords).c_str());
   }
   return exit_status(*result);
 }

@@ -1,7 +1,7 @@
 // `cordon session`'s holder: one small process per session, holding the session's sandbox
 // across separate invocations of `cordon`, with no daemon to start by hand (issue #41).
 // `cordon session start` forks it (session_command.cpp); it opens the session itself, since
-// a sandbox dies with the thread that built it (PR_SET_PDEATHSIG), and serves requests
+// a sandbox dies with the process that built it (PR_SET_PDEATHSIG), and serves requests
 // (session_protocol.h) on a socket in a private directory: $XDG_RUNTIME_DIR/cordon-sessions,
 // else /tmp/cordon-sessions-UID, mode 0700 and refused when someone else owns it or may enter
 // it; the socket 0600, and every peer's uid checked (SO_PEERCRED) before a byte is read.

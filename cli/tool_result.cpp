@@ -11,6 +11,7 @@
 
 #include "artifacts_out.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/text.h"
 #include "cordon/units.h"
 #include "frontend/exit_status.h"
@@ -120,7 +121,7 @@ std::string text_of(const RunResult& result, const std::string& artifacts_note) 
   // A call in a session (issue #41): the cell's value, and whether its interpreter is gone.
   if (result.value) text += "--- value ---\n" + *result.value + "\n";
   if (result.state_lost) {
-    text += "state_lost: the interpreter was restarted: variables are gone, files are kept\n";
+    text += "state_lost: " + std::string(kStateLostWords) + "\n";
   }
   if (result.session) {
     text +=

@@ -19,9 +19,12 @@
 #include <csignal>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "cordon/kernel_call.h"
 #include "cordon/session.h"
 #include "kernel_features.h"
 
@@ -184,6 +187,25 @@ class Child {
   }
   [[nodiscard]] bool started() const { return pid_ > 0; }
   [[nodiscard]] int start_errno() const { return start_errno_; }
+  [[nodiscard]] int out_fd() const { return out_.get(); }
+  [[nodiscard]] int err_fd() const { return err_.get(); }
+  // SIGKILL and reap: the kernel's end for run_kernel_call; its wait status.
+  std::optional<int> end(Clock::time_point kill_at) {
+    ++ends_;
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    pid_t got = 0;
+    while ((got = ::waitpid(pid_, &status, WNOHANG)) == 0 && Clock::now() < kill_at) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (got == 0) {
+      ::kill(pid_, SIGKILL);
+      got = ::waitpid(pid_, &status, 0);
+    }
+    pid_ = -1;
+    return got > 0 ? std::optional<int>(status) : std::nullopt;
+  }
+  [[nodiscard]] int ends() const { return ends_; }
   UniqueFd take_control() { return std::move(control_); }
   std::string out() { return drain(out_.get()); }
   std::string err() { return drain(err_.get()); }
@@ -191,6 +213,7 @@ class Child {
  private:
   pid_t pid_ = -1;
   int start_errno_ = 0;
+  int ends_ = 0;
   UniqueFd control_;
   UniqueFd out_;
   UniqueFd err_;
@@ -405,6 +428,131 @@ TEST_F(KernelProcess, TheSweepEndsBackgroundProcessesInItsOwnPidNamespace) {
   r = guarded_client.call(sh("true"), soon(), {});
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail << guarded.err();
   EXPECT_FALSE(r.reply.swept);
+}
+
+// ---- run_kernel_call (cordon/kernel_call.h): a call of a kernel to its RunResult ----
+
+class KernelCallTest : public KernelProcess {
+ protected:
+  // Starts `argv` (the kernel by default) as a plain child and its client.
+  void start(std::vector<std::string> argv = kernel_argv(kPython, std::nullopt)) {
+    child_.emplace(std::move(argv), false);
+    ASSERT_TRUE(child_->started());
+    client_.emplace(child_->take_control());
+    kernel_.client = &*client_;
+    kernel_.stdout_fd = child_->out_fd();
+    kernel_.stderr_fd = child_->err_fd();
+    kernel_.end = [this](RunClock::time_point kill_at, RunClock::time_point) {
+      return child_->end(kill_at);
+    };
+  }
+  RunResult run(const std::string& code, std::chrono::milliseconds timeout = 20s,
+                const CancelToken& cancel = {}, std::uint64_t output_bytes = 0) {
+    RunRequest request;
+    request.timeout = cordon_test::slack(timeout);
+    request.limits.output_bytes = output_bytes;
+    return run_kernel_call(kernel_, python(code), request, cancel, nullptr);
+  }
+
+  std::optional<Child> child_;
+  std::optional<KernelClient> client_;
+  StartedKernel kernel_;
+};
+
+TEST_F(KernelCallTest, StateAndValueAcrossCallsAndTheKernelLivesOn) {
+  start();
+  RunResult r = run("x = 41\nprint('set')");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "set\n");
+  EXPECT_FALSE(r.value.has_value());
+  r = run("print(x + 1)\nx + 2");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "42\n");
+  EXPECT_EQ(r.value, "43");
+  EXPECT_FALSE(r.state_lost);
+  r = run("import sys\nprint('bad', file=sys.stderr)\n1 / 0");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.stderr_data.find("ZeroDivisionError"), std::string::npos) << r.stderr_data;
+  EXPECT_FALSE(r.state_lost);
+  EXPECT_EQ(child_->ends(), 0);
+}
+
+TEST_F(KernelCallTest, OutputLargerThanAPipeIsReadWhileTheClientWaitsAndCapped) {
+  start();
+  // 1 MiB on each stream: the kernel blocks at its flush unless the pipes are read.
+  RunResult r =
+      run("import sys\nsys.stdout.write('o' * (1 << 20))\nsys.stderr.write('e' * (1 << 20))", 5s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.stderr_data.substr(0, 200);
+  EXPECT_EQ(r.stdout_data.size(), 1U << 20);
+  EXPECT_EQ(r.stderr_data.size(), 1U << 20);
+  EXPECT_FALSE(r.stdout_truncated);
+  r = run("print('p' * 100000)", 5s, {}, /*output_bytes=*/1000);
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(r.stdout_data, std::string(1000, 'p'));
+  EXPECT_TRUE(r.stdout_truncated);
+  // Nothing of one call's output leaks into the next.
+  r = run("print('next')");
+  EXPECT_EQ(r.stdout_data, "next\n");
+}
+
+TEST_F(KernelCallTest, ATimeoutIsDecidedByTheDeadlineAndLosesTheKernel) {
+  start();
+  const auto started = Clock::now();
+  const RunResult r = run("import time\nprint('before', flush=True)\ntime.sleep(30)", 300ms);
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(3)));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut);
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_EQ(r.stdout_data, "before\n");
+  EXPECT_EQ(child_->ends(), 1);
+  // The lost client refuses at once; the backend starts another kernel.
+  EXPECT_TRUE(client_->lost());
+}
+
+TEST_F(KernelCallTest, CancelLosesTheKernel) {
+  start();
+  CancelSource source;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    source.cancel();
+  });
+  const RunResult r = run("import time\ntime.sleep(30)", 20s, source.token());
+  canceller.join();
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_EQ(child_->ends(), 1);
+}
+
+TEST_F(KernelCallTest, SysExitIsTheCallsExitAndLosesTheKernel) {
+  start();
+  const RunResult r = run("import sys\nprint('bye')\nsys.exit(3)");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.stdout_data, "bye\n");
+  EXPECT_TRUE(r.state_lost);
+}
+
+TEST_F(KernelCallTest, GarbageFramingIsAFailedCallAndALostKernelNotAHang) {
+  start(fake_kernel(R"(b'\x05\x00\x00\x00hello')"));
+  const auto started = Clock::now();
+  const RunResult r = run("1");
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(5)));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.outcome, Outcome::kSignaled);
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_NE(r.stderr_data.find("broke its protocol"), std::string::npos) << r.stderr_data;
+  EXPECT_EQ(child_->ends(), 1);
+}
+
+TEST_F(KernelCallTest, AKernelThatDoesNotSweepWhenItShouldIsLost) {
+  start();
+  kernel_.expects_sweep = true;  // a kernel without --sweep-pidns replies swept: false
+  const RunResult r = run("print('ran')\n7");
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(r.value, "7");
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_EQ(child_->ends(), 1);
 }
 
 }  // namespace

@@ -66,9 +66,10 @@ class AsSandboxUser {
 
 }  // namespace
 
-NamespaceSession::NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox,
-                                   UniqueFd workspace, RunRequest base)
+NamespaceSession::NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
+                                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base)
     : backend_(backend),
+      keeper_(std::move(keeper)),
       sandbox_(std::move(sandbox)),
       workspace_(std::move(workspace)),
       base_(std::move(base)) {}
@@ -88,12 +89,23 @@ RunResult NamespaceSession::run(const RunRequest& request, const CancelToken& ca
   call.limits.max_processes = base_.limits.max_processes;
   call.limits.scratch_bytes = base_.limits.scratch_bytes;
   ++calls_;
-  return backend_.run_in_session(sandbox_, &tree_cpu_us_, call, cancel, observer);
+  return backend_.run_in_kernel(sandbox_, kernel_, call, cancel, observer);
+}
+
+Status NamespaceSession::reset() {
+  if (!kernel_) return {};
+  kernel_.reset();
+  const auto now = std::chrono::steady_clock::now();
+  bool asked = false;
+  auto ended = SandboxKernel::end(sandbox_.process, now, now + kCloseBound, &asked);
+  if (!ended) return fail(ended.error().code, "end the interpreter: " + ended.error().describe());
+  return {};
 }
 
 SessionStats NamespaceSession::stats() {
   SessionStats s;
   s.calls = calls_;
+  s.interpreter_alive = kernel_.has_value() && !kernel_->client().lost();
   if (sandbox_.limits) {
     if (auto usage = sandbox_.limits->usage(); usage && usage->memory_bytes) {
       s.memory_kb = static_cast<std::int64_t>(*usage->memory_bytes / 1024);

@@ -142,22 +142,15 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   (void)pump.drain(std::min(teardown_until, RunClock::now() + kDrainBound));
 
   RunResult result;
-  result.backend = std::move(frame.backend);
-  result.policy = std::move(frame.policy);
-  result.tool_description = request.tool_description;
-  result.environment = request.environment;
+  const RunClock::time_point setup_started = frame.setup_started;
+  take_frame(std::move(frame), request, result);
   result.stdout_data = std::move(pump.out().data);
   result.stderr_data = std::move(pump.err().data);
   result.stdout_truncated = pump.out().truncated;
   result.stderr_truncated = pump.err().truncated;
   result.wall_ms = ms_between(t_start, t_end);
-  result.enforced.push_back(
-      {Aspect::kTimeout, std::move(frame.timeout_mechanism), format_duration(timeout)});
-  const Capability output = output_claim(cap_bytes);
-  result.enforced.push_back({Aspect::kOutput, output.mechanism, output.value});
-  for (auto& e : frame.enforced) result.enforced.push_back(std::move(e));
   auto setup_ms = [&] {
-    return ms_between(frame.setup_started, t_start) + ms_between(t_end, RunClock::now());
+    return ms_between(setup_started, t_start) + ms_between(t_end, RunClock::now());
   };
 
   if (!stop || !finished) {
@@ -202,6 +195,18 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   }
   result.setup_ms = setup_ms();
   return result;
+}
+
+void take_frame(RunFrame frame, const RunRequest& request, RunResult& result) {
+  result.backend = std::move(frame.backend);
+  result.policy = std::move(frame.policy);
+  result.tool_description = request.tool_description;
+  result.environment = request.environment;
+  result.enforced.push_back({Aspect::kTimeout, std::move(frame.timeout_mechanism),
+                             format_duration(effective_timeout(request))});
+  const Capability output = output_claim(effective_output_cap(request.limits));
+  result.enforced.push_back({Aspect::kOutput, output.mechanism, output.value});
+  for (auto& e : frame.enforced) result.enforced.push_back(std::move(e));
 }
 
 void take_init_report(int wait_status, std::int64_t maxrss_kb, std::int64_t children_cpu_us,

@@ -171,6 +171,11 @@ class RunSetup {
                                   RunStateReporter& state, StartedTree& tree, RunPipes pipes,
                                   RunFrame frame);
 
+// What the frame and the request say in a result: the backend, policy, tool description,
+// environment, and what was enforced (the timeout, the output cap, then the backend's own).
+// drive_run() does this; a call that does not go through it (a session kernel's) too.
+void take_frame(RunFrame frame, const RunRequest& request, RunResult& result);
+
 // For StartedTree::describe_end of a sandbox whose init reports the main process's end:
 // its wait status into `t`, its peak RSS and the CPU time of everything the init reaped
 // into `result`.

@@ -36,6 +36,9 @@
 namespace cordon {
 
 inline constexpr std::uint64_t kDefaultWorkspaceBytes = 256ULL << 20;
+// What a call with state_lost means, in words a model can act on (every front end says it so).
+inline constexpr std::string_view kStateLostWords =
+    "the interpreter was restarted: variables are gone, files are kept";
 // The largest repr a call's value carries; longer ones are cut and marked.
 inline constexpr std::size_t kMaxSessionValueBytes = 64U << 10;
 

@@ -144,4 +144,18 @@ Result<bool> OutputPump::drain(Clock::time_point until) {
   return true;
 }
 
+Status OutputPump::drain_ready() {
+  for (int i = 0; i < 2; ++i) {
+    while (fds_[i]) {
+      struct pollfd pfd{fds_[i].get(), POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, 0);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) return fail_errno("poll");
+      if (ready == 0) break;
+      if (auto st = read_some(i); !st) return st;
+    }
+  }
+  return {};
+}
+
 }  // namespace cordon::proc

@@ -64,6 +64,9 @@ class OutputPump {
   // (a descendant cordon could not kill might hold a write end). Closes stdin first.
   // Returns whether both streams reached EOF.
   [[nodiscard]] Result<bool> drain(Clock::time_point until);
+  // Reads what the streams hold now, without waiting for more: for a writer that lives on
+  // but is known to have written everything (a session's kernel after its reply).
+  [[nodiscard]] Status drain_ready();
 
   [[nodiscard]] StreamCapture& out() { return out_; }
   [[nodiscard]] StreamCapture& err() { return err_; }
