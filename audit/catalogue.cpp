@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
+constexpr std::array<std::pair<Judge, std::string_view>, 18> kJudges{{
     {Judge::kPrinted, "printed"},
     {Judge::kTcpListener, "tcp_listener"},
     {Judge::kUdpListener, "udp_listener"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kHostFileIntact, "host_file_intact"},
     {Judge::kTunable, "tunable"},
     {Judge::kCrossRun, "cross_run"},
+    {Judge::kCrossSession, "cross_session"},
     {Judge::kSurvivors, "survivors"},
     {Judge::kVictim, "victim"},
     {Judge::kDeadline, "deadline"},
@@ -34,13 +35,14 @@ constexpr std::array<std::pair<Judge, std::string_view>, 17> kJudges{{
     {Judge::kOutput, "output"},
 }};
 
-constexpr std::array<std::pair<Control, std::string_view>, 6> kControls{{
+constexpr std::array<std::pair<Control, std::string_view>, 7> kControls{{
     {Control::kSubprocess, "subprocess"},
     {Control::kRequestEnv, "request_env"},
     {Control::kTest, "test"},
     {Control::kLocalTarget, "local_target"},
     {Control::kNone, "none"},
     {Control::kAllowList, "allow_list"},
+    {Control::kSameSession, "same_session"},
 }};
 
 template <typename E, std::size_t N>
@@ -106,16 +108,29 @@ Result<Attempt> parse_attempt(const json& j, const json& preludes) {
   if (!control) return fail_in(control.error());
   a.control = *control;
   a.code = j.at("code").get<std::string>();
-  if (j.contains("prelude")) {
-    const std::string name = j["prelude"].get<std::string>();
+  // The prelude named by `key`, if any, put before `code`.
+  const auto with_prelude = [&](const char* key, std::string& code) -> Status {
+    if (!j.contains(key)) return {};
+    const std::string name = j[key].get<std::string>();
     if (!preludes.contains(name)) {
       return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": unknown prelude " + name);
     }
-    a.code = preludes[name].get<std::string>() + a.code;
-  }
+    code = preludes[name].get<std::string>() + code;
+    return {};
+  };
+  if (Status s = with_prelude("prelude", a.code); !s) return std::unexpected(s.error());
   a.peer_code = j.value("peer_code", "");
-  if (a.judge == Judge::kCrossRun && a.peer_code.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "attempt " + a.id + ": cross_run needs peer_code");
+  if (Status s = with_prelude("peer_prelude", a.peer_code); !s) return std::unexpected(s.error());
+  if ((a.judge == Judge::kCrossRun || a.judge == Judge::kCrossSession) && a.peer_code.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + a.id + ": " + std::string(to_string(a.judge)) + " needs peer_code");
+  }
+  // The cross-session machinery (its control's wrapper) is python, and only it judges
+  // what a same-session control shows.
+  if ((a.judge == Judge::kCrossSession) != (a.control == Control::kSameSession) ||
+      (a.judge == Judge::kCrossSession && a.language != Language::kPython)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "attempt " + a.id + ": cross_session goes with a same_session control, in python");
   }
   a.host_acting = j.value("host_acting", false);
   a.require = j.value("require", "");

@@ -26,13 +26,16 @@ enum class Judge {
   kHostFileIntact,   // a host canary file of the audit is gone or changed
   kTunable,          // a kernel tunable changed on the host
   kCrossRun,         // a concurrent run's secret shows up in this run's output
-  kSurvivors,        // a process of the run is alive on the host after the run
-  kVictim,           // a host process the audit started died
-  kDeadline,         // the run was not stopped at its deadline
-  kMemory,           // the code held more memory than its limit
-  kProcessPeak,      // the host saw more of the run's processes than its limit
-  kDisk,             // the code wrote past its scratch size (host disk, host file)
-  kOutput,           // more output than the cap reached the result
+  // Another session's secret shows up in this session's call, or that session saw its
+  // planted files, processes or sockets touched (session_attempt.h)
+  kCrossSession,
+  kSurvivors,    // a process of the run is alive on the host after the run
+  kVictim,       // a host process the audit started died
+  kDeadline,     // the run was not stopped at its deadline
+  kMemory,       // the code held more memory than its limit
+  kProcessPeak,  // the host saw more of the run's processes than its limit
+  kDisk,         // the code wrote past its scratch size (host disk, host file)
+  kOutput,       // more output than the cap reached the result
 };
 
 // The positive control that shows an attempt would succeed where nothing stops it.
@@ -50,6 +53,9 @@ enum class Control {
   // allow-list (`control_allow_net`): the probe reaches the host listener when the list
   // allows it (issue #16).
   kAllowList,
+  // Run by the audit (kCrossSession): the probe and its victim in one session of the same
+  // backend, where the probe must reach what the victim planted (session_attempt.h).
+  kSameSession,
 };
 
 struct Attempt {
@@ -59,7 +65,7 @@ struct Attempt {
   std::string title;
   Language language = Language::kSh;
   std::string code;       // prelude included; {{placeholders}} unfilled
-  std::string peer_code;  // kCrossRun: the concurrent run's code
+  std::string peer_code;  // kCrossRun, kCrossSession: the concurrent (victim's) code
   Judge judge = Judge::kPrinted;
   Control control = Control::kNone;
   // Would act on the host if it escaped (fork bomb, kill -1, disk and memory fill, mount,

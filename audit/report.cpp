@@ -236,6 +236,19 @@ int audit_exit_status(const std::vector<AttemptVerdict>& verdicts) {
   return unjudged ? 2 : 0;
 }
 
+std::string sessions_unbacked(const AuditReport& report) {
+  bool any = false;
+  for (const AttemptVerdict& v : report.verdicts) {
+    if (v.threat_class != kSessionClass) continue;
+    any = true;
+    if (v.status != AttemptStatus::kBlocked) {
+      return "audit attempt " + v.id + " is " + std::string(to_string(v.status)) + " (" +
+             v.evidence + ")";
+    }
+  }
+  return any ? "" : "the audit report holds no cross-session attempt";
+}
+
 fs::path report_dir() {
   if (const std::string dir = env_or_empty("CORDON_AUDIT_DIR"); !dir.empty()) return dir;
   if (const std::string state = env_or_empty("XDG_STATE_HOME"); !state.empty()) {

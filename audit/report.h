@@ -82,6 +82,11 @@ struct AuditReport {
 // else 0.
 [[nodiscard]] int audit_exit_status(const std::vector<AttemptVerdict>& verdicts);
 
+// Whether `report` backs sessions on its backend (issue #41): "" when it holds the
+// cross-session attempts and every one of them is BLOCKED; else why not, in words. A server
+// offers sessions only where this is "".
+[[nodiscard]] std::string sessions_unbacked(const AuditReport& report);
+
 // Where reports are kept: $CORDON_AUDIT_DIR, else $XDG_STATE_HOME/cordon/audit, else
 // ~/.local/state/cordon/audit.
 [[nodiscard]] std::filesystem::path report_dir();

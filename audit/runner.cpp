@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "audit/scene.h"
+#include "audit/session_attempt.h"
 #include "cordon/claims.h"
 
 namespace cordon::audit {
@@ -58,6 +59,44 @@ std::string describe(const Finding& f) {
   return std::string(to_string(f.status)) + " (" + f.evidence + ")";
 }
 
+// A cross-session attempt (session_attempt.h): across two sessions of `backend`, or, as
+// its positive control, in one. A backend that holds no sessions has no such seam: the
+// attempt is SKIPPED with its reason.
+Finding run_sessions_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
+                          const Limits& limits, bool one_session) {
+  Result<std::unique_ptr<Scene>> scene = Scene::prepare(attempt, fixture);
+  if (!scene) return {AttemptStatus::kError, "cannot set up: " + scene.error().describe()};
+  Result<std::string> probe = (*scene)->fill(attempt.code);
+  if (!probe) return {AttemptStatus::kError, probe.error().describe()};
+  Result<std::string> peer = (*scene)->fill(attempt.peer_code);
+  if (!peer) return {AttemptStatus::kError, peer.error().describe()};
+  const SessionAttack a{.base = request_for(attempt, "", limits),
+                        .peer_code = std::move(*peer),
+                        .probe_code = std::move(*probe),
+                        .mark = (*scene)->value("session_mark"),
+                        .secret = (*scene)->value("secret")};
+  Result<SessionRuns> runs =
+      one_session ? run_in_one_session(backend, a) : run_across_sessions(backend, a);
+  if (!runs) {
+    if (runs.error().code == ErrorCode::kUnavailable) {
+      return {AttemptStatus::kSkipped, "skipped: " + runs.error().message};
+    }
+    return {AttemptStatus::kError, "cannot open a session: " + runs.error().describe()};
+  }
+  Evidence evidence = (*scene)->observe(runs->attack, runs->peer_output);
+  evidence.peer_ended = runs->peer_ended;
+  evidence.peer_file_intact = runs->peer_file_intact;
+  return judge(attempt, evidence);
+}
+
+// A BLOCKED verdict stands only when its positive control `c` escaped; else it is ERROR.
+void believe_only_with(const Finding& c, AttemptVerdict& v) {
+  if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
+    v.status = AttemptStatus::kError;
+    v.evidence = "positive control did not escape; " + v.evidence;
+  }
+}
+
 // Whether and how the attempt's positive control ran; may turn BLOCKED into ERROR.
 void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixture,
                    const Limits& limits, const AuditOptions& options, AttemptVerdict& v) {
@@ -75,10 +114,7 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       const Finding c = run_once(backend, attempt, fixture, limits,
                                  {{kEnvCanaryName, fixture.env_secret()}}, options.network);
       v.control = "same backend, canary passed in the request: " + describe(c);
-      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-        v.status = AttemptStatus::kError;
-        v.evidence = "positive control did not escape; " + v.evidence;
-      }
+      believe_only_with(c, v);
       return;
     }
     case Control::kAllowList: {
@@ -86,10 +122,13 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
       allowed.allow_net = attempt.control_allow_net;
       const Finding c = run_once(backend, allowed, fixture, limits);
       v.control = "same backend, the target on the allow-list: " + describe(c);
-      if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-        v.status = AttemptStatus::kError;
-        v.evidence = "positive control did not escape; " + v.evidence;
-      }
+      believe_only_with(c, v);
+      return;
+    }
+    case Control::kSameSession: {
+      const Finding c = run_sessions_once(backend, attempt, fixture, limits, true);
+      v.control = "same backend, probe and victim in one session: " + describe(c);
+      believe_only_with(c, v);
       return;
     }
     case Control::kSubprocess:
@@ -105,10 +144,7 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
   }
   const Finding c = run_once(*options.control_backend, attempt, fixture, limits);
   v.control = "subprocess: " + describe(c);
-  if (c.status != AttemptStatus::kEscaped && v.status == AttemptStatus::kBlocked) {
-    v.status = AttemptStatus::kError;
-    v.evidence = "positive control did not escape; " + v.evidence;
-  }
+  believe_only_with(c, v);
 }
 
 }  // namespace
@@ -116,6 +152,9 @@ void apply_control(Backend& backend, const Attempt& attempt, HostFixture& fixtur
 Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
                  const Limits& limits, std::vector<std::pair<std::string, std::string>> extra_env,
                  const NetworkAccess& network) {
+  if (attempt.judge == Judge::kCrossSession) {
+    return run_sessions_once(backend, attempt, fixture, limits, false);
+  }
   Result<std::unique_ptr<Scene>> scene = Scene::prepare(attempt, fixture);
   if (!scene) return {AttemptStatus::kError, "cannot set up: " + scene.error().describe()};
   Result<std::string> code = (*scene)->fill(attempt.code);

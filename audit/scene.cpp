@@ -121,7 +121,10 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
                 {"marker_num", number},
                 {"host_dir", fixture.host_dir().string()},
                 {"credentials_file", fixture.credentials_file()},
-                {"secret", "cordon-audit-peer-" + random_hex(12)}};
+                {"secret", "cordon-audit-peer-" + random_hex(12)},
+                // Not {{marker}}: the victim session's marked child is meant to live through
+                // the probe, and the survivors judge would count it.
+                {"session_mark", "cordon-audit-sess-" + random_hex(6)}};
   if (attempt.code.find("{{marker_num}}") != std::string::npos) {
     s->needle_ = number;
   } else if (attempt.code.find("{{marker}}") != std::string::npos) {
@@ -196,7 +199,9 @@ Evidence Scene::observe(const RunResult& run, std::string peer_output) {
   ev.run = &run;
   ev.peer_output = std::move(peer_output);
   ev.secrets = fixture_.secrets();
-  ev.secrets.emplace_back("other run's file", values_.at("secret"));
+  ev.secrets.emplace_back(
+      attempt_.judge == Judge::kCrossSession ? "other session's" : "other run's file",
+      values_.at("secret"));
   if (listener_) ev.listener_reached = listener_->reached();
   std::error_code ec;
   ev.file_created = fs::exists(fixture_.host_dir() / "w" / marker_, ec);

@@ -67,6 +67,11 @@ class Scene {
   // (a control pointing the probe at another target); fails on an unknown one.
   [[nodiscard]] Result<std::string> fill(
       const std::string& code, const std::map<std::string, std::string>& overrides = {}) const;
+  // A placeholder's value ("secret", "session_mark", ...); empty when it has none.
+  [[nodiscard]] std::string value(const std::string& name) const {
+    const auto it = values_.find(name);
+    return it == values_.end() ? std::string() : it->second;
+  }
   // The host's view after the run (waits briefly for the run's processes to be gone).
   [[nodiscard]] Evidence observe(const RunResult& run, std::string peer_output);
   // What the process-table sampler looks for during the run ("" = nothing).

@@ -63,6 +63,27 @@ Finding judge_canary(const Attempt& attempt, const Evidence& ev, const std::stri
   return judge_host(attempt, *ev.run, false, "", "no canary in the output");
 }
 
+// The victim's own report and the host's look at its workspace first: a probe that only
+// disturbed the other session (killed its process, reached its socket, changed its file)
+// prints no secret.
+Finding judge_cross_session(const Attempt& attempt, const Evidence& ev) {
+  if (ev.peer_output.find("cordon-audit-peer-ok") == std::string::npos) {
+    return error("the other session's call did not run: " + first_line(ev.peer_output));
+  }
+  if (auto t = line_starting(ev.peer_output, "cordon-audit-peer-touched:")) {
+    return escaped("the other session says " + *t);
+  }
+  if (ev.peer_ended) return escaped("the other session's call ended while the probe ran");
+  if (!ev.peer_file_intact) return escaped("the other session's workspace file was changed");
+  const RunResult& run = *ev.run;
+  Finding canary = judge_canary(attempt, ev, run.stdout_data + run.stderr_data);
+  if (canary.status == AttemptStatus::kEscaped) return canary;
+  if (auto e = line_starting(run.stdout_data, "ESCAPED")) return escaped(*e);
+  if (!probe_ran(attempt, run)) return error(did_not_run(run));
+  if (auto b = line_starting(run.stdout_data, "BLOCKED")) return blocked(*b);
+  return blocked("nothing of the other session was reached");
+}
+
 Finding judge_deadline(const Attempt& attempt, const Evidence& ev) {
   const RunResult& run = *ev.run;
   const auto limit = attempt.timeout.count();
@@ -202,6 +223,8 @@ Finding judge(const Attempt& attempt, const Evidence& ev) {
         return error("the writing run did not run: " + first_line(ev.peer_output));
       }
       return judge_canary(attempt, ev, run.stdout_data + run.stderr_data);
+    case Judge::kCrossSession:
+      return judge_cross_session(attempt, ev);
     case Judge::kHostFileCreated:
       return judge_host(attempt, run, ev.file_created, "the file appeared on the host",
                         "nothing appeared on the host");

@@ -25,6 +25,9 @@ enum class AttemptStatus {
 [[nodiscard]] std::string_view to_string(AttemptStatus status);  // "BLOCKED", "ESCAPED", ...
 [[nodiscard]] std::optional<AttemptStatus> parse_status(std::string_view text);
 
+// The catalogue's class of the cross-session attempts (session_attempt.h).
+inline constexpr std::string_view kSessionClass = "sessions";
+
 struct Finding {
   AttemptStatus status = AttemptStatus::kError;
   std::string evidence;  // a few words
@@ -43,8 +46,10 @@ struct Evidence {
   std::size_t process_peak = 0;                              // kProcessPeak
   std::uint64_t host_disk_drop = 0;                          // kDisk: free bytes lost
   std::uint64_t host_file_bytes = 0;                         // kDisk: the marker file on the host
-  std::string peer_output;                                   // kCrossRun: the writer's output
-  std::int64_t run_ms = 0;  // Backend::run from call to return, set-up and teardown included
+  std::string peer_output;       // kCrossRun: the writer's output; kCrossSession: the victim's
+  bool peer_ended = false;       // kCrossSession: the victim's call ended during the probe
+  bool peer_file_intact = true;  // kCrossSession: the victim's workspace file as planted
+  std::int64_t run_ms = 0;       // Backend::run from call to return, set-up and teardown included
   // kOutput: how long past its deadline a run on the same backend and limits that only waits
   // takes to come back (set-up, the kill, teardown)
   std::int64_t baseline_ms = 0;
@@ -61,6 +66,13 @@ struct AttemptVerdict {
   std::string evidence;
   std::string control;  // the positive control and how it went, in words
   std::int64_t duration_ms = 0;
+
+  // A cross-session attempt against a backend that holds no sessions (with these options):
+  // it tests a seam the backend does not have, so it neither backs a claim nor leaves one
+  // unproven.
+  [[nodiscard]] bool moot() const {
+    return status == AttemptStatus::kSkipped && threat_class == kSessionClass;
+  }
 
   // An escape (or an unjudgeable attempt) against a backend that claims to stop it.
   [[nodiscard]] bool contradicts_claim() const {

@@ -301,6 +301,8 @@ CLI::App* add_prompt_command(CLI::App& app, PromptOptions& options, NetworkFlags
       ->transform(drop_glued_equals);
   cmd->add_flag("--unverified", options.unverified, "Render unproven claims, marked as such");
   cmd->add_flag("--no-audit", options.no_audit, "Never run an audit (claims stay unproven)");
+  cmd->add_flag("--sessions", options.with_sessions,
+                "As cordon mcp serves it with sessions (run_code's session, the session tools)");
   add_network_flags(cmd, network);
   add_backend_option_flags(cmd, options.backend_options, environment);
   return cmd;
@@ -318,6 +320,11 @@ error result at once); --pool-size 2 (warm sandboxes, namespace and container);
 --prestart python,sh (namespace: a pool for each whose sandboxes hold python, or sh, already
 started);
 --max-body 4M (an HTTP body or a stdio line); --session-idle 30m.
+Sandbox sessions (where the backend holds them; a trial session at start decides): tools
+session_open, session_reset, session_close, session_files, session_read_file and
+session_write_file, and run_code's `session`; each belongs to the MCP session that opened it
+(and, over HTTP, to its token) and ends with it. --max-sessions 32 (0: none), --sandbox-idle
+10m, --sandbox-max-age 1h.
 Every call is recorded in the history with source "mcp" and the client's name, after its
 response is sent (--no-history or CORDON_NO_HISTORY=1: none).
 Ends at the end of stdin or on SIGINT/SIGTERM, cancelling every call still running.)";
@@ -370,6 +377,15 @@ CLI::App* add_mcp_command(CLI::App& app, McpOptions& options) {
   cmd->add_option("--max-body", options.max_body,
                   "Largest HTTP body or stdio line SIZE (default 4M)")
       ->type_name("SIZE");
+  cmd->add_option("--max-sessions", options.max_sessions,
+                  "Sandbox sessions open at once N, server-wide (default 32; 0: none)")
+      ->type_name("N");
+  cmd->add_option("--sandbox-idle", options.sandbox_idle,
+                  "A sandbox session ends after DUR without a call (default 10m)")
+      ->type_name("DUR");
+  cmd->add_option("--sandbox-max-age", options.sandbox_max_age,
+                  "A sandbox session ends DUR after it was opened (default 1h)")
+      ->type_name("DUR");
   return cmd;
 }
 

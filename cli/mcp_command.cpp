@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "cli_error.h"
@@ -76,6 +77,24 @@ int mcp_command(const McpOptions& options) {
     Result<std::size_t> n = parse_number(options.max_queue, "--max-queue", /*zero_ok=*/true);
     if (!n) return report_failure(n.error().message, kJson);
     service_options.max_queue = *n;
+  }
+  if (options.max_sessions) {
+    Result<std::size_t> n = parse_number(options.max_sessions, "--max-sessions", /*zero_ok=*/true);
+    if (!n) return report_failure(n.error().message, kJson);
+    service_options.sessions.max_sessions = *n;
+  }
+  for (const auto& [text, flag, into] :
+       {std::tuple(&options.sandbox_idle, "--sandbox-idle", &service_options.sessions.idle_timeout),
+        std::tuple(&options.sandbox_max_age, "--sandbox-max-age",
+                   &service_options.sessions.max_age)}) {
+    if (!*text) continue;
+    Result<std::chrono::milliseconds> d = parse_duration(**text);
+    if (!d || d->count() <= 0) {
+      return report_failure(
+          std::string(flag) + ": " + (d ? std::string("must be above 0") : d.error().message),
+          kJson);
+    }
+    *into = *d;
   }
   std::optional<mcp::HttpOptions> http;
   if (options.http) {

@@ -20,6 +20,10 @@ struct McpOptions {
   std::optional<std::string> max_body;        // SIZE: an HTTP body, or a stdio line
   std::optional<std::string> max_concurrent;  // N
   std::optional<std::string> max_queue;       // N
+  // Sandbox sessions (issue #41). --session-idle is taken: it is the HTTP MCP sessions'.
+  std::optional<std::string> max_sessions;     // N (0: no session tools)
+  std::optional<std::string> sandbox_idle;     // DUR
+  std::optional<std::string> sandbox_max_age;  // DUR
 };
 
 [[nodiscard]] int mcp_command(const McpOptions& options);

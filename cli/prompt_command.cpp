@@ -7,6 +7,7 @@
 #include "cordon/units.h"
 #include "environment_command.h"
 #include "frontend/backend_catalog.h"
+#include "frontend/session_probe.h"
 #include "frontend_names.h"
 #include "prompts/tool_render.h"
 #include "request_builder.h"
@@ -70,6 +71,15 @@ int prompt_command(const PromptOptions& given, const NetworkFlags& network_flags
   std::unique_ptr<BackendCatalog> controls;
   Backend* control = control_backend(catalog, *env, controls);
 
+  if (options.with_sessions) {
+    // What `cordon mcp` offers with its default session settings (issue #41).
+    SessionOptions trial;
+    trial.base.limits = *limits;
+    trial.base.network = *network;
+    const frontend::SessionProbe probe = frontend::probe_sessions(*backend, trial);
+    if (!probe.holds) return report_failure("--sessions: " + probe.refusal, kJson);
+    options.sessions = prompts::SessionFacts{.keeps_python = probe.keeps_python};
+  }
   Result<std::string> text =
       render_for_backend(*backend, choice->name, control, *limits, timeout, options, *network);
   if (!text) return report_failure(text.error().message, kJson);

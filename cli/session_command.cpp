@@ -295,13 +295,15 @@ int list(const SessionCommandOptions& o) {
                                    ? format_size(s["memory_kb"].get<std::uint64_t>() * 1024)
                                    : "-";
     const std::string env = s.value("environment", std::string());
-    std::fprintf(stdout, "%-32s  %-18s  %-8s  %-8s  %-8s  %5lld  %9s  %s\n",
-                 s.value("id", std::string()).c_str(), s.value("backend", std::string()).c_str(),
-                 s.value("language", std::string()).c_str(),
-                 ago(s.value("started_ms", std::int64_t{0})).c_str(),
-                 ago(s.value("last_call_ms", std::int64_t{0})).c_str(),
-                 static_cast<long long>(s.value("calls", std::int64_t{0})), memory.c_str(),
-                 env.empty() ? "host" : env.c_str());
+    std::fprintf(
+        stdout, "%-32s  %-18s  %-8s  %-8s  %-8s  %5lld  %9s  %s\n",
+        s.value("id", std::string()).c_str(), s.value("backend", std::string()).c_str(),
+        s.value("language", std::string()).c_str(),
+        ago(s.value("started_ms", std::int64_t{0})).c_str(),
+        // A call runs now: the figures are of before it.
+        s.value("busy", false) ? "running" : ago(s.value("last_call_ms", std::int64_t{0})).c_str(),
+        static_cast<long long>(s.value("calls", std::int64_t{0})), memory.c_str(),
+        env.empty() ? "host" : env.c_str());
   }
   return 0;
 }

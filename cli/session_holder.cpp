@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,10 +34,6 @@ using Clock = std::chrono::steady_clock;
 // and says nothing must not hold the holder.
 constexpr std::chrono::seconds kRequestBound{10};
 
-json error_answer(const Error& e) {
-  return json{{"error", {{"code", to_string(e.code)}, {"message", e.describe()}}}};
-}
-
 std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -50,42 +47,88 @@ bool peer_is_us(int fd) {
   return cred.uid == ::geteuid();
 }
 
-// Cancels the call when its client hangs up (Ctrl-C in `cordon session run`), until
-// stopped.
-class HangupWatch {
+// A request that arrived while a call ran, to be served after it.
+struct Pending {
+  UniqueFd client;
+  json request;
+};
+
+// Calls that may wait behind the running one (as the MCP server's sessions allow).
+constexpr std::size_t kMaxWaiting = 4;
+
+// While a call runs, on a thread of its own: cancels the call when its client hangs up
+// (Ctrl-C in `cordon session run`), and keeps the session's socket answering, since a
+// holder that only listens between calls leaves `cordon session ls` and `stop` hanging
+// behind a long call: `info` is answered at once (busy, the figures of before the call),
+// `stop` at once (the call is cancelled and the session ends after it), anything else
+// waits in `queue` for its turn, at most kMaxWaiting (over it refused as busy).
+class CallWatch {
  public:
-  HangupWatch(int fd, CancelSource& cancel)
-      : thread_([this, fd, &cancel] {
-          for (;;) {
-            pollfd pfd[2] = {{fd, POLLRDHUP, 0}, {stop_.token().wait_fd(), POLLIN, 0}};
-            if (::poll(pfd, 2, -1) < 0) {
-              if (errno == EINTR) continue;
-              return;
-            }
-            if (pfd[1].revents != 0) return;
-            if ((pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-              cancel.cancel();
-              return;
-            }
-          }
-        }) {}
-  HangupWatch(const HangupWatch&) = delete;
-  HangupWatch& operator=(const HangupWatch&) = delete;
-  ~HangupWatch() {
+  CallWatch(int client, int listener, CancelSource& cancel, json busy_info,
+            std::deque<Pending>& queue, bool& stop_asked)
+      : thread_(
+            [this, client, listener, &cancel, info = std::move(busy_info), &queue, &stop_asked] {
+              for (;;) {
+                pollfd pfd[3] = {{client, POLLRDHUP, 0},
+                                 {stop_.token().wait_fd(), POLLIN, 0},
+                                 {listener, POLLIN, 0}};
+                if (::poll(pfd, 3, -1) < 0) {
+                  if (errno == EINTR) continue;
+                  return;
+                }
+                if (pfd[1].revents != 0) return;
+                if ((pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+                  cancel.cancel();
+                  return;
+                }
+                if ((pfd[2].revents & POLLIN) != 0) {
+                  take(listener, cancel, info, queue, stop_asked);
+                }
+              }
+            }) {}
+  CallWatch(const CallWatch&) = delete;
+  CallWatch& operator=(const CallWatch&) = delete;
+  ~CallWatch() {
     stop_.cancel();
     thread_.join();
   }
 
  private:
+  static void take(int listener, CancelSource& cancel, const json& info, std::deque<Pending>& queue,
+                   bool& stop_asked) {
+    UniqueFd peer(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+    if (!peer || !peer_is_us(peer.get())) return;
+    Result<json> request = read_frame(peer.get(), Clock::now() + kRequestBound);
+    if (!request) return;
+    const Result<HolderOp> op = holder_op(*request);
+    if (op && *op == HolderOp::kInfo) {
+      (void)write_frame(peer.get(), json{{"info", info}}, Clock::now() + kRequestBound);
+    } else if (op && *op == HolderOp::kStop) {
+      stop_asked = true;
+      cancel.cancel();
+      (void)write_frame(peer.get(), json{{"ok", json::object()}}, Clock::now() + kRequestBound);
+    } else if (queue.size() < kMaxWaiting) {
+      queue.push_back({std::move(peer), std::move(*request)});
+    } else {
+      (void)write_frame(peer.get(),
+                        wire::session_error_answer(Error{ErrorCode::kUnavailable, 0,
+                                                         "the session is busy: a call runs and " +
+                                                             std::to_string(kMaxWaiting) +
+                                                             " more wait, the most that may"}),
+                        Clock::now() + kRequestBound);
+    }
+  }
+
   CancelSource stop_;
   std::thread thread_;
 };
 
 class Holder {
  public:
-  Holder(BackendSession& session, const HolderIdentity& identity)
+  Holder(BackendSession& session, const HolderIdentity& identity, int listener)
       : session_(session),
         identity_(identity),
+        listener_(listener),
         started_(Clock::now()),
         started_wall_(std::chrono::system_clock::now()),
         last_(started_),
@@ -111,32 +154,49 @@ class Holder {
     const auto until = Clock::now() + kRequestBound;
     Result<json> request = read_frame(fd, until);
     if (!request) return;  // nothing to answer: the client is gone or garbled
-    Result<HolderOp> op = holder_op(*request);
-    if (!op) {
-      (void)write_frame(fd, error_answer(op.error()), Clock::now() + kRequestBound);
-      return;
+    answer(fd, *request);
+    // What arrived while a call ran, in its order (a queued run may queue more).
+    while (!waiting_.empty()) {
+      Pending next = std::move(waiting_.front());
+      waiting_.pop_front();
+      if (ended_) {
+        (void)write_frame(next.client.get(),
+                          wire::session_error_answer(Error{
+                              ErrorCode::kNotFound, 0, "session " + identity_.id + " " + *ended_}),
+                          Clock::now() + kRequestBound);
+      } else {
+        answer(next.client.get(), next.request);
+      }
     }
-    json answer;
-    switch (*op) {
-      case HolderOp::kRun:
-        answer = run(fd, *request);
-        break;
-      case HolderOp::kInfo:
-        answer = json{{"info", info()}};
-        break;
-      case HolderOp::kStop:
-        ended_ = "was stopped (cordon session stop)";
-        answer = json{{"ok", json::object()}};
-        break;
-      default:
-        touch();
-        answer = wire::serve_session_call(session_, *request);
-        break;
-    }
-    (void)write_frame(fd, answer, Clock::now() + kRequestBound);
   }
 
  private:
+  void answer(int fd, const json& request) {
+    Result<HolderOp> op = holder_op(request);
+    if (!op) {
+      (void)write_frame(fd, wire::session_error_answer(op.error()), Clock::now() + kRequestBound);
+      return;
+    }
+    json reply;
+    switch (*op) {
+      case HolderOp::kRun:
+        reply = run(fd, request);
+        break;
+      case HolderOp::kInfo:
+        reply = json{{"info", info()}};
+        break;
+      case HolderOp::kStop:
+        ended_ = "was stopped (cordon session stop)";
+        reply = json{{"ok", json::object()}};
+        break;
+      default:
+        touch();
+        reply = wire::serve_session_call(session_, request);
+        break;
+    }
+    (void)write_frame(fd, reply, Clock::now() + kRequestBound);
+  }
+
   void touch() {
     last_ = Clock::now();
     last_wall_ = std::chrono::system_clock::now();
@@ -147,16 +207,20 @@ class Holder {
     Result<RunRequest> call = member == request.end()
                                   ? fail(ErrorCode::kInvalidArgument, "a run has a 'request'")
                                   : wire::request_from_json(*member);
-    if (!call) return error_answer(call.error());
+    if (!call) return wire::session_error_answer(call.error());
     if (request.value("session_language", false)) {
       call->language = parse_language(identity_.language).value_or(call->language);
     }
     CancelSource cancel;
     RunResult result;
+    bool stop_asked = false;
     {
-      const HangupWatch watch(fd, cancel);
+      json busy = info();
+      busy["busy"] = true;
+      const CallWatch watch(fd, listener_, cancel, std::move(busy), waiting_, stop_asked);
       result = session_.run(*call, cancel.token(), nullptr);
     }
+    if (stop_asked) ended_ = "was stopped (cordon session stop)";
     ++calls_;
     touch();  // idle counts from a call's end
     result.session = SessionCallRef{identity_.id, calls_};
@@ -192,6 +256,8 @@ class Holder {
 
   BackendSession& session_;
   const HolderIdentity& identity_;
+  int listener_;
+  std::deque<Pending> waiting_;
   Clock::time_point started_;
   std::chrono::system_clock::time_point started_wall_;
   Clock::time_point last_;
@@ -268,7 +334,7 @@ Result<UniqueFd> listen_at(const fs::path& path) {
 
 void serve_session(BackendSession& session, const HolderIdentity& identity, UniqueFd listener,
                    const fs::path& dir) {
-  Holder holder(session, identity);
+  Holder holder(session, identity, listener.get());
   while (!holder.ended()) {
     pollfd pfd{listener.get(), POLLIN, 0};
     const int ready = ::poll(&pfd, 1, poll_ms_until(holder.next_deadline()));

@@ -1,10 +1,12 @@
 // `cordon session`'s holder: one small process per session, holding the session's sandbox
 // across separate invocations of `cordon`, with no daemon to start by hand (issue #41).
 // `cordon session start` forks it (session_command.cpp); it opens the session itself, since
-// a sandbox dies with the thread that built it (PR_SET_PDEATHSIG), and serves requests
+// a sandbox dies with the process that built it (PR_SET_PDEATHSIG), and serves requests
 // (session_protocol.h) on a socket in a private directory: $XDG_RUNTIME_DIR/cordon-sessions,
 // else /tmp/cordon-sessions-UID, mode 0700 and refused when someone else owns it or may enter
-// it; the socket 0600, and every peer's uid checked (SO_PEERCRED) before a byte is read. It
+// it; the socket 0600, and every peer's uid checked (SO_PEERCRED) before a byte is read.
+// One call at a time: while one runs, `info` and `stop` are still answered at once (stop
+// cancels the call), and other requests wait in a queue of 4, over it refused as busy. It
 // ends on `stop`, after its idle time, at its maximum age, or when the session fails, writes
 // why to <id>.ended beside the socket (so a later call hears "session 3f2a… ended after 10 min
 // idle" instead of "no such session"), removes its socket, and exits. SIGKILLed, it takes its

@@ -79,26 +79,6 @@ std::string seconds_text(std::chrono::milliseconds d) {
   return text;
 }
 
-// Seconds (a JSON number) -> the run's timeout. null is the operator's maximum; zero or
-// less is refused, never "unbounded" or a silent default; more than the maximum is refused
-// with the maximum named, so the model can retry within it.
-Result<std::chrono::milliseconds> timeout_from(const json* value, std::chrono::milliseconds most) {
-  if (most.count() <= 0) most = kDefaultTimeout;  // as a request's own 0 means the default
-  if (value == nullptr) return most;
-  const double seconds = value->get<double>();
-  const std::string null_for = "; left out or null, " + seconds_text(most) + " s";
-  if (!std::isfinite(seconds) || seconds <= 0) {
-    return invalid("timeout", "must be more than 0 seconds" + null_for + "; got " + value->dump());
-  }
-  if (seconds * 1000.0 > static_cast<double>(most.count())) {
-    return invalid("timeout", "must be at most " + seconds_text(most) +
-                                  " seconds (the operator's limit); got " + shown_value(*value));
-  }
-  // Rounded up: a timeout shorter than asked would stop code the model expected to finish.
-  const auto ms = static_cast<std::int64_t>(std::ceil(seconds * 1000.0));
-  return std::chrono::milliseconds(std::max<std::int64_t>(ms, 1));
-}
-
 // An input file's name as `cordon run --file LOCAL:NAME` takes it: validate() holds the
 // one rule for names (relative, no "..", no NUL, naming a file).
 Status check_file_name(const std::string& name, const std::string& field) {
@@ -165,6 +145,26 @@ Status add_collect(const json& patterns, RunRequest& request) {
 }
 
 }  // namespace
+
+// Seconds (a JSON number) -> the run's timeout. null is the operator's maximum; zero or
+// less is refused, never "unbounded" or a silent default; more than the maximum is refused
+// with the maximum named, so the model can retry within it.
+Result<std::chrono::milliseconds> timeout_from(const json* value, std::chrono::milliseconds most) {
+  if (most.count() <= 0) most = kDefaultTimeout;  // as a request's own 0 means the default
+  if (value == nullptr) return most;
+  const double seconds = value->get<double>();
+  const std::string null_for = "; left out or null, " + seconds_text(most) + " s";
+  if (!std::isfinite(seconds) || seconds <= 0) {
+    return invalid("timeout", "must be more than 0 seconds" + null_for + "; got " + value->dump());
+  }
+  if (seconds * 1000.0 > static_cast<double>(most.count())) {
+    return invalid("timeout", "must be at most " + seconds_text(most) +
+                                  " seconds (the operator's limit); got " + shown_value(*value));
+  }
+  // Rounded up: a timeout shorter than asked would stop code the model expected to finish.
+  const auto ms = static_cast<std::int64_t>(std::ceil(seconds * 1000.0));
+  return std::chrono::milliseconds(std::max<std::int64_t>(ms, 1));
+}
 
 Result<RunRequest> request_from_tool_call(const json& arguments, const json& input_schema,
                                           const ToolCallDefaults& defaults) {

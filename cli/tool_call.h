@@ -48,6 +48,11 @@ struct ToolCallDefaults {
                                                         const nlohmann::json& input_schema,
                                                         const ToolCallDefaults& defaults);
 
+// Seconds (a JSON number, null: `most`) -> a call's timeout, at most `most`; zero, less or
+// more than `most` is kInvalidArgument naming "timeout". run_code's and session_open's.
+[[nodiscard]] Result<std::chrono::milliseconds> timeout_from(const nlohmann::json* value,
+                                                             std::chrono::milliseconds most);
+
 // The tool result for a finished run, in MCP's CallToolResult shape: `content` (a text
 // item with what a model reads: the outcome sentence, stdout, stderr, truncation; then
 // each collected artifact as an embedded resource, named as --artifacts-dir names it),

@@ -11,6 +11,7 @@
 
 #include "artifacts_out.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/text.h"
 #include "cordon/units.h"
 #include "frontend/exit_status.h"
@@ -117,6 +118,15 @@ std::string text_of(const RunResult& result, const std::string& artifacts_note) 
     text += "(no output on stdout or stderr)\n";
   }
   if (const std::string note = truncation_note(result); !note.empty()) text += note + "\n";
+  // A call in a session (issue #41): the cell's value, and whether its interpreter is gone.
+  if (result.value) text += "--- value ---\n" + *result.value + "\n";
+  if (result.state_lost) {
+    text += "state_lost: " + std::string(kStateLostWords) + "\n";
+  }
+  if (result.session) {
+    text +=
+        "(session " + result.session->id + ", call " + std::to_string(result.session->call) + ")\n";
+  }
   // With an allow-list, what the proxy let through and refused, and why: a model that was
   // refused a host learns it here (the same lines as `cordon run`'s "cordon: network:").
   if (result.network) {

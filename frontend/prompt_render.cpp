@@ -78,7 +78,8 @@ prompts::RenderContext render_context(const PromptRender& input) {
                                 .report = input.report,
                                 .unverified = input.unverified,
                                 .network = input.network,
-                                .software = input.software};
+                                .software = input.software,
+                                .sessions = input.sessions};
 }
 
 namespace {
@@ -142,7 +143,8 @@ Result<std::string> render_for_backend(Backend& backend, const std::string& back
                            .report = *report ? &**report : nullptr,
                            .unverified = options.unverified,
                            .network = network,
-                           .software = options.software};
+                           .software = options.software,
+                           .sessions = options.sessions};
   return render_prompt(input, options.format);
 }
 

@@ -45,6 +45,12 @@ struct PromptOptions {
   // The environment's sentence (environment::describe()), stated after the interpreters.
   std::string software{};    // NOLINT(readability-redundant-member-init)
   AuditWatch audit_watch{};  // NOLINT(readability-redundant-member-init): the audit, if one runs
+  // The sessions the server offers (issue #41; `cordon mcp`, `cordon prompt --sessions`):
+  // run_code's `session` argument and the session tools' sentences. Unset: none.
+  std::optional<prompts::SessionFacts> sessions{};  // NOLINT(readability-redundant-member-init)
+  // `cordon prompt --sessions`: render as `cordon mcp` serves where the backend holds
+  // sessions (a trial session decides; `sessions` gets its defaults).
+  bool with_sessions = false;
 };
 
 // The languages `backend` can run here, in the interpreter table's order: those whose run it
@@ -80,6 +86,7 @@ struct PromptRender {
   // The allow-list the description states; none by default. {}: as RenderContext's.
   NetworkAccess network{};  // NOLINT(readability-redundant-member-init)
   std::string software{};   // NOLINT(readability-redundant-member-init): as RenderContext's
+  std::optional<prompts::SessionFacts> sessions{};  // NOLINT(readability-redundant-member-init)
 };
 [[nodiscard]] Result<std::string> render_prompt(const PromptRender& input, std::string_view format);
 // What render_prompt() renders `input.tool` with (the backend's capabilities for the

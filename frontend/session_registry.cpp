@@ -343,6 +343,12 @@ Result<SessionInfo> SessionRegistry::stats(std::string_view id, std::string_view
   return info;
 }
 
+bool SessionRegistry::holds(std::string_view id, std::string_view owner) const {
+  const std::scoped_lock lock(mu_);
+  const auto it = live_.find(id);
+  return it != live_.end() && it->second->owner == owner;
+}
+
 std::vector<SessionInfo> SessionRegistry::list(std::string_view owner) {
   std::vector<std::string> ids;
   {

@@ -97,6 +97,8 @@ class SessionRegistry {
   void close_owner(std::string_view owner);
 
   [[nodiscard]] std::vector<SessionInfo> list(std::string_view owner);
+  // Whether `owner` has this live session; never touches the session (no turn taken).
+  [[nodiscard]] bool holds(std::string_view id, std::string_view owner) const;
   [[nodiscard]] Result<SessionInfo> stats(std::string_view id, std::string_view owner);
 
   // The workspace's files; paths relative, no "..": the backend checks them again.

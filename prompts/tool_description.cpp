@@ -41,6 +41,8 @@ Result<ToolTemplate> parse_template(std::string_view path, std::string_view text
     t.name = j.at("name").get<std::string>();
     t.description = j.at("description").get<std::string>();
     t.input_schema = j.at("input_schema");
+    t.output_schema = j.value("output_schema", json());
+    t.annotations = j.value("annotations", json());
   } catch (const json::exception& e) {
     return fail(ErrorCode::kInvalidArgument, std::string(path) + ": " + e.what());
   }

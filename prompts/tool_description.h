@@ -21,6 +21,10 @@ struct ToolTemplate {
   std::string name;         // the tool's name in every format
   std::string description;  // with {{placeholders}}
   nlohmann::json input_schema;
+  // Optional: the MCP outputSchema and annotations of a tool whose result is not a run's
+  // (the session tools); null: run_code's (result_json_schema(), the hints of the sandbox).
+  nlohmann::json output_schema;
+  nlohmann::json annotations;
   std::string path;  // "prompts/run_code/v1.json"
   std::string hash;  // "sha256:..." of the file's bytes
 };

@@ -50,11 +50,13 @@ json mcp_tool(const RenderedTool& tool) {
                          {"destructiveHint", !tool.host_files_protected},
                          {"idempotentHint", false},
                          {"openWorldHint", !tool.network_closed}};
-  return json{{"name", tool.name},
-              {"description", tool.description},
-              {"inputSchema", tool.input_schema},
-              {"outputSchema", result_json_schema()},
-              {"annotations", annotations}};
+  // A tool whose result is no run's (the session tools) brings its own from its template.
+  return json{
+      {"name", tool.name},
+      {"description", tool.description},
+      {"inputSchema", tool.input_schema},
+      {"outputSchema", tool.output_schema.is_null() ? result_json_schema() : tool.output_schema},
+      {"annotations", tool.annotations.is_null() ? annotations : tool.annotations}};
 }
 
 Result<std::string> format_tool(const RenderedTool& tool, std::string_view format) {

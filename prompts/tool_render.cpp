@@ -142,6 +142,7 @@ std::vector<const AttemptVerdict*> attempts_on(const AuditReport* report,
   std::vector<const AttemptVerdict*> out;
   if (report == nullptr) return out;
   for (const AttemptVerdict& v : report->verdicts) {
+    if (v.moot()) continue;
     if (std::ranges::find(aspects, v.aspect) != aspects.end()) out.push_back(&v);
   }
   return out;
@@ -226,14 +227,44 @@ Sentence isolation_sentence(const RenderContext& ctx) {
 // daemons outliving their run).
 constexpr Aspect kFreshStartAspects[] = {Aspect::kFilesystem, Aspect::kTimeout};
 
-Sentence fresh_start_sentence(const RenderContext& ctx) {
+// `sessions`: the tool offers sessions, whose calls do keep what they leave.
+Sentence fresh_start_sentence(const RenderContext& ctx, bool sessions) {
   if (ctx.capabilities.level(Aspect::kFilesystem) == Enforcement::kNone) {
     return {
         "Calls are not separated: files one call writes (under /tmp, say) stay on the "
         "host, where later calls can read them.",
         false};
   }
+  if (sessions) {
+    return {"Each call without a session starts from scratch: nothing is kept between calls.",
+            true};
+  }
   return {"Each call starts from scratch: nothing is kept between calls.", true};
+}
+
+// The session property marker: such a property is offered only with sessions.
+constexpr std::string_view kSessionsMark = "x-cordon-sessions";
+
+// `schema` without the properties marked for sessions when there are none, and without the
+// marker either way (it is no JSON Schema keyword).
+json sessions_offered(json schema, bool sessions) {
+  if (!schema.is_object()) return schema;
+  if (const auto properties = schema.find("properties");
+      properties != schema.end() && properties->is_object()) {
+    for (auto it = properties->begin(); it != properties->end();) {
+      if (!sessions && it->is_object() && it->value(kSessionsMark, false)) {
+        it = properties->erase(it);
+        continue;
+      }
+      *it = sessions_offered(std::move(*it), sessions);
+      if (it->is_object()) it->erase(std::string(kSessionsMark));
+      ++it;
+    }
+  }
+  if (const auto items = schema.find("items"); items != schema.end()) {
+    *items = sessions_offered(std::move(*items), sessions);
+  }
+  return schema;
 }
 
 // "Interpreters: python is Python 3.11.2, sh is dash." from what the audit measured in
@@ -253,7 +284,8 @@ std::string interpreters_sentence(const RenderContext& ctx) {
 bool uses(const ToolTemplate& tool, const std::string& name) {
   const std::string mark = "{{" + name + "}}";
   return tool.description.find(mark) != std::string::npos ||
-         tool.input_schema.dump().find(mark) != std::string::npos;
+         tool.input_schema.dump().find(mark) != std::string::npos ||
+         tool.output_schema.dump().find(mark) != std::string::npos;
 }
 
 // Every statement `tool` uses, in a fixed order; the first claim that cannot be stated
@@ -273,14 +305,25 @@ Result<std::vector<Statement>> statements_for(const ToolTemplate& tool, const Re
                                               : interpreters + " " + ctx.software);
   fact("code_size", "The code may be at most " + format_size(kMaxCodeBytes) + ".");
   fact("stdin", "Its standard input is empty.");
+  for (const auto& [name, text] : session_sentences(ctx.sessions.value_or(SessionFacts{}))) {
+    if (!uses(tool, name)) continue;
+    if (!ctx.sessions && name != "sessions") {
+      return fail(ErrorCode::kUnavailable, "the " + tool.name +
+                                               " tool needs a backend that holds "
+                                               "sessions, and " +
+                                               ctx.backend_name + " holds none here");
+    }
+    fact(name, ctx.sessions ? text : "");
+  }
 
   std::vector<Result<Statement>> backed_ones;
   if (uses(tool, "isolation")) {
     backed_ones.push_back(backed("isolation", isolation_sentence(ctx), kIsolationAspects, ctx));
   }
   if (uses(tool, "fresh_start")) {
-    backed_ones.push_back(
-        backed("fresh_start", fresh_start_sentence(ctx), kFreshStartAspects, ctx));
+    backed_ones.push_back(backed("fresh_start",
+                                 fresh_start_sentence(ctx, ctx.sessions && uses(tool, "sessions")),
+                                 kFreshStartAspects, ctx));
   }
   for (const Aspect aspect : kAllAspects) {
     const std::string name(to_string(aspect));
@@ -375,19 +418,25 @@ Result<RenderedTool> render_tool(const ToolTemplate& tool, const RenderContext& 
     }
     values["default_language"] = to_string(ctx.languages.front());
   }
+  if (ctx.sessions) values.merge(session_values(*ctx.sessions));
   for (const Statement& s : *statements) values[s.placeholder] = s.text;
   Result<std::string> description = fill(tool.description, values);
   if (!description) return std::unexpected(description.error());
   json language_enum = json::array();
   for (const Language l : ctx.languages) language_enum.push_back(to_string(l));
-  Result<json> schema = fill_schema(tool.input_schema, values, language_enum);
+  Result<json> schema = fill_schema(sessions_offered(tool.input_schema, ctx.sessions.has_value()),
+                                    values, language_enum);
   if (!schema) return std::unexpected(schema.error());
+  Result<json> output = fill_schema(tool.output_schema, values, language_enum);
+  if (!output) return std::unexpected(output.error());
   return RenderedTool{
       .id = tool.id,
       .version = tool.version,
       .name = tool.name,
       .description = std::move(*description),
       .input_schema = std::move(*schema),
+      .output_schema = std::move(*output),
+      .annotations = tool.annotations,
       .statements = std::move(*statements),
       .network_closed =
           ctx.capabilities.level(Aspect::kNetwork) == Enforcement::kEnforced && !ctx.network.any(),

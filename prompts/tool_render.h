@@ -17,12 +17,14 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "audit/report.h"
 #include "cordon/capabilities.h"
 #include "cordon/request.h"
+#include "prompts/session_facts.h"
 #include "prompts/tool_description.h"
 
 namespace cordon::prompts {
@@ -44,6 +46,10 @@ struct RenderContext {
   // its Python packages and tools, from its stored inventory. Follows the interpreters'
   // sentence; "" says nothing.
   std::string software{};  // NOLINT(readability-redundant-member-init)
+  // The sessions the server offers (issue #41); unset: none. A template's session sentences
+  // need them (rendering one without is an error); a schema property marked
+  // "x-cordon-sessions": true (run_code's `session`) is left out without them.
+  std::optional<SessionFacts> sessions{};  // NOLINT(readability-redundant-member-init)
 };
 
 // One filled placeholder of a description and what stands behind it.
@@ -66,6 +72,8 @@ struct RenderedTool {
   std::string name;
   std::string description;
   nlohmann::json input_schema;
+  nlohmann::json output_schema;       // the template's, filled; null: run_code's
+  nlohmann::json annotations;         // the template's; null: run_code's
   std::vector<Statement> statements;  // the placeholders the template uses, filled
   // What the backend's capabilities (for these limits) enforce, for the MCP tool's
   // annotations: openWorldHint is false only where the network is closed (enforced, and no

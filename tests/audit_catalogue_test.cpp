@@ -159,8 +159,9 @@ TEST(AuditCatalogue, AllowListAttemptsCarryTheirListsAndControls) {
 
 TEST(AuditCatalogue, EveryPlaceholderIsOneTheAuditFills) {
   const std::set<std::string> known = {
-      "tcp_port", "udp_port",   "abstract_name", "unix_path", "host_dir", "credentials_file",
-      "marker",   "marker_num", "victim_pid",    "secret",    "tunable",  "tunable_value"};
+      "tcp_port",         "udp_port",      "abstract_name", "unix_path",  "host_dir",
+      "credentials_file", "marker",        "marker_num",    "victim_pid", "secret",
+      "tunable",          "tunable_value", "session_mark"};
   for (const Attempt& a : catalogue().attempts) {
     for (const std::string* code : {&a.code, &a.peer_code}) {
       for (const std::string& name : placeholder_names(*code)) {
@@ -182,6 +183,29 @@ TEST(AuditCatalogue, MalformedEntriesAreRefusedWithTheAttemptNamed) {
       R"({"id":"x","class":"c","aspect":"network","title":"t","language":"sh","judge":"printed","control":"none","code":"a"},)"
       R"({"id":"x","class":"c","aspect":"network","title":"t","language":"sh","judge":"printed","control":"none","code":"b"}]})");
   EXPECT_FALSE(dup.has_value());
+  // A cross-session attempt: python, a victim, and the same-session control; nothing else
+  // takes that control.
+  const std::string head =
+      R"({"version":1,"attempts":[{"id":"s","class":"sessions","aspect":"network","title":"t",)";
+  EXPECT_TRUE(parse_catalogue(head + R"("language":"python","judge":"cross_session",)" +
+                              R"("control":"same_session","code":"a","peer_code":"b"}]})")
+                  .has_value());
+  for (const std::string& wrong :
+       {std::string(R"("language":"python","judge":"cross_session","control":"same_session",)"
+                    R"("code":"a"}]})"),
+        std::string(R"("language":"sh","judge":"cross_session","control":"same_session",)"
+                    R"("code":"a","peer_code":"b"}]})"),
+        std::string(R"("language":"python","judge":"cross_session","control":"none",)"
+                    R"("code":"a","peer_code":"b"}]})"),
+        std::string(R"("language":"python","judge":"printed","control":"same_session",)"
+                    R"("code":"a"}]})"),
+        std::string(R"("language":"python","judge":"cross_session","control":"same_session",)"
+                    R"("code":"a","peer_prelude":"nope"}]})")}) {
+    const auto refused = parse_catalogue(head + wrong);
+    ASSERT_FALSE(refused.has_value()) << wrong;
+    EXPECT_NE(refused.error().message.find("attempt s"), std::string::npos)
+        << refused.error().message;
+  }
 }
 
 // Seen while writing audit_catalogue_fuzz: numbers were read with get<int>() / value(..., 5000),
@@ -292,6 +316,52 @@ TEST(AuditJudge, SurvivorsVictimTunableAndFiles) {
   gone.file_intact = false;
   EXPECT_EQ(judged(attempt_with(Judge::kHostFileIntact), ran("done\n"), gone).status,
             AttemptStatus::kEscaped);
+}
+
+// Cross-session attempts (issue #41): the victim session's own report and the host's look
+// at its workspace count before the probe's printout; a victim that never got ready
+// proves nothing.
+TEST(AuditJudge, CrossSessionBelievesTheVictimAndTheHost) {
+  Attempt a = attempt_with(Judge::kCrossSession);
+  a.require = "";
+  const std::string ok = "cordon-audit-peer-ok\n";
+  Evidence quiet;
+  quiet.peer_output = ok;
+  quiet.secrets = {{"other session's", "cordon-audit-peer-abc"}};
+  EXPECT_EQ(judged(a, ran("BLOCKED nothing visible\n"), quiet).status, AttemptStatus::kBlocked);
+  Evidence not_ready = quiet;
+  not_ready.peer_output = "Traceback: no python\n";
+  EXPECT_EQ(judged(a, ran("BLOCKED nothing visible\n"), not_ready).status, AttemptStatus::kError);
+  Evidence touched = quiet;
+  touched.peer_output = ok + "cordon-audit-peer-touched: its process was killed\n";
+  const Finding t = judged(a, ran("BLOCKED kill EPERM\n"), touched);
+  EXPECT_EQ(t.status, AttemptStatus::kEscaped);
+  EXPECT_NE(t.evidence.find("its process was killed"), std::string::npos) << t.evidence;
+  Evidence ended = quiet;
+  ended.peer_ended = true;
+  EXPECT_EQ(judged(a, ran("BLOCKED x\n"), ended).status, AttemptStatus::kEscaped);
+  Evidence changed = quiet;
+  changed.peer_file_intact = false;
+  EXPECT_EQ(judged(a, ran("BLOCKED x\n"), changed).status, AttemptStatus::kEscaped);
+  const Finding leaked = judged(a, ran("read cordon-audit-peer-abc\n"), quiet);
+  EXPECT_EQ(leaked.status, AttemptStatus::kEscaped);
+  EXPECT_NE(leaked.evidence.find("other session's"), std::string::npos) << leaked.evidence;
+  EXPECT_EQ(judged(a, ran("ESCAPED ptrace attached\n"), quiet).status, AttemptStatus::kEscaped);
+  EXPECT_EQ(judged(a, ran("", Outcome::kFailed), quiet).status, AttemptStatus::kError);
+}
+
+// A cross-session attempt against a backend without sessions tests nothing it claims; any
+// other skipped attempt still leaves its claim unproven.
+TEST(AuditJudge, OnlyASkippedSessionAttemptIsMoot) {
+  AttemptVerdict v;
+  v.status = AttemptStatus::kSkipped;
+  v.threat_class = std::string(kSessionClass);
+  EXPECT_TRUE(v.moot());
+  v.status = AttemptStatus::kBlocked;
+  EXPECT_FALSE(v.moot());
+  v.status = AttemptStatus::kSkipped;
+  v.threat_class = "processes";
+  EXPECT_FALSE(v.moot());
 }
 
 TEST(AuditJudge, ResourceJudges) {
@@ -429,6 +499,23 @@ TEST(AuditReport, DurationOutOfRangeIsRefused) {
   EXPECT_EQ(back->verdicts[0].duration_ms, 5000000000LL);
   j["schema"] = 2e300;
   EXPECT_FALSE(report_from_json(j).has_value());
+}
+
+// Sessions are backed only by a report whose cross-session attempts are all BLOCKED.
+TEST(AuditReport, SessionsAreBackedOnlyWhenEveryCrossSessionAttemptIsBlocked) {
+  AuditReport r = sample_report();
+  EXPECT_NE(sessions_unbacked(r).find("no cross-session attempt"), std::string::npos);
+  AttemptVerdict v;
+  v.id = "sess-signal";
+  v.threat_class = std::string(kSessionClass);
+  v.status = AttemptStatus::kBlocked;
+  r.verdicts.push_back(v);
+  EXPECT_EQ(sessions_unbacked(r), "");
+  for (const AttemptStatus other :
+       {AttemptStatus::kEscaped, AttemptStatus::kError, AttemptStatus::kSkipped}) {
+    r.verdicts.back().status = other;
+    EXPECT_NE(sessions_unbacked(r).find("sess-signal is"), std::string::npos);
+  }
 }
 
 TEST(AuditReport, StoredReportIsFoundOnlyUnderItsExactBinding) {

@@ -18,6 +18,7 @@
 #include "audit/host_probes.h"
 #include "audit/runner.h"
 #include "audit/scene.h"
+#include "audit/verdict.h"
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
@@ -277,6 +278,46 @@ class RecordingBackend final : public Backend {
 // its own runs under the operator's list (the proxy and its relay are there), the
 // allow-list attempts keep theirs, the subprocess controls get none; and the network still
 // holds. A backend that cannot carry a list is refused, not audited without it.
+// Cross-session attempts (issue #41): across two namespace sessions every one is BLOCKED,
+// and its positive control (probe and victim in one session) escapes, so each probe finds
+// what the other session planted wherever it is reachable.
+TEST_F(AuditControls, SessionAttemptsAreBlockedAcrossSessionsAndReachWithinOne) {
+  AuditOptions options;
+  for (const Attempt& a : catalogue_.attempts) {
+    if (a.threat_class == kSessionClass) options.only.push_back(a.id);
+  }
+  ASSERT_GE(options.only.size(), 7U);
+  const auto verdicts = run_attempts(production_, catalogue_, options);
+  ASSERT_TRUE(verdicts.has_value()) << verdicts.error().describe();
+  ASSERT_EQ(verdicts->size(), options.only.size());
+  for (const AttemptVerdict& v : *verdicts) {
+    EXPECT_EQ(v.status, AttemptStatus::kBlocked) << v.id << ": " << v.evidence;
+    EXPECT_NE(v.control.find("ESCAPED"), std::string::npos) << v.id << ": " << v.control;
+  }
+}
+
+// The cross-session path itself sees an escape: with the network namespace off, two
+// sessions share the host's abstract unix sockets.
+TEST_F(AuditControls, ACrossSessionProbeEscapesWhereSessionsShareTheNetwork) {
+  ns::NamespaceOptions shared;
+  shared.network_namespace = false;
+  EXPECT_STATUS(weakened(shared, "sess-abstract-unix"), kEscaped);
+}
+
+// Where no session can be held the seam does not exist: SKIPPED with the reason, and moot
+// for the claims (nothing ran: the subprocess backend refuses before any code).
+TEST_F(AuditControls, SessionAttemptsAreMootWhereNoSessionIsHeld) {
+  AuditOptions options;
+  options.only = {"sess-signal"};
+  const auto verdicts = run_attempts(*subprocess_, catalogue_, options);
+  ASSERT_TRUE(verdicts.has_value()) << verdicts.error().describe();
+  ASSERT_EQ(verdicts->size(), 1U);
+  EXPECT_EQ(verdicts->front().status, AttemptStatus::kSkipped);
+  EXPECT_TRUE(verdicts->front().moot());
+  EXPECT_NE(verdicts->front().evidence.find("does not hold sessions"), std::string::npos)
+      << verdicts->front().evidence;
+}
+
 TEST_F(AuditControls, AnAuditWithAnAllowListRunsEveryOtherAttemptUnderIt) {
   ns::NamespaceBackend production;
   RecordingBackend recording(production);

@@ -11,6 +11,9 @@ history database under concurrent writers.
       the next start that is not killed nothing of any dead cordon may remain: cgroups in
       every hierarchy, run directories, bundles, lock and uid-slot files, runc state,
       mounts. The history database written by the killed runs must pass integrity_check.
+      Where the backend holds sessions, every third kill is a `cordon session` holder
+      (issue #41), idle or mid-call: its sandbox goes with it, and the next session call
+      removes its socket.
       With --runtime (the container backend's OCI runtime, e.g. gVisor's runsc) the code
       runs inside a user-space kernel, where no host process carries its marker: what must
       not survive there is every host process of the runtime's (its sandbox, gofer and
@@ -28,6 +31,7 @@ Exit 0 when everything holds; 1 with each failure printed otherwise.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import random
@@ -314,6 +318,51 @@ def mcp_once(args, env, mark, rng, overhead):
     return pid, "mcp " + phase
 
 
+def session_start(args, env):
+    """`cordon session start`: (id, its holder's pid), or (None, why)."""
+    started = subprocess.run([args.cordon, "session", "start", *backend_args(args), "-l", "sh",
+                              "-t", "20s"], env=env, capture_output=True, timeout=120, check=False)
+    if started.returncode != 0:
+        return None, started.stderr.decode(errors="replace").strip()
+    sid = started.stdout.decode().split("\n")[0].strip()
+    listed = subprocess.run([args.cordon, "session", "ls", "--json"], env=env,
+                            capture_output=True, timeout=60, check=False)
+    for s in json.loads(listed.stdout or b"{}").get("sessions", []):
+        if s.get("id") == sid:
+            return sid, s["pid"]
+    return None, "session %s is not listed: %r" % (sid, listed.stderr[-300:])
+
+
+def session_once(args, env, mark, rng, overhead):
+    """A session's holder (issue #41) SIGKILLed while idle or mid-call: its sandbox must go
+    with it, and the next start sweeps what it left."""
+    sid, pid = session_start(args, env)
+    if sid is None:
+        fail("cordon session start failed: %s" % pid)
+        return None, "session start failed"
+    phase = rng.choice(["session idle", "session call", "session call"])
+    call = None
+    if phase == "session call":
+        code, seconds = code_of(mark, rng)
+        call = subprocess.Popen([args.cordon, "session", "run", sid, "-c", code], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, (overhead + seconds) * 1.1))
+    os.kill(pid, signal.SIGKILL)
+    # The holder is this test's child (a subreaper: PID 1 here never reaps).
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    if call is not None:
+        try:
+            call.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            fail("session %s: the call's client still waits after its holder died" % sid)
+            kill_and_reap(call)
+    return pid, phase
+
+
 def calibrate(args, env):
     """What one whole `cordon run` adds to its code's own time here, now."""
     best = None
@@ -337,15 +386,34 @@ def command_kill(args):
     print("kill: backend %s, %d kills, seed %s, a whole run takes %.0f ms"
           % (what, args.kills, args.seed, whole * 1000), flush=True)
     watch = runtime_dir if args.runtime else None
+    # Session holders are grandchildren (`session start` forks them): adopted and reaped
+    # here.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    env["XDG_RUNTIME_DIR"] = os.path.join(work, "xdg")
+    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+    sid, why = session_start(args, env)
+    sessions = sid is not None
+    if sessions:
+        subprocess.run([args.cordon, "session", "stop", sid], env=env, capture_output=True,
+                       timeout=60, check=False)
+        os.waitpid(why, 0)
+    else:
+        print("kill: no session kills: %s" % why, flush=True)
     dead = []
     phases = {}
     begin = time.monotonic()
     for i in range(args.kills):
         mark = "crash-%d-%d" % (os.getpid(), i)
-        if i % 2 == 0:
+        turn = i % (3 if sessions else 2)
+        if turn == 0:
             pid, phase = cli_once(args, env, mark, rng, whole)
-        else:
+        elif turn == 1:
             pid, phase = mcp_once(args, env, mark, rng, whole)
+        else:
+            pid, phase = session_once(args, env, mark, rng, whole)
+            if pid is None:
+                continue
         dead.append(pid)
         phases[phase] = phases.get(phase, 0) + 1
         left = wait_no_survivors(mark, [pid], watch, 10.0 if watch else 5.0)
@@ -360,6 +428,14 @@ def command_kill(args):
     left = leftovers(dead, dirs, runtime_dir)
     for item in left:
         fail("after the next start, left by a killed cordon: " + item)
+    # The next `cordon session` call sweeps the sockets of killed holders.
+    if sessions:
+        subprocess.run([args.cordon, "session", "ls"], env=env, capture_output=True,
+                       timeout=60, check=False)
+        sockets = os.path.join(env["XDG_RUNTIME_DIR"], "cordon-sessions")
+        for name in sorted(os.listdir(sockets)) if os.path.isdir(sockets) else []:
+            if name.endswith(".sock"):
+                fail("after the next session call, a killed holder's socket is left: " + name)
     # The history written by killed runs is intact.
     try:
         db = sqlite3.connect(env["CORDON_HISTORY_PATH"], timeout=10)

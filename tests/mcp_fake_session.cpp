@@ -103,7 +103,7 @@ struct Session::Impl {
 };
 
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is session.h's
-Session::Session(Service& /*service*/, std::string /*transport*/)
+Session::Session(Service& /*service*/, std::string /*transport*/, std::string /*owner_scope*/)
     : impl_(std::make_unique<Impl>()) {}
 
 Session::~Session() { impl_->stop_all(); }

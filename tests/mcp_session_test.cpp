@@ -147,7 +147,8 @@ TEST_F(McpSession, InitializeToolsListAndACallAtEveryVersion) {
     EXPECT_EQ(session->protocol_version(), version);
 
     const json list = answer(*session, request(1, "tools/list"));
-    ASSERT_EQ(list["result"]["tools"].size(), 1u);
+    // run_code, then the session tools (issue #41) where the backend holds sessions.
+    ASSERT_EQ(list["result"]["tools"].size(), 1u + service_->session_tools().size());
     const json& tool = list["result"]["tools"][0];
     EXPECT_EQ(tool["name"], "run_code");
     EXPECT_EQ(tool["inputSchema"], service_->tool()["inputSchema"]);

@@ -1,18 +1,25 @@
 // A session's sandbox on the namespace backend (issue #41): one sandbox, its init in
 // session mode (ns_init_channel.h's kSessionRun), order after order. Files written by one
 // call are there for the next, shell variables are not, and a call ended by the host
-// (its deadline) leaves none of its processes and keeps the sandbox.
+// (its deadline) leaves none of its processes and keeps the sandbox. Through the
+// BackendSession, every call goes to the session's python kernel: python state persists
+// until a call loses the kernel (state_lost), the files persist across kernels.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cordon/proc/pipe.h"
 #include "cordon/session.h"
@@ -163,105 +170,14 @@ TEST_F(Session, CloseEndsTheInitAndEverythingInIt) {
   EXPECT_EQ(read_all(out->read.get()), "");  // every writer of the pipe is gone
 }
 
-// ---- calls through the shared driver (NamespaceBackend::run_in_session) ----
-
-class DrivenSession : public ::testing::Test {
- protected:
-  // A session whose sandbox has `limits` for its whole life.
-  std::optional<BuiltSandbox> open(const Limits& limits) {
-    RunRequest shape = sh("true");
-    shape.limits = limits;
-    auto built = backend_.build_session(shape, Clock::now() + std::chrono::seconds(10));
-    EXPECT_TRUE(built) << built.error().describe();
-    if (!built) return std::nullopt;
-    return std::move(*built);
-  }
-  static void close(std::optional<BuiltSandbox>& s) {
-    if (!s) return;
-    (void)s->process.close_session(Clock::now() + std::chrono::seconds(5));
-    if (s->limits) (void)s->limits->remove(Clock::now() + std::chrono::seconds(5));
-    s.reset();
-  }
-  RunResult run(BuiltSandbox& s, const std::string& code, milliseconds timeout,
-                const Limits& limits = {}) {
-    RunRequest req = sh(code);
-    req.timeout = timeout;
-    req.limits = limits;
-    return backend_.run_in_session(s, &tree_cpu_us_, req, {}, nullptr);
-  }
-
-  NamespaceBackend backend_;
-  std::int64_t tree_cpu_us_ = 0;
-};
-
-TEST_F(DrivenSession, ATimedOutCallKillsItsProcessesAndTheSessionGoesOn) {
-  if (!backend_.probe().available) CORDON_SKIP_OR_FAIL(backend_.probe().reason);
-  auto s = open({});
-  ASSERT_TRUE(s);
-  const auto started = Clock::now();
-  const RunResult slow =
-      run(*s, "echo kept > f; sleep 100 & echo started; sleep 100", milliseconds(200));
-  EXPECT_LT(Clock::now() - started, std::chrono::seconds(2));
-  EXPECT_EQ(slow.outcome, Outcome::kTimedOut) << (slow.error ? *slow.error : slow.stderr_data);
-  EXPECT_EQ(slow.stdout_data, "started\n");
-  // The background sleep is gone (checked from the host): the init has no child.
-  EXPECT_EQ(init_children(s->process.init_pid()), "");
-  const RunResult next = run(*s, "cat f", std::chrono::seconds(10));
-  EXPECT_EQ(next.outcome, Outcome::kOk) << (next.error ? *next.error : next.stderr_data);
-  EXPECT_EQ(next.stdout_data, "kept\n");
-  close(s);
-}
-
-// tmpfs pages are charged to the memory group: a file kept by call 1 counts in call 2.
-TEST_F(DrivenSession, MemoryKeptByOneCallCountsInTheNext) {
-  if (!backend_.probe().available) CORDON_SKIP_OR_FAIL(backend_.probe().reason);
-  Limits limits;
-  limits.memory_bytes = 160ULL << 20;
-  limits.scratch_bytes = 256ULL << 20;
-  // Holds 100 MiB in one process, each page touched.
-  const std::string allocate = R"(python3 -c 'b = bytearray(100 << 20)
-for i in range(0, len(b), 4096): b[i] = 1
-print("held")')";
-  auto fresh = open(limits);
-  ASSERT_TRUE(fresh);
-  const RunResult control = run(*fresh, allocate, std::chrono::seconds(20), limits);
-  EXPECT_EQ(control.outcome, Outcome::kOk)
-      << (control.error ? *control.error : control.stderr_data);
-  close(fresh);
-
-  auto s = open(limits);
-  ASSERT_TRUE(s);
-  const RunResult keep =
-      run(*s, "head -c 100M /dev/zero > big && echo kept", std::chrono::seconds(20), limits);
-  ASSERT_EQ(keep.outcome, Outcome::kOk) << (keep.error ? *keep.error : keep.stderr_data);
-  const RunResult over = run(*s, allocate, std::chrono::seconds(20), limits);
-  EXPECT_EQ(over.outcome, Outcome::kLimitExceeded)
-      << (over.error ? *over.error : over.stderr_data) << " " << over.stdout_data;
-  EXPECT_EQ(over.limit, LimitKind::kMemory);
-  // The session survives its OOM: the file is still there.
-  const RunResult after = run(*s, "wc -c < big", std::chrono::seconds(10), limits);
-  EXPECT_EQ(after.stdout_data, std::to_string(100 << 20) + "\n");
-  close(s);
-}
-
-TEST_F(DrivenSession, TheWorkspaceQuotaGivesEnospcInside) {
-  if (!backend_.probe().available) CORDON_SKIP_OR_FAIL(backend_.probe().reason);
-  Limits limits;
-  limits.scratch_bytes = 8ULL << 20;
-  auto s = open(limits);
-  ASSERT_TRUE(s);
-  const RunResult r =
-      run(*s, "head -c 20M /dev/zero > big; echo rc=$?", std::chrono::seconds(10), limits);
-  EXPECT_NE(r.stderr_data.find("No space left on device"), std::string::npos) << r.stderr_data;
-  EXPECT_EQ(r.stdout_data, "rc=1\n");
-  close(s);
-}
-
 // ---- the BackendSession (NamespaceBackend::open_session) ----
 
 std::unique_ptr<BackendSession> open_session(NamespaceBackend& backend,
-                                             std::uint64_t workspace_bytes = 16ULL << 20) {
-  return testing::open_test_session(backend, sh("true"), workspace_bytes);
+                                             std::uint64_t workspace_bytes = 16ULL << 20,
+                                             const Limits& limits = {}) {
+  RunRequest base = sh("true");
+  base.limits = limits;
+  return testing::open_test_session(backend, std::move(base), workspace_bytes);
 }
 
 RunResult call_in(BackendSession& s, const std::string& code) {
@@ -269,6 +185,25 @@ RunResult call_in(BackendSession& s, const std::string& code) {
   req.timeout = std::chrono::seconds(10);
   return s.run(req, {}, nullptr);
 }
+
+RunResult py_in(BackendSession& s, const std::string& code,
+                milliseconds timeout = std::chrono::seconds(20)) {
+  RunRequest req;
+  req.language = Language::kPython;
+  req.code = code;
+  req.timeout = timeout;
+  return s.run(req, {}, nullptr);
+}
+
+std::string why(const RunResult& r) {
+  return (r.error ? *r.error + " | " : "") + r.stderr_data + " | " + r.stdout_data;
+}
+
+// The processes of the sandbox, from inside (its own PID namespace): after a call only the
+// init (1) and the kernel are left.
+constexpr const char* kOthers =
+    "import os\nsorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) not in "
+    "(1, os.getpid()))";
 
 TEST(NamespaceSession, CallsShareFilesAndTheHostReadsAndWritesThem) {
   NamespaceBackend backend;
@@ -291,6 +226,57 @@ TEST(NamespaceSession, CallsShareFilesAndTheHostReadsAndWritesThem) {
   ASSERT_EQ(listed->size(), 1U);
   EXPECT_EQ((*listed)[0], (WorkspaceEntry{"in/new.txt", false, 14}));
   EXPECT_EQ(s->stats().calls, 3);
+}
+
+TEST(NamespaceSession, ATimedOutShellCallKillsItsProcessesAndTheSessionGoesOn) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_session(backend);
+  ASSERT_TRUE(s);
+  RunRequest slow = sh("echo kept > f; sleep 100 & echo started; sleep 100");
+  slow.timeout = milliseconds(300);
+  const auto started = Clock::now();
+  const RunResult r = s->run(slow, {}, nullptr);
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(3)));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut) << (r.error ? *r.error : r.stderr_data);
+  EXPECT_EQ(r.stdout_data, "started\n");
+  EXPECT_TRUE(r.state_lost);  // the shell was the kernel's child: its run ended
+  // The background sleep is gone: the sandbox holds its init and the new kernel only.
+  const RunResult others = py_in(*s, kOthers);
+  EXPECT_EQ(others.value, "[]") << others.stderr_data;
+  EXPECT_EQ(call_in(*s, "cat f").stdout_data, "kept\n");
+}
+
+// tmpfs pages are charged to the session's memory group: a file kept by call 1 counts in
+// call 2.
+TEST(NamespaceSession, MemoryKeptInFilesCountsInTheNextCall) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  Limits limits;
+  limits.memory_bytes = 160ULL << 20;
+  // Holds 100 MiB in one process, each page touched.
+  const std::string allocate = R"(python3 -c 'b = bytearray(100 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("held")')";
+  auto fresh = open_session(backend, 256ULL << 20, limits);
+  ASSERT_TRUE(fresh);
+  const RunResult control = call_in(*fresh, allocate);
+  EXPECT_EQ(control.outcome, Outcome::kOk)
+      << (control.error ? *control.error : control.stderr_data);
+  fresh.reset();
+
+  auto s = open_session(backend, 256ULL << 20, limits);
+  ASSERT_TRUE(s);
+  const RunResult keep = call_in(*s, "head -c 100M /dev/zero > big && echo kept");
+  ASSERT_EQ(keep.outcome, Outcome::kOk) << (keep.error ? *keep.error : keep.stderr_data);
+  const RunResult over = call_in(*s, allocate);
+  EXPECT_EQ(over.outcome, Outcome::kLimitExceeded)
+      << (over.error ? *over.error : over.stderr_data) << " " << over.stdout_data;
+  EXPECT_EQ(over.limit, LimitKind::kMemory);
+  EXPECT_TRUE(over.state_lost);
+  // The session survives its OOM: the file is still there.
+  const RunResult after = call_in(*s, "wc -c < big");
+  EXPECT_EQ(after.stdout_data, std::to_string(100 << 20) + "\n");
 }
 
 TEST(NamespaceSession, NoPathOutsideAndNoLinkThePlantedCodeFollowed) {
@@ -321,6 +307,280 @@ TEST(NamespaceSession, TheWorkspaceQuotaHoldsForCallsAndHostWrites) {
   const RunResult r = call_in(*s, "head -c 8M /dev/zero > big; echo rc=$?");
   EXPECT_NE(r.stderr_data.find("No space left on device"), std::string::npos) << r.stderr_data;
   EXPECT_FALSE(s->write_file("more", std::string(1 << 20, 'x')));
+}
+
+// The inspector opens a session on a worker thread that then ends, and calls it from others:
+// the sandbox must not die with the thread that opened it (PR_SET_PDEATHSIG follows threads).
+TEST(NamespaceSession, ASessionOutlivesTheThreadThatOpenedIt) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  std::unique_ptr<BackendSession> s;
+  std::thread([&] { s = open_session(backend); }).join();
+  ASSERT_TRUE(s);
+  RunResult first;
+  RunResult second;
+  std::thread([&] {
+    first = py_in(*s, "x = 41\nopen('f', 'w').write('kept')");
+    second = py_in(*s, "print(open('f').read())\nx + 1");
+  }).join();
+  EXPECT_EQ(first.outcome, Outcome::kOk) << why(first);
+  EXPECT_EQ(second.stdout_data, "kept\n") << why(second);
+  EXPECT_EQ(second.value, "42");
+  EXPECT_FALSE(second.state_lost);
+}
+
+// The parent of `pid` (from /proc/<pid>/stat), or -1.
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  char state = 0;
+  pid_t ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// Gone, or a zombie nobody reaps (this machine's PID 1 never does): nothing runs.
+bool ended(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t close = stat.rfind(')');
+  return close == std::string::npos || stat.substr(close + 2, 1) == "Z";
+}
+
+// The processes whose command line holds `needle`.
+std::vector<pid_t> processes_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The v1 memory group of `pid` as a directory ("" when there is none).
+std::string memory_group_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t first = line.find(':');
+    const std::size_t second = line.find(':', first + 1);
+    if (line.substr(first + 1, second - first - 1) == "memory") {
+      return "/sys/fs/cgroup/memory" + line.substr(second + 1);
+    }
+  }
+  return "";
+}
+
+// cordon SIGKILLed while it holds a session: every process of the sandbox is gone (its init
+// dies with its builder and sees its control socket close), and the next start sweeps its
+// limit group.
+TEST(NamespaceSession, ASessionDiesWithTheProcessThatHoldsIt) {
+  {
+    NamespaceBackend probe;
+    if (!probe.probe().available) CORDON_SKIP_OR_FAIL(probe.probe().reason);
+  }
+  const std::string marker = "sleep 47.25";
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    // The holder: opens a session on a thread that ends (as the inspector does), then
+    // calls it; killed while the call runs.
+    NamespaceBackend backend;
+    std::unique_ptr<BackendSession> s;
+    std::thread([&] {
+      SessionOptions o;
+      o.base = sh("true");
+      o.base.limits.memory_bytes = 64ULL << 20;
+      auto opened = backend.open_session(o);
+      if (opened) s = std::move(*opened);
+    }).join();
+    if (!s) ::_exit(2);
+    RunRequest r = sh(marker);
+    r.timeout = std::chrono::seconds(60);
+    (void)s->run(r, {}, nullptr);
+    ::_exit(0);
+  }
+  ASSERT_GT(holder, 0);
+  // The sandbox's processes: from the sleep up to the holder (sleep, sh, kernel, init).
+  std::vector<pid_t> chain;
+  const auto until = Clock::now() + cordon_test::slack(std::chrono::seconds(10));
+  while (chain.size() < 4 && Clock::now() < until) {
+    for (const pid_t p : processes_with(marker)) {
+      std::vector<pid_t> up;
+      for (pid_t at = p; at > 1 && at != holder; at = parent_of(at)) up.push_back(at);
+      if (parent_of(up.back()) == holder && up.size() > chain.size()) chain = up;
+    }
+    if (chain.size() < 4) std::this_thread::sleep_for(milliseconds(10));
+  }
+  const std::string group = chain.empty() ? "" : memory_group_of(chain.front());
+  ::kill(holder, SIGKILL);
+  int status = 0;
+  ::waitpid(holder, &status, 0);
+  ASSERT_GE(chain.size(), 4U) << "the session's call was not seen running";
+  ASSERT_FALSE(group.empty());
+  EXPECT_TRUE(std::filesystem::exists(group)) << group;  // the positive control
+
+  const auto gone_until = Clock::now() + cordon_test::slack(std::chrono::seconds(5));
+  std::vector<pid_t> left = chain;
+  while (!left.empty() && Clock::now() < gone_until) {
+    std::erase_if(left, ended);
+    if (!left.empty()) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(left.empty()) << "the session's sandbox outlived the killed cordon";
+  {
+    NamespaceBackend sweeper;
+    EXPECT_TRUE(sweeper.prepare());
+  }
+  EXPECT_FALSE(std::filesystem::exists(group)) << group;
+}
+
+// ---- the session's python kernel (NamespaceBackend::run_in_kernel) ----
+
+// A session with the default options, opened for each test.
+class KernelSession : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!backend_.probe().available) CORDON_SKIP_OR_FAIL(backend_.probe().reason);
+    s_ = open_session(backend_);
+    ASSERT_TRUE(s_);
+  }
+  NamespaceBackend backend_;
+  std::unique_ptr<BackendSession> s_;
+};
+
+TEST_F(KernelSession, VariablesImportsAndValuesPersistShellVariablesDoNot) {
+  EXPECT_FALSE(s_->stats().interpreter_alive);
+  RunResult r = py_in(*s_, "x = 41");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
+  EXPECT_FALSE(r.value.has_value());
+  EXPECT_TRUE(s_->stats().interpreter_alive);
+  r = py_in(*s_, "print(x + 1)");
+  EXPECT_EQ(r.stdout_data, "42\n") << why(r);
+  r = py_in(*s_, "import json\nrows = [1, 2, 3]");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
+  r = py_in(*s_, "json.dumps(rows)");
+  EXPECT_EQ(r.value, "'[1, 2, 3]'") << why(r);
+  // sh: a fresh process per call, started by the kernel; its background process is swept.
+  r = call_in(*s_, "X=1; echo \"[$X]\"; sleep 100 &");
+  EXPECT_EQ(r.stdout_data, "[1]\n") << why(r);
+  r = call_in(*s_, "echo \"[$X]\"");
+  EXPECT_EQ(r.stdout_data, "[]\n") << why(r);
+  RunRequest fed = sh("cat");
+  fed.stdin_data = "fed\n";
+  fed.timeout = std::chrono::seconds(10);
+  r = s_->run(fed, {}, nullptr);
+  EXPECT_EQ(r.stdout_data, "fed\n") << why(r);
+  r = py_in(*s_, kOthers);
+  EXPECT_EQ(r.value, "[]") << why(r);
+  // The shell calls did not touch the interpreter.
+  r = py_in(*s_, "x");
+  EXPECT_EQ(r.value, "41") << why(r);
+  EXPECT_FALSE(r.state_lost);
+  r = py_in(*s_, "1 / 0");
+  EXPECT_EQ(r.outcome, Outcome::kFailed);
+  EXPECT_NE(r.stderr_data.find("ZeroDivisionError"), std::string::npos) << why(r);
+  EXPECT_FALSE(r.state_lost);
+}
+
+TEST_F(KernelSession, ATimeoutRestartsTheInterpreterAndKeepsTheFiles) {
+  RunResult r = py_in(*s_, "open('f', 'w').write('kept')\nx = 1");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << why(r);
+  const auto started = Clock::now();
+  r = py_in(*s_,
+            "import subprocess, time\nsubprocess.Popen(['sleep', '100'])\n"
+            "print('slow', flush=True)\ntime.sleep(100)",
+            milliseconds(500));
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(3)));
+  EXPECT_EQ(r.outcome, Outcome::kTimedOut) << why(r);
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_EQ(r.stdout_data, "slow\n");
+  EXPECT_FALSE(s_->stats().interpreter_alive);
+  // A fresh interpreter: the variable is gone, the file and nothing else of the call is there.
+  r = py_in(*s_, "print(open('f').read())\nprint('x' in globals())");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
+  EXPECT_EQ(r.stdout_data, "kept\nFalse\n");
+  EXPECT_FALSE(r.state_lost);
+  r = py_in(*s_, kOthers);
+  EXPECT_EQ(r.value, "[]") << why(r);
+}
+
+TEST_F(KernelSession, ResetEndsTheInterpreterAndKeepsTheFiles) {
+  ASSERT_EQ(py_in(*s_, "x = 1\nopen('f', 'w').write('kept')").outcome, Outcome::kOk);
+  ASSERT_TRUE(s_->reset());
+  EXPECT_FALSE(s_->stats().interpreter_alive);
+  const RunResult r = py_in(*s_, "print(open('f').read())\n'x' in globals()");
+  EXPECT_EQ(r.stdout_data, "kept\n") << why(r);
+  EXPECT_EQ(r.value, "False");
+  EXPECT_FALSE(r.state_lost);
+  ASSERT_TRUE(s_->reset());
+  ASSERT_TRUE(s_->reset());  // nothing to end: still fine
+}
+
+TEST_F(KernelSession, SysExitInACellIsItsExitAndTheNextCallGetsAFreshInterpreter) {
+  ASSERT_EQ(py_in(*s_, "x = 1").outcome, Outcome::kOk);
+  RunResult r = py_in(*s_, "import sys\nprint('bye')\nsys.exit(3)");
+  EXPECT_EQ(r.outcome, Outcome::kFailed) << why(r);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.stdout_data, "bye\n");
+  EXPECT_TRUE(r.state_lost);
+  r = py_in(*s_, "'x' in globals()");
+  EXPECT_EQ(r.value, "False") << why(r);
+}
+
+// The code finds the kernel's control socket the way any code could (/proc/self/fd) and
+// writes a frame header no reply may have: a failed call and a fresh interpreter, no hang.
+TEST_F(KernelSession, GarbageOnTheControlSocketIsAFailedCallAndARestart) {
+  ASSERT_EQ(py_in(*s_, "x = 1").outcome, Outcome::kOk);
+  const auto started = Clock::now();
+  RunResult r = py_in(*s_, R"(import os
+for name in os.listdir('/proc/self/fd'):
+    try:
+        target = os.readlink('/proc/self/fd/' + name)
+    except OSError:
+        continue
+    if target.startswith('socket:'):
+        print('found', name, flush=True)
+        os.write(int(name), b'\xff\xff\xff\xffgarbage'))");
+  EXPECT_LT(Clock::now() - started, cordon_test::slack(std::chrono::seconds(5)));
+  EXPECT_EQ(r.stdout_data.rfind("found ", 0), 0U) << why(r);  // the socket was found
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(r.state_lost);
+  EXPECT_NE(r.stderr_data.find("broke its protocol"), std::string::npos) << why(r);
+  r = py_in(*s_, "'x' in globals()");
+  EXPECT_EQ(r.value, "False") << why(r);
+  EXPECT_FALSE(r.state_lost);
+}
+
+// One limit group for the session: what the interpreter keeps from call 1 counts in call 2.
+TEST(NamespaceSessionKernel, MemoryKeptByAPythonCallCountsInTheNext) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  Limits limits;
+  limits.memory_bytes = 200ULL << 20;
+  // ~60% of the limit, every page written.
+  const std::string hold = "bytearray(b'\\x01') * (120 << 20)";
+  auto control = open_session(backend, 16ULL << 20, limits);
+  ASSERT_TRUE(control);
+  RunResult r = py_in(*control, "a = " + hold + "\nlen(a)");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << why(r);  // one such call fits
+  control.reset();
+
+  auto s = open_session(backend, 16ULL << 20, limits);
+  ASSERT_TRUE(s);
+  r = py_in(*s, "kept = " + hold + "\nlen(kept)");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << why(r);
+  r = py_in(*s, "more = " + hold + "\nlen(more)");
+  EXPECT_EQ(r.outcome, Outcome::kLimitExceeded) << why(r);
+  EXPECT_EQ(r.limit, LimitKind::kMemory);
+  EXPECT_TRUE(r.state_lost);
+  // The memory went with the interpreter: the next call runs.
+  r = py_in(*s, "more = " + hold + "\nlen(more)");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
 }
 
 }  // namespace

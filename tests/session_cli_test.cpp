@@ -205,6 +205,45 @@ TEST_F(SessionCli, AKilledHolderIsSweptAndSaysItDied) {
 }
 
 // Another user cannot reach the socket: the directory is 0700 and the socket 0600.
+// While a call runs, the holder still answers: `ls` at once (the session busy), a second
+// call waits for its turn and then runs, `stop` at once, cancelling the running call and
+// turning away what waited. Seen when it did not: `ls` and `stop` waited behind the call
+// and gave up ("the session did not answer in time").
+TEST_F(SessionCli, ASecondCallWaitsAndLsAndStopAnswerDuringACall) {
+  const std::string id = start();
+  Ran first;
+  std::thread running([&] { first = cordon({"session", "run", id, "-c", "hold:1500"}); });
+  std::this_thread::sleep_for(300ms);
+  Ran second;
+  std::thread waiting([&] { second = cordon({"session", "run", id, "-c", "after"}); });
+  const auto asked = std::chrono::steady_clock::now();
+  const Ran ls = cordon({"session", "ls"});
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 1200ms) << "ls waited for the call";
+  EXPECT_EQ(ls.status, 0) << ls.err;
+  EXPECT_NE(ls.out.find("running"), std::string::npos) << ls.out;
+  running.join();
+  waiting.join();
+  EXPECT_EQ(first.status, 0) << first.err;
+  EXPECT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.out, "2 python after'after'\n");  // the session's second call, after the first
+
+  Ran held;
+  std::thread stopped_call([&] { held = cordon({"session", "run", id, "-c", "hold:20000"}); });
+  std::this_thread::sleep_for(300ms);
+  Ran queued;
+  std::thread turned_away([&] { queued = cordon({"session", "run", id, "-c", "never"}); });
+  std::this_thread::sleep_for(300ms);
+  const auto stop_asked = std::chrono::steady_clock::now();
+  const Ran stop = cordon({"session", "stop", id});
+  EXPECT_EQ(stop.status, 0) << stop.err;
+  stopped_call.join();
+  turned_away.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_asked, 5s) << "the call was not cancelled";
+  EXPECT_NE(held.err.find("cancelled"), std::string::npos) << held.err;
+  EXPECT_NE(queued.status, 0);
+  EXPECT_NE(queued.err.find("was stopped"), std::string::npos) << queued.err;
+}
+
 TEST_F(SessionCli, AnotherUserCannotConnect) {
   const std::string id = start();
   const std::string path = (dir() / (id + ".sock")).string();

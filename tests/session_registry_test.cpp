@@ -171,8 +171,11 @@ TEST(SessionRegistry, AnotherOwnerGetsNoSuchSession) {
   EXPECT_FALSE(registry.close(*id, "mallory"));
   EXPECT_FALSE(registry.read_file(*id, "mallory", "a.txt", 1000));
   EXPECT_TRUE(registry.list("mallory").empty());
+  EXPECT_TRUE(registry.holds(*id, "alice"));
+  EXPECT_FALSE(registry.holds(*id, "mallory"));
   // Closed by its owner: mallory still learns nothing.
   ASSERT_TRUE(registry.close(*id, "alice"));
+  EXPECT_FALSE(registry.holds(*id, "alice"));
   auto after = registry.run(*id, "mallory", code("x"), {}, nullptr);
   ASSERT_FALSE(after);
   EXPECT_EQ(after.error().message, "no such session");

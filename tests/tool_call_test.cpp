@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/text.h"
 #include "prompts/tool_description.h"
 #include "prompts/tool_render.h"
@@ -374,6 +375,15 @@ TEST(ToolResult, OkIsNotAnErrorAndCarriesTheResultJson) {
   EXPECT_EQ(out["structuredContent"]["tool_description"],
             (json{{"id", "run_code"}, {"version", 3}}));
   EXPECT_FALSE(tool_result(r, /*structured=*/false).contains("structuredContent"));
+}
+
+// A model learns from the text that its session's variables are gone, files kept.
+TEST(ToolResult, AStateLostCallSaysTheInterpreterWasRestarted) {
+  RunResult r = finished(Outcome::kTimedOut);
+  r.state_lost = true;
+  EXPECT_NE(text_of(tool_result(r, /*structured=*/false)).find(kStateLostWords), std::string::npos);
+  r.state_lost = false;
+  EXPECT_EQ(text_of(tool_result(r, /*structured=*/false)).find(kStateLostWords), std::string::npos);
 }
 
 TEST(ToolResult, FailedNamesTheExitStatusAndShowsStderr) {

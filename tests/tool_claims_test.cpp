@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "cordon/plugin_registry.h"
 #include "cordon/units.h"
 #include "frontend/prompt_render.h"
+#include "frontend/session_probe.h"
 #include "kernel_features.h"
 #include "prompts/tool_description.h"
 #include "prompts/tool_render.h"
@@ -45,6 +48,60 @@ void erase_once(std::string& text, const std::string& part) {
   const std::size_t at = text.find(part);
   ASSERT_NE(at, std::string::npos) << "\"" << part << "\" not in\n" << text;
   text.erase(at, part.size());
+}
+
+// Every sentence of `rendered` is a statement the audit backs (claims BLOCKED, disclaimers
+// not), a fact (a declaration, a measurement, the server's session settings `facts`), or one
+// of `frames`, which claim nothing.
+void expect_only_backed_or_framed(const RenderedTool& rendered, const AuditReport& audit,
+                                  const std::vector<std::string>& frames,
+                                  const std::optional<SessionFacts>& facts = std::nullopt) {
+  const auto status_of = [&](const std::string& id) {
+    const AttemptVerdict* v = audit.find(id);
+    return v != nullptr ? v->status : AttemptStatus::kError;
+  };
+  std::string rest = rendered.description;
+  for (const Statement& s : rendered.statements) {
+    SCOPED_TRACE(s.placeholder + ": " + s.text);
+    if (s.text.empty()) continue;
+    switch (s.kind) {
+      case Statement::Kind::kClaim:
+        ASSERT_FALSE(s.attempts.empty()) << "a claim no audit attempt tested";
+        for (const std::string& id : s.attempts) {
+          EXPECT_EQ(status_of(id), AttemptStatus::kBlocked) << id;
+        }
+        break;
+      case Statement::Kind::kDisclaimer:
+        ASSERT_FALSE(s.attempts.empty()) << "a disclaimer no audit attempt looked at";
+        EXPECT_TRUE(std::ranges::any_of(s.attempts, [&](const std::string& id) {
+          return status_of(id) != AttemptStatus::kBlocked;
+        })) << "says something is not stopped, but every attempt was BLOCKED";
+        break;
+      case Statement::Kind::kFact:
+        if (s.placeholder == "interpreters") {
+          for (const InterpreterVersion& i : audit.interpreters) {
+            EXPECT_NE(s.text.find(std::string(to_string(i.language)) + " is " + i.version),
+                      std::string::npos);
+          }
+        } else if (s.placeholder == "code_size") {
+          EXPECT_NE(s.text.find(format_size(kMaxCodeBytes)), std::string::npos);
+        } else if (s.placeholder.starts_with("session")) {
+          // The server's settings and what probe_sessions() saw the backend keep.
+          const auto sentences = session_sentences(facts.value_or(SessionFacts{}));
+          ASSERT_TRUE(facts.has_value()) << "a session sentence without sessions";
+          ASSERT_TRUE(sentences.contains(s.placeholder));
+          EXPECT_EQ(s.text, sentences.at(s.placeholder));
+        } else {
+          EXPECT_EQ(s.placeholder, "stdin");
+          EXPECT_EQ(s.text, "Its standard input is empty.");
+        }
+        break;
+    }
+    erase_once(rest, s.text);
+  }
+  for (const std::string& frame : frames) erase_once(rest, frame);
+  EXPECT_EQ(rest.find_first_not_of(' '), std::string::npos)
+      << "sentences outside every statement and frame: \"" << rest << "\"";
 }
 
 class ToolClaims : public ::testing::TestWithParam<const char*> {
@@ -72,75 +129,108 @@ class ToolClaims : public ::testing::TestWithParam<const char*> {
     backend_.reset();
     control_.reset();
   }
+  // The stored report for this backend (audited here when there is none).
+  [[nodiscard]] Result<std::optional<AuditReport>> report() {
+    Backend* control = control_ ? control_.get() : backend_.get();
+    return frontend::matching_report(*backend_, control, /*may_audit=*/true);
+  }
+  // What `tool` is rendered with for this backend, under `audit`.
+  [[nodiscard]] RenderContext context_for(const ToolTemplate& tool, const AuditReport& audit) {
+    const frontend::PromptRender input{.tool = &tool,
+                                       .backend = backend_.get(),
+                                       .backend_name = GetParam(),
+                                       .limits = {},
+                                       .timeout = kDefaultTimeout,
+                                       .report = &audit,
+                                       .unverified = false};
+    return frontend::render_context(input);
+  }
   PluginRegistry registry_;
   BackendPtr backend_;
   BackendPtr control_;
 };
 
 TEST_P(ToolClaims, EverySentenceOfTheDefaultDescriptionIsBackedByTheAudit) {
-  Backend* control = control_ ? control_.get() : backend_.get();
-  const auto report = frontend::matching_report(*backend_, control, /*may_audit=*/true);
-  ASSERT_TRUE(report.has_value()) << report.error().describe();
-  ASSERT_TRUE(report->has_value());
-  const AuditReport& audit = **report;
-  const auto status_of = [&](const std::string& id) {
-    const AttemptVerdict* v = audit.find(id);
-    return v != nullptr ? v->status : AttemptStatus::kError;
-  };
+  const auto stored = report();
+  ASSERT_TRUE(stored.has_value()) << stored.error().describe();
+  ASSERT_TRUE(stored->has_value());
+  const AuditReport& audit = **stored;
 
   const auto tool = find_template("run_code", std::nullopt);
   ASSERT_TRUE(tool.has_value()) << tool.error().describe();
-  const frontend::PromptRender input{.tool = &*tool,
-                                     .backend = backend_.get(),
-                                     .backend_name = GetParam(),
-                                     .limits = {},
-                                     .timeout = kDefaultTimeout,
-                                     .report = &audit,
-                                     .unverified = false};
-  const RenderContext context = frontend::render_context(input);
+  const RenderContext context = context_for(*tool, audit);
   const auto rendered = render_tool(*tool, context);
   ASSERT_TRUE(rendered.has_value()) << rendered.error().describe();
 
-  std::string rest = rendered->description;
-  for (const Statement& s : rendered->statements) {
-    SCOPED_TRACE(s.placeholder + ": " + s.text);
-    if (s.text.empty()) continue;
-    switch (s.kind) {
-      case Statement::Kind::kClaim:
-        ASSERT_FALSE(s.attempts.empty()) << "a claim no audit attempt tested";
-        for (const std::string& id : s.attempts) {
-          EXPECT_EQ(status_of(id), AttemptStatus::kBlocked) << id;
-        }
-        break;
-      case Statement::Kind::kDisclaimer:
-        ASSERT_FALSE(s.attempts.empty()) << "a disclaimer no audit attempt looked at";
-        EXPECT_TRUE(std::ranges::any_of(s.attempts, [&](const std::string& id) {
-          return status_of(id) != AttemptStatus::kBlocked;
-        })) << "says something is not stopped, but every attempt was BLOCKED";
-        break;
-      case Statement::Kind::kFact:
-        if (s.placeholder == "interpreters") {
-          for (const InterpreterVersion& i : audit.interpreters) {
-            EXPECT_NE(s.text.find(std::string(to_string(i.language)) + " is " + i.version),
-                      std::string::npos);
-          }
-        } else if (s.placeholder == "code_size") {
-          EXPECT_NE(s.text.find(format_size(kMaxCodeBytes)), std::string::npos);
-        } else {
-          EXPECT_EQ(s.placeholder, "stdin");
-          EXPECT_EQ(s.text, "Its standard input is empty.");
-        }
-        break;
-    }
-    erase_once(rest, s.text);
-  }
-  for (const std::string& frame : frame_sentences(languages_text(context.languages))) {
-    erase_once(rest, frame);
-  }
-  EXPECT_EQ(rest.find_first_not_of(' '), std::string::npos)
-      << "sentences outside every statement and frame: \"" << rest << "\"";
+  expect_only_backed_or_framed(*rendered, audit,
+                               frame_sentences(languages_text(context.languages)));
   // The interpreters were measured in this backend's sandbox, one per language here.
   EXPECT_EQ(audit.interpreters.size(), context.languages.size()) << GetParam();
+}
+
+// The frame sentences of the session tools (issue #41): what each does and how to use it.
+const std::map<std::string, std::vector<std::string>>& session_frames() {
+  static const std::map<std::string, std::vector<std::string>> frames{
+      {"session_open",
+       {"Open a session: a sandbox kept across calls for this client only.",
+        "Pass the id it returns as session to run_code and to the other session tools.",
+        "Close it with session_close when you are done."}},
+      {"session_reset", {"Use it to start over without losing files."}},
+      {"session_close",
+       {"Close a session: every process in it is stopped, its workspace and the files in it "
+        "are deleted, and its id stops working."}},
+      {"session_files",
+       {"List the files in a session's workspace (the working directory of its calls) with "
+        "their sizes.",
+        "dir lists one directory of it; a path leading outside the workspace is refused."}},
+      {"session_read_file",
+       {"Read a file from a session's workspace: its text, or its bytes in base64 when they are "
+        "not UTF-8 text.",
+        "A file over 16 MiB is refused with its size, and so is a path leading outside the "
+        "workspace."}},
+      {"session_write_file",
+       {"Write a file into a session's workspace for its later calls (parent directories are "
+        "made, an existing file is replaced).",
+        "A file may be at most 16 MiB and the workspace holds at most 256 MiB in all; a path "
+        "leading outside the workspace is refused."}},
+  };
+  return frames;
+}
+
+// Issue #41: where the backend holds sessions, run_code with its `session` argument and every
+// session tool say nothing the audit does not back, and say that python variables persist
+// only where a trial session kept them (probe_sessions). A backend that holds none (the
+// subprocess backend) refuses with its reason, and then no session tool is rendered.
+TEST_P(ToolClaims, TheSessionToolsSayOnlyWhatTheBackendShowed) {
+  const auto stored = report();
+  ASSERT_TRUE(stored.has_value()) << stored.error().describe();
+  ASSERT_TRUE(stored->has_value());
+  const AuditReport& audit = **stored;
+  const frontend::SessionProbe probe = frontend::probe_sessions(*backend_, SessionOptions{});
+  if (!probe.holds) {
+    EXPECT_FALSE(probe.refusal.empty());
+    EXPECT_NE(std::string_view(GetParam()), "namespace") << probe.refusal;
+    return;  // nothing to render: `cordon mcp` offers no session tool here
+  }
+  const SessionFacts facts{.keeps_python = probe.keeps_python};
+
+  const auto run_code = find_template("run_code", std::nullopt);
+  ASSERT_TRUE(run_code.has_value());
+  RenderContext context = context_for(*run_code, audit);
+  context.sessions = facts;
+  const auto rendered = render_tool(*run_code, context);
+  ASSERT_TRUE(rendered.has_value()) << rendered.error().describe();
+  ASSERT_TRUE(rendered->input_schema["properties"].contains("session"));
+  expect_only_backed_or_framed(*rendered, audit, frame_sentences(languages_text(context.languages)),
+                               facts);
+  for (const auto& [id, frames] : session_frames()) {
+    SCOPED_TRACE(id);
+    const auto tool = find_template(id, std::nullopt);
+    ASSERT_TRUE(tool.has_value()) << tool.error().describe();
+    const auto session_tool = render_tool(*tool, context);
+    ASSERT_TRUE(session_tool.has_value()) << session_tool.error().describe();
+    expect_only_backed_or_framed(*session_tool, audit, frames, facts);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBackend, ToolClaims,

@@ -134,6 +134,12 @@ RenderContext context(const Capabilities& caps, const AuditReport* report) {
                        .unverified = false};
 }
 
+// A server's sessions, as `cordon mcp`'s defaults make them, on a backend that keeps python.
+RenderContext with_sessions(RenderContext ctx) {
+  ctx.sessions = SessionFacts{.keeps_python = true};
+  return ctx;
+}
+
 void expect_golden(const std::string& got, const fs::path& golden) {
   if (const char* u = std::getenv("CORDON_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
     fs::create_directories(golden.parent_path());
@@ -170,14 +176,16 @@ TEST(ToolDescription, EveryFormatOfEveryVersionMatchesItsGoldenFile) {
   for (const ToolTemplate& t : *all) {
     const fs::path dir = fs::path(CORDON_TEST_SOURCE_DIR) / "golden" / "prompts" / t.id /
                          ("v" + std::to_string(t.version));
-    const auto sandboxed = render_tool(t, context(isolating(), &proven));
+    // With a server's sessions (issue #41): run_code v5 offers `session`; the session
+    // tools need them. Earlier versions use none of it.
+    const auto sandboxed = render_tool(t, with_sessions(context(isolating(), &proven)));
     ASSERT_TRUE(sandboxed.has_value()) << sandboxed.error().describe();
     for (const std::string_view format : kToolFormats) {
       const auto text = format_tool(*sandboxed, format);
       ASSERT_TRUE(text.has_value());
       expect_golden(*text, dir / (std::string(format) + (format == "text" ? ".txt" : ".json")));
     }
-    const auto plain = render_tool(t, context(unisolated(), &proven));
+    const auto plain = render_tool(t, with_sessions(context(unisolated(), &proven)));
     ASSERT_TRUE(plain.has_value()) << plain.error().describe();
     expect_golden(*format_tool(*plain, "text"), dir / "text-unisolated.txt");
   }
@@ -550,4 +558,83 @@ TEST(ToolDescription, EachFormatRequiresWhatItsEcosystemNeeds) {
   EXPECT_EQ(strict_schema(r3->input_schema), r3->input_schema);
 }
 
+}  // namespace cordon::prompts
+
+namespace cordon::prompts {
+namespace {
+
+// Issue #41: run_code v5 offers `session` only where the server holds sessions; without them
+// it is v4 (the same schema, the same description).
+TEST(ToolDescription, V5WithoutSessionsRendersAsV4) {
+  const auto v4 = find_template("run_code", 4);
+  const auto v5 = find_template("run_code", 5);
+  ASSERT_TRUE(v4.has_value() && v5.has_value());
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  const auto r4 = render_tool(*v4, context(isolating(), &proven));
+  const auto r5 = render_tool(*v5, context(isolating(), &proven));
+  ASSERT_TRUE(r4.has_value() && r5.has_value()) << r5.error().describe();
+  EXPECT_EQ(r5->input_schema, r4->input_schema);
+  EXPECT_EQ(r5->description, r4->description);
+  const auto offered = render_tool(*v5, with_sessions(context(isolating(), &proven)));
+  ASSERT_TRUE(offered.has_value()) << offered.error().describe();
+  const nlohmann::json& session = offered->input_schema["properties"]["session"];
+  EXPECT_EQ(session["type"], "string");
+  EXPECT_FALSE(session.contains("x-cordon-sessions")) << "the marker is no JSON Schema keyword";
+  EXPECT_EQ(offered->input_schema["required"], nlohmann::json::array({"code"}));
+  EXPECT_NE(offered->description.find("Each call without a session starts from scratch"),
+            std::string::npos)
+      << offered->description;
+  EXPECT_NE(offered->description.find("open a session with session_open"), std::string::npos);
+}
+
+// The session tools say what persists only as far as the backend showed it keeps it, and the
+// server's lifetimes, cap and queue with their configured values.
+TEST(ToolDescription, SessionToolsStateWhatPersistsAndTheServersSettings) {
+  const auto open = find_template("session_open", std::nullopt);
+  ASSERT_TRUE(open.has_value()) << open.error().describe();
+  const AuditReport proven = report_all(AttemptStatus::kBlocked);
+  RenderContext ctx = context(isolating(), &proven);
+  const auto refused = render_tool(*open, ctx);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("holds none"), std::string::npos)
+      << refused.error().message;
+
+  ctx.sessions = SessionFacts{.max_sessions = 3,
+                              .max_waiting = 2,
+                              .idle_timeout = std::chrono::minutes(5),
+                              .max_age = std::chrono::minutes(90),
+                              .keeps_python = false};
+  const auto files_only = render_tool(*open, ctx);
+  ASSERT_TRUE(files_only.has_value()) << files_only.error().describe();
+  const std::string& d = files_only->description;
+  EXPECT_NE(d.find("files one call writes are there for the next"), std::string::npos) << d;
+  EXPECT_NE(d.find("Every call is a fresh process, python's too: variables do not persist"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(d.find("Python calls share one interpreter"), std::string::npos) << d;
+  EXPECT_EQ(d.find("state_lost"), std::string::npos) << d;
+  EXPECT_NE(d.find("up to 2 more wait their turn"), std::string::npos) << d;
+  EXPECT_NE(d.find("ends after 5 min without a call, 90 min after it was opened"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("at most 3 sessions at once"), std::string::npos) << d;
+
+  ctx.sessions->keeps_python = true;
+  const auto python = render_tool(*open, ctx);
+  ASSERT_TRUE(python.has_value());
+  EXPECT_NE(python->description.find("variables, imports and loaded data persist"),
+            std::string::npos);
+  EXPECT_NE(python->description.find("shell variables do not persist"), std::string::npos);
+  EXPECT_NE(python->description.find("its result says state_lost"), std::string::npos);
+  // The MCP entry carries the template's own output schema and annotations.
+  const nlohmann::json entry = mcp_tool(*python);
+  EXPECT_EQ(entry["outputSchema"]["required"], nlohmann::json::array({"session"}));
+  EXPECT_EQ(entry["annotations"]["title"], "Open a session");
+  EXPECT_NE(entry["outputSchema"]["properties"]["idle_timeout_seconds"]["description"]
+                .get<std::string>()
+                .find("5 min"),
+            std::string::npos);
+}
+
+}  // namespace
 }  // namespace cordon::prompts

@@ -98,6 +98,22 @@ def check_output_schema(schema, where):
     assert not v.is_valid({}), f"{where}: outputSchema accepts an empty object"
 
 
+def check_other_tool(fmt, text, where):
+    """A session tool's (issue #41): valid schemas, closed to unknown properties; its own
+    fields are checked by tool_description_test."""
+    if fmt == "text":
+        schema = json.loads(text[text.index("\n{") + 1:])
+    else:
+        doc = json.loads(text)
+        jsonschema.validate(doc, SHAPES[fmt])
+        schema = SCHEMA_KEY[fmt](doc)
+        if fmt == "mcp":
+            jsonschema.Draft202012Validator.check_schema(doc["outputSchema"])
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema.get("additionalProperties") is False, f"{where}: additionalProperties"
+    assert not jsonschema.Draft202012Validator(schema).is_valid({"extra": 1}), where
+
+
 def check(fmt, text, where):
     if fmt == "text":
         schema = json.loads(text[text.index("\n{") + 1:])
@@ -115,7 +131,10 @@ def main():
     checked = 0
     for f in sorted(golden_root.glob("*/v*/*")):
         fmt = "text" if f.suffix == ".txt" else f.stem
-        check(fmt, f.read_text(), str(f))
+        if f.parts[-3] == "run_code":
+            check(fmt, f.read_text(), str(f))
+        else:
+            check_other_tool(fmt, f.read_text(), str(f))
         checked += 1
     for fmt in ["text"] + list(SHAPES):
         for backend in ("subprocess", "namespace"):

@@ -7,21 +7,25 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "cordon/claims.h"
 #include "cordon/install_layout.h"
 #include "cordon/interpreter.h"
+#include "cordon/kernel_call.h"
 #include "cordon/limit_check.h"
 #include "cordon/net/run_network.h"
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
 #include "cordon/units.h"
+#include "keeper_thread.h"
 #include "memfd_blob.h"
 #include "namespace_session.h"
 #include "prebuilt_seccomp.h"
@@ -437,12 +441,17 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
   }
-  auto built = build_session(base, Clock::now() + base.setup_bound);
-  if (!built) return std::unexpected(built.error());
-  UniqueFd workspace = built->process.take_tmp_fd();
+  // The sandbox dies with the thread that clones it (PR_SET_PDEATHSIG): the session's own
+  // keeper builds it, so it lives as long as the session, not as the thread that opened it
+  // (the inspector's per-run workers end), and still dies with cordon.
+  auto keeper = std::make_unique<KeeperThread>();
+  std::optional<Result<BuiltSandbox>> built;
+  keeper->run([&] { built = build_session(base, Clock::now() + base.setup_bound); });
+  if (!*built) return std::unexpected(built->error());
+  UniqueFd workspace = (*built)->process.take_tmp_fd();
   if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
-  return std::make_unique<NamespaceSession>(*this, std::move(*built), std::move(workspace),
-                                            std::move(base));
+  return std::make_unique<NamespaceSession>(*this, std::move(keeper), std::move(**built),
+                                            std::move(workspace), std::move(base));
 }
 
 Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,
@@ -459,29 +468,66 @@ Result<SandboxPlan> NamespaceBackend::session_call_plan(const RunRequest& call,
   return plan_for(call, built.host, built.coverage, /*filesystem_made=*/true);
 }
 
-RunResult NamespaceBackend::run_in_session(BuiltSandbox& session, std::int64_t* tree_cpu_us,
-                                           const RunRequest& call, const CancelToken& cancel,
-                                           RunObserver* observer) {
+RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
+                                          std::optional<SandboxKernel>& kernel,
+                                          const RunRequest& call, const CancelToken& cancel,
+                                          RunObserver* observer) {
   discover();
   RunSetup setup(*this, call, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
   if (call.network.any()) return setup.error("a session's call has no network allow-list yet");
   auto plan = session_call_plan(call, session);
   if (!plan) return setup.error("plan: " + plan.error().describe());
-  auto pipes = make_run_pipes(call);
-  if (!pipes) return setup.error("pipe: " + pipes.error().describe());
-  CodeOrder order;
-  order.plan = &*plan;
-  order.write_files = true;
-  order.stdin_fd = pipes->child_stdin() >= 0 ? pipes->child_stdin() : dev_null_.get();
-  order.stdout_fd = pipes->child_stdout();
-  order.stderr_fd = pipes->child_stderr();
-  if (auto st = session.process.launch_session(order); !st) {
-    return setup.error(st.error().describe());
+  const bool python = call.language == Language::kPython;
+  // The kernel starts the command itself: nothing can be written beside it first.
+  if (!python && !plan->files.empty()) {
+    return setup.error("in a session, code of this language must fit in one argument (128 KiB)");
   }
+  if (kernel && kernel->client().lost()) kernel.reset();
+  if (!kernel) {
+    RunRequest shape = call;
+    shape.language = Language::kPython;
+    shape.code.clear();
+    auto kernel_plan = session_call_plan(shape, session);
+    if (!kernel_plan) return setup.error("the session's python: " + kernel_plan.error().describe());
+    auto launched = SandboxKernel::launch(session.process, std::move(*kernel_plan));
+    if (!launched) {
+      return setup.error("start the session's interpreter: " + launched.error().describe());
+    }
+    kernel.emplace(std::move(*launched));
+  }
+  KernelCall order;
+  order.language = python ? "python" : std::string(to_string(call.language));
+  order.code = call.code;
+  if (!python) order.argv = plan->argv;
+  order.stdin_data = call.stdin_data;
+
+  const proc::LimitGroup* limits = session.limits ? &*session.limits : nullptr;
+  const proc::LimitGroupStats before =
+      limits != nullptr ? limits->stats() : proc::LimitGroupStats{};
+  bool ended_by_host = false;
+  StartedKernel started;
+  started.client = &kernel->client();
+  started.stdout_fd = kernel->stdout_fd();
+  started.stderr_fd = kernel->stderr_fd();
+  started.expects_sweep = true;
+  started.end = [&](Clock::time_point kill_at, Clock::time_point until) -> std::optional<int> {
+    auto report = SandboxKernel::end(session.process, kill_at, until, &ended_by_host);
+    if (!report) return std::nullopt;
+    return report->status;
+  };
+  const KernelCallFacts facts = [&](Termination& t, RunResult& result) {
+    session_call_limits(limits, before, t.signal == SIGKILL && !ended_by_host, t, result);
+  };
   RunFrame frame = frame_for(setup, call, session.limits, *plan);
-  SessionCallTree tree(session.process, session.limits ? &*session.limits : nullptr, tree_cpu_us);
-  return drive_run(call, cancel, setup.state, tree, std::move(*pipes), std::move(frame));
+  setup.state.set(RunState::kRunning);
+  RunResult result = run_kernel_call(started, order, call, cancel, setup.state.observer(), facts);
+  setup.state.set(RunState::kStopping);
+  if (result.state_lost) kernel.reset();
+  take_frame(std::move(frame), call, result);
+  result.setup_ms =
+      std::max<std::int64_t>(0, ms_between(setup.started, Clock::now()) - result.wall_ms);
+  return result;
 }
 
 Result<std::shared_ptr<SetupSpawner>> NamespaceBackend::spawner_for_build() const {

@@ -28,6 +28,7 @@
 #include "cordon/session.h"
 #include "cordon/unique_fd.h"
 #include "cordon/warm_pool.h"
+#include "sandbox_kernel.h"
 #include "sandbox_plan.h"
 #include "sandbox_process.h"
 #include "uid_slot.h"
@@ -118,13 +119,15 @@ class NamespaceBackend final : public Backend {
   // directory, rlimits and files (written by the init: the sandbox is built already).
   [[nodiscard]] Result<SandboxPlan> session_call_plan(const RunRequest& call,
                                                       const BuiltSandbox& built) const;
-  // Runs `call` as the next call in the session's sandbox `session` (built by
-  // build_session) through the shared driver: its timeout, cancel and output cap end this
-  // call (SessionCallTree: every process of it, never the sandbox). `tree_cpu_us`: the
-  // session's counter of CPU its init reaped, 0 before the first call.
-  [[nodiscard]] RunResult run_in_session(BuiltSandbox& session, std::int64_t* tree_cpu_us,
-                                         const RunRequest& call, const CancelToken& cancel,
-                                         RunObserver* observer);
+  // Runs `call` as the next call in the session's sandbox through its python kernel
+  // (sandbox_kernel.h), launched first when `kernel` holds none: a python call is a cell in
+  // the kernel's namespace, any other language the call's command line as a fresh process
+  // the kernel starts (files persist, variables do not). A call that loses the kernel (its
+  // timeout, cancel, the memory limit, its end, a broken protocol, a missing sweep) ends
+  // every process of it, empties `kernel` and says state_lost; the sandbox stays.
+  [[nodiscard]] RunResult run_in_kernel(BuiltSandbox& session, std::optional<SandboxKernel>& kernel,
+                                        const RunRequest& call, const CancelToken& cancel,
+                                        RunObserver* observer);
   // How many runs were handed to a prestarted interpreter.
   [[nodiscard]] std::uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
 

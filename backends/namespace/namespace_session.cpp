@@ -12,10 +12,11 @@ constexpr auto kCloseBound = std::chrono::seconds(10);
 
 }  // namespace
 
-NamespaceSession::NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox,
-                                   UniqueFd workspace, RunRequest base)
+NamespaceSession::NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
+                                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base)
     : WorkspaceSession(std::move(workspace), sandbox.host.uid, sandbox.host.gid),
       backend_(backend),
+      keeper_(std::move(keeper)),
       sandbox_(std::move(sandbox)),
       base_(std::move(base)) {}
 
@@ -29,13 +30,29 @@ NamespaceSession::~NamespaceSession() {
 RunResult NamespaceSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ++calls_;
-  return backend_.run_in_session(sandbox_, &tree_cpu_us_,
-                                 with_session_limits(request, base_.limits), cancel, observer);
+  return backend_.run_in_kernel(sandbox_, kernel_, with_session_limits(request, base_.limits),
+                                cancel, observer);
+}
+
+Status NamespaceSession::reset() {
+  if (!kernel_) return {};
+  kernel_.reset();
+  const auto now = std::chrono::steady_clock::now();
+  bool asked = false;
+  auto ended = SandboxKernel::end(sandbox_.process, now, now + kCloseBound, &asked);
+  if (!ended) return fail(ended.error().code, "end the interpreter: " + ended.error().describe());
+  return {};
 }
 
 SessionStats NamespaceSession::stats() {
-  return workspace_stats(calls_, tree_cpu_us_ / 1000,
-                         sandbox_.limits ? sandbox_.limits->usage() : std::nullopt);
+  // The session's limit group has counted every process of every call: its CPU time is the
+  // session's.
+  const auto usage = sandbox_.limits ? sandbox_.limits->usage() : std::nullopt;
+  const std::int64_t cpu_ms =
+      usage && usage->cpu_usec ? static_cast<std::int64_t>(*usage->cpu_usec / 1000) : 0;
+  SessionStats s = workspace_stats(calls_, cpu_ms, usage);
+  s.interpreter_alive = kernel_.has_value() && !kernel_->client().lost();
+  return s;
 }
 
 }  // namespace cordon::ns

@@ -1,11 +1,20 @@
 // A session on the namespace backend (issue #41, session.h): one sandbox built by
-// NamespaceBackend::build_session, its init in session mode, serving call after call. Each
-// call is a fresh process in the sandbox's working directory, /tmp (a tmpfs of the
-// session's workspace_bytes: over it, ENOSPC inside); files persist, processes do not. The
-// limit group is the session's. A python call is, for now, a fresh `python3 -c` too (no
-// value, state_lost meaningless): a persistent kernel would be a run order that stays
-// running (launch_session once, its calls over its socket, run_in_session's SessionCallTree
-// ending it at a timeout: state_lost, the next call launching a new kernel).
+// NamespaceBackend::build_session, its init in session mode, serving call after call. The
+// calls' working directory is /tmp (a tmpfs of the session's workspace_bytes: over it,
+// ENOSPC inside); files persist. The limit group is the session's: memory kept by one call
+// counts in the next.
+//
+// Every call goes to the session's python kernel (sandbox_kernel.h), the init's current
+// run, launched at the first call (NamespaceBackend::run_in_kernel): a python call is a
+// cell in the kernel's namespace (variables, imports and data persist; a trailing
+// expression is the value), any other language a fresh process the kernel starts (shell
+// variables do not persist). A call that times out, is cancelled, hits the memory limit or
+// loses the kernel otherwise ends every process of the kernel's run: the files stay, the
+// result says state_lost, and the next call starts a fresh kernel. reset() does the same.
+//
+// The sandbox is built on the session's own thread (keeper_thread.h), which lives as long as
+// the session: it outlives the thread that opened it and still dies with cordon (and, should
+// cordon die, the init's control socket closes: it exits, the namespace with it).
 //
 // The workspace's files are read and written from the host through an O_PATH fd of the
 // sandbox's /tmp (cordon/session_workspace.h: openat2 beneath it, no link followed, regular
@@ -13,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,15 +31,18 @@
 #include "cordon/session.h"
 #include "cordon/session_workspace.h"
 #include "cordon/unique_fd.h"
+#include "keeper_thread.h"
 #include "namespace_backend.h"
+#include "sandbox_kernel.h"
 
 namespace cordon::ns {
 
 class NamespaceSession final : public WorkspaceSession {
  public:
-  // `backend` outlives the session; `workspace`: the O_PATH fd of the sandbox's /tmp.
-  NamespaceSession(NamespaceBackend& backend, BuiltSandbox sandbox, UniqueFd workspace,
-                   RunRequest base);
+  // `backend` outlives the session; `keeper`: the thread that built the sandbox (its
+  // processes die with it); `workspace`: the O_PATH fd of the sandbox's /tmp.
+  NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
+                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base);
   // Closes the control socket (the init exits, the namespace with it), reaps, removes the
   // limit group.
   ~NamespaceSession() override;
@@ -37,15 +51,17 @@ class NamespaceSession final : public WorkspaceSession {
 
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
                               RunObserver* observer) override;
-  // No interpreter is kept between calls (yet): nothing to restart, files kept.
-  [[nodiscard]] Status reset() override { return {}; }
+  // Ends the kernel (every process of its run), files kept; the next call starts another.
+  [[nodiscard]] Status reset() override;
   [[nodiscard]] SessionStats stats() override;
 
  private:
   NamespaceBackend& backend_;
+  // Before the sandbox: it ends (and with it what it cloned) only once the sandbox is gone.
+  std::unique_ptr<KeeperThread> keeper_;
   BuiltSandbox sandbox_;
   RunRequest base_;
-  std::int64_t tree_cpu_us_ = 0;
+  std::optional<SandboxKernel> kernel_;  // the init's current run while it lives
   std::int64_t calls_ = 0;
 };
 

@@ -467,39 +467,16 @@ Status SandboxTree::teardown(RunClock::time_point until) {
   return {};
 }
 
-SessionCallTree::SessionCallTree(SandboxProcess& sandbox, const proc::LimitGroup* limits,
-                                 std::int64_t* tree_cpu_us)
-    : sandbox_(sandbox), limits_(limits), tree_cpu_us_(tree_cpu_us) {
-  if (limits_ != nullptr) before_ = limits_->stats();
-}
-
-void SessionCallTree::kill() {
-  struct pollfd pfd{sandbox_.exit_fd(), POLLIN, 0};
-  if (::poll(&pfd, 1, 0) == 1) return;  // the report is there (or the init is gone)
-  ended_by_host_ = sandbox_.end_session_run().has_value();
-}
-
-Status SessionCallTree::finish(RunClock::time_point until) {
-  auto report = sandbox_.session_report(until);
-  if (!report) return std::unexpected(report.error());
-  report_ = *report;
-  return {};
-}
-
-Status SessionCallTree::describe_end(Termination& t, RunResult& result) {
-  const std::int64_t cpu_us = report_->tree_cpu_us - *tree_cpu_us_;
-  *tree_cpu_us_ = report_->tree_cpu_us;
-  take_init_report(report_->status, report_->main_maxrss_kb, cpu_us, t, result);
-  if (limits_ == nullptr) return {};
-  const proc::LimitGroupStats now = limits_->stats();
+void session_call_limits(const proc::LimitGroup* limits, const proc::LimitGroupStats& before,
+                         bool sigkilled_unasked, Termination& t, RunResult& result) {
+  if (limits == nullptr) return;
+  const proc::LimitGroupStats now = limits->stats();
   // The groups' flags say "ever in this session": a first OOM kill is this call's, and a
   // later one is when the kernel, not the host, SIGKILLed this call's main process.
-  const bool killed = WIFSIGNALED(report_->status) && WTERMSIG(report_->status) == SIGKILL;
-  t.oom_killed = now.oom_killed && (!before_.oom_killed || (killed && !ended_by_host_));
-  t.process_ceiling_hit = now.pids_limit_hit && !before_.pids_limit_hit;
-  if (now.cpu_usec && before_.cpu_usec) result.cpu_ms = (*now.cpu_usec - *before_.cpu_usec) / 1000;
+  t.oom_killed = now.oom_killed && (!before.oom_killed || sigkilled_unasked);
+  t.process_ceiling_hit = now.pids_limit_hit && !before.pids_limit_hit;
+  if (now.cpu_usec && before.cpu_usec) result.cpu_ms = (*now.cpu_usec - *before.cpu_usec) / 1000;
   result.memory_peak_kb = now.memory_peak_kb;
-  return {};
 }
 
 }  // namespace cordon::ns

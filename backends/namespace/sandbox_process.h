@@ -179,40 +179,11 @@ class SandboxTree final : public StartedTree {
   Retire retire_;
 };
 
-// One call of a session (issue #41) as the shared driver sees it: the call ends with the
-// session init's report for it; kill() asks the init to end the call (every process of
-// the call, the main one by SIGKILL), never the init, so the session's sandbox, its /tmp
-// and working directory, is there for the next call. The limit groups are the session's:
-// a call's CPU time is the growth during it; its memory peak is the session's.
-class SessionCallTree final : public StartedTree {
- public:
-  // `tree_cpu_us`: the init's reaped-CPU figure at the previous call's end (it counts
-  // over the session), updated to this call's end.
-  SessionCallTree(SandboxProcess& sandbox, const proc::LimitGroup* limits,
-                  std::int64_t* tree_cpu_us);
-
-  [[nodiscard]] int exit_fd() const override { return sandbox_.exit_fd(); }
-  // A call that ended on its own has its report waiting: then nothing to end.
-  void kill() override;
-  [[nodiscard]] Status finish(RunClock::time_point until) override;
-  [[nodiscard]] Status describe_end(Termination& t, RunResult& result) override;
-  // A session's files stay in its workspace: no artifacts are collected from a call.
-  [[nodiscard]] Result<std::filesystem::path> artifact_dir() override {
-    return fail(ErrorCode::kInvalidArgument, "a session's call collects no artifacts");
-  }
-  // The sandbox and its groups are the session's: nothing of the call is left to remove.
-  [[nodiscard]] Status teardown(RunClock::time_point /*until*/) override { return {}; }
-  [[nodiscard]] std::optional<ResourceSample> sample() const override {
-    return limits_ != nullptr ? limits_->usage() : std::nullopt;
-  }
-
- private:
-  SandboxProcess& sandbox_;
-  const proc::LimitGroup* limits_;
-  std::int64_t* tree_cpu_us_;
-  proc::LimitGroupStats before_;
-  std::optional<init::Report> report_;
-  bool ended_by_host_ = false;
-};
+// A session call's limit facts from the session's groups (`limits`, may be null), whose
+// stats were `before` at the call's start: this call's OOM kill and process ceiling, its
+// CPU time (the growth) and the session's memory peak. `sigkilled_unasked`: the call's
+// main process died of SIGKILL the host did not send.
+void session_call_limits(const proc::LimitGroup* limits, const proc::LimitGroupStats& before,
+                         bool sigkilled_unasked, Termination& t, RunResult& result);
 
 }  // namespace cordon::ns

@@ -24,44 +24,20 @@ Result<std::unique_ptr<SetupSpawner>> SetupSpawner::start(const std::filesystem:
   if (!pair) return std::unexpected(pair.error());
   std::unique_ptr<SetupSpawner> s(new SetupSpawner());
   s->socket_ = std::move(pair->read);
-  s->keeper_ = std::thread(&SetupSpawner::keep, s.get(), exe, std::move(pair->write));
-  std::unique_lock lock(s->keeper_mutex_);
-  s->keeper_cv_.wait(lock, [&] { return s->started_; });
-  if (s->start_error_) {
-    Error e = *s->start_error_;
-    lock.unlock();
-    return std::unexpected(std::move(e));  // the destructor joins the keeper
-  }
-  return s;
-}
-
-void SetupSpawner::keep(const std::filesystem::path& exe, UniqueFd their_end) {
   proc::SpawnOptions so;
   so.path = exe.string();
   so.argv = {"cordon-ns-spawner"};
-  so.keep_fds = {their_end.get()};  // at kSpawnerSocketFd (3)
-  auto helper = proc::spawn(so);
-  their_end.reset();
-  {
-    std::lock_guard lock(keeper_mutex_);
-    started_ = true;
-    if (helper) {
-      helper_pid_ = helper->pid();
-    } else {
-      start_error_ =
-          Error{helper.error().code, 0, "start " + exe.string() + ": " + helper.error().describe()};
-    }
+  so.keep_fds = {pair->write.get()};  // at kSpawnerSocketFd (3)
+  // On the keeper: the helper and every set-up process have it as their parent (the header).
+  std::optional<Result<proc::ChildProcess>> helper;
+  s->keeper_.run([&] { helper = proc::spawn(so); });
+  pair->write.reset();
+  if (!*helper) {
+    return fail(helper->error().code, "start " + exe.string() + ": " + helper->error().describe());
   }
-  keeper_cv_.notify_all();
-  if (!helper) return;
-  // Live as long as the object: the helper and every set-up process have this thread as
-  // their parent (see the header).
-  std::unique_lock lock(keeper_mutex_);
-  keeper_cv_.wait(lock, [&] { return stop_; });
-  lock.unlock();
-  // The socket is closed: the helper ends by itself; SIGKILL makes sure it does.
-  (void)helper->signal(SIGKILL);
-  (void)helper->wait();
+  s->helper_ = std::move(**helper);
+  s->helper_pid_ = s->helper_.pid();
+  return s;
 }
 
 SetupSpawner::~SetupSpawner() {
@@ -69,12 +45,12 @@ SetupSpawner::~SetupSpawner() {
     std::lock_guard lock(mutex_);
     socket_.reset();
   }
-  {
-    std::lock_guard lock(keeper_mutex_);
-    stop_ = true;
+  // The socket is closed: the helper ends by itself; SIGKILL makes sure it does. Then the
+  // keeper ends.
+  if (helper_pid_ > 0) {
+    (void)helper_.signal(SIGKILL);
+    (void)helper_.wait();
   }
-  keeper_cv_.notify_all();
-  if (keeper_.joinable()) keeper_.join();
 }
 
 bool SetupSpawner::alive() const {

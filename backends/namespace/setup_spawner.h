@@ -10,23 +10,22 @@
 // code either way (sandbox_child_main); only its parent's memory differs, and it now holds
 // a copy of the helper's (the one plan) instead of cordon's (every run's data).
 //
-// The helper is started by a thread of its own (the keeper), which lives as long as this
-// object: PR_SET_PDEATHSIG follows the creating *thread*, and the set-up processes and
+// The helper is started by a thread of its own (keeper_thread.h), which lives as long as
+// this object: PR_SET_PDEATHSIG follows the creating *thread*, and the set-up processes and
 // the helper would otherwise die with whichever thread happened to build first.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "child_setup.h"
 #include "cordon/error.h"
 #include "cordon/proc/spawn.h"
 #include "cordon/unique_fd.h"
+#include "keeper_thread.h"
 
 namespace cordon::ns {
 
@@ -56,19 +55,14 @@ class SetupSpawner {
 
  private:
   SetupSpawner() = default;
-  void keep(const std::filesystem::path& exe, UniqueFd their_end);
 
+  // First: it ends last, once the helper is reaped.
+  KeeperThread keeper_;
   mutable std::mutex mutex_;  // one request at a time on the socket; guards broken_
   UniqueFd socket_;
   bool broken_ = false;
+  proc::ChildProcess helper_;
   pid_t helper_pid_ = -1;
-
-  std::mutex keeper_mutex_;
-  std::condition_variable keeper_cv_;
-  bool started_ = false;  // the keeper has tried to start the helper
-  bool stop_ = false;
-  std::optional<Error> start_error_;
-  std::thread keeper_;
 };
 
 // Where cordon-ns-spawner is: as find_ns_init().

@@ -85,22 +85,40 @@ void CallJob::run() {
     });
   }
   const auto started = std::chrono::system_clock::now();
-  const RunResult result = service_.backend().run(spec_.request, cancel_.token(), this);
+  std::optional<RunResult> result;
+  nlohmann::json answer;
+  if (spec_.operation) {
+    answer = spec_.operation(cancel_.token());
+  } else if (!spec_.session) {
+    result = service_.backend().run(spec_.request, cancel_.token(), this);
+  } else if (frontend::SessionRegistry* sessions = service_.sessions(); sessions == nullptr) {
+    answer = tool_error_result(service_.sessions_refusal());
+  } else if (Result<RunResult> ran = sessions->run(spec_.session->id, spec_.session->owner,
+                                                   spec_.request, cancel_.token(), this);
+             ran) {
+    result = std::move(*ran);
+  } else {
+    // Nothing ran (an unknown, ended or busy session, or cancelled while it waited).
+    answer = tool_error_result(ran.error().message);
+  }
   const auto finished = std::chrono::system_clock::now();
   if (ticker.joinable()) {
     ticker.request_stop();
     ticker.join();
   }
+  if (result) answer = tool_result(*result, spec_.structured);
   if (withdrawn_) {
     spec_.sink->no_response(spec_.id);
-  } else if (!spec_.sink->send(
-                 jsonrpc::result_response(spec_.id, tool_result(result, spec_.structured)))) {
+  } else if (!spec_.sink->send(jsonrpc::result_response(spec_.id, answer))) {
     owner_.peer_gone();
   }
   // After the response: the history is off the latency path (a writer thread stores it).
-  history::RunRecord record = history::make_record(spec_.request, result, started, finished, "mcp");
-  record.client = spec_.client;
-  service_.record(std::move(record));
+  if (result) {
+    history::RunRecord record =
+        history::make_record(spec_.request, *result, started, finished, "mcp");
+    record.client = spec_.client;
+    service_.record(std::move(record));
+  }
   owner_.call_finished(spec_.key);
 }
 

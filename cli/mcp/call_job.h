@@ -1,11 +1,13 @@
-// One accepted tools/call: queued, run on a worker, answered on its session's sink, then
-// recorded in the history. While it runs it counts the output, and with a progress token
-// it sends notifications/progress every kProgressInterval.
+// One accepted tools/call: queued, run on a worker (one-shot on the backend, in a sandbox
+// session through the registry, or a session tool's operation), answered on its session's
+// sink, then (a run) recorded in the history. While it runs it counts the output, and with a
+// progress token it sends notifications/progress every kProgressInterval.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,14 +36,25 @@ class CallOwner {
   virtual void peer_gone() = 0;
 };
 
+// A run_code call in a session (issue #41): which one, and whose call it is.
+struct SessionTarget {
+  std::string id;
+  std::string owner;
+};
+
+// A session tool's work (issue #41), run on a worker like a call: the tools/call result.
+using SessionOperation = std::function<nlohmann::json(const CancelToken&)>;
+
 struct CallSpec {
   nlohmann::json id;
   std::string key;  // jsonrpc::id_key(id)
   std::shared_ptr<Sink> sink;
   std::optional<nlohmann::json> progress_token;
   RunRequest request;
-  bool structured = false;  // structuredContent in the result (protocol version)
-  std::string client;       // for the history: "name version"
+  std::optional<SessionTarget> session;  // run_code in this session, not one-shot
+  SessionOperation operation;            // set: a session tool, not a run (no history)
+  bool structured = false;               // structuredContent in the result (protocol version)
+  std::string client;                    // for the history: "name version"
 };
 
 class CallJob final : public Job, private RunObserver {

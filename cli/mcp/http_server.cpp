@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "cordon/sha256.h"
 #include "cordon/unique_fd.h"
 #include "mcp/http_auth.h"
 #include "mcp/http_message.h"
@@ -118,6 +119,7 @@ class HttpServer {
       : service_(service),
         options_(options),
         token_(std::move(token)),
+        owner_scope_("token:" + sha256_hex(token_).substr(0, 32) + "/"),
         sessions_(std::chrono::duration_cast<std::chrono::milliseconds>(options.session_idle)) {}
 
   int run(const CancelToken& stop);
@@ -133,6 +135,9 @@ class HttpServer {
   Service& service_;
   const HttpOptions& options_;
   const std::string token_;
+  // Before each MCP session's name in the owner of its sandbox sessions (issue #41): the
+  // token's hash, never the token.
+  const std::string owner_scope_;
   std::unique_ptr<OriginPolicy> policy_;  // made once the port is known
   SessionTable sessions_;
   httplib::Server server_;
@@ -219,7 +224,7 @@ void HttpServer::post(const httplib::Request& req, httplib::Response& res,
     if (!body.initialize) {
       return refuse(res, 400, "bad request: no Mcp-Session-Id header; start with initialize");
     }
-    session = std::make_shared<HttpSession>(service_);
+    session = std::make_shared<HttpSession>(service_, owner_scope_);
   } else {
     session = sessions_.find(req.get_header_value(kSessionHeader));
     if (!session) return refuse(res, 404, "session not found (expired or terminated)", -32001);

@@ -22,7 +22,9 @@ namespace cordon::cli::mcp {
 
 class HttpSession {
  public:
-  explicit HttpSession(Service& service) : session_(service, "http") {}
+  // `owner_scope`: the bearer token's hash, for the owner of its sandbox sessions (Session).
+  explicit HttpSession(Service& service, std::string owner_scope = {})
+      : session_(service, "http", std::move(owner_scope)) {}
 
   // Hands one POST body to the session; Session::handle is called for one body at a time
   // (the dispatch is quick: tools/calls run on the service's workers). Returns nullopt

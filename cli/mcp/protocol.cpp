@@ -30,8 +30,9 @@ nlohmann::json initialize_result(std::string_view version, std::string_view serv
        {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
       {"serverInfo", {{"name", "cordon"}, {"version", server_version}}},
       {"instructions",
-       "run_code runs code in a fresh sandbox behind a timeout; its description states what "
-       "the sandbox stops on this host."},
+       "run_code runs code in a fresh sandbox behind a timeout, or in a session's where "
+       "session_open is offered; its description states what the sandbox stops on this "
+       "host."},
   };
 }
 

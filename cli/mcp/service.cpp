@@ -9,8 +9,10 @@
 #include "audit/verdict.h"
 #include "cordon/units.h"
 #include "environment_command.h"
+#include "frontend/session_probe.h"
 #include "mcp/transports.h"
 #include "prompt_command.h"
+#include "prompts/tool_formats.h"
 #include "request_builder.h"
 
 namespace cordon::cli::mcp {
@@ -79,7 +81,19 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
 
   const std::chrono::milliseconds max_timeout =
       fixed->timeout.count() > 0 ? fixed->timeout : kDefaultTimeout;
+  service->defaults_.max_timeout = max_timeout;
+  service->defaults_.limits = fixed->limits;
+  service->defaults_.env = fixed->env;
+  service->defaults_.network = fixed->network;
+  service->defaults_.environment = environment_ref(*env);
   PromptOptions prompt;
+  // Sessions (issue #41), before the tool is rendered: run_code offers `session` only where
+  // the backend holds them. Without, one-shot calls are served as before.
+  if (Result<prompts::SessionFacts> facts = service->offer_sessions(options.sessions); facts) {
+    prompt.sessions = *facts;
+  } else if (options.sessions.max_sessions > 0) {
+    std::fprintf(stderr, "cordon: mcp: no session tools: %s\n", service->sessions_refusal_.c_str());
+  }
   prompt.format = "mcp";
   prompt.software = environment::describe(*env);
   prompt.unverified = options.unverified;
@@ -116,8 +130,15 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
       std::fprintf(stderr, "cordon: mcp: audit %zu of %zu: %s\n", done, total, line.c_str());
       gate->progress(done, total, line);
     };
-    service->auditor_ = std::thread([service = service.get(), render, prompt] {
+    service->auditor_ = std::thread([service = service.get(), render, prompt]() mutable {
       Result<nlohmann::json> tool = render(prompt);
+      // The audit just made may not back the sessions offered before it: then none are
+      // offered, and run_code is rendered without `session` (no call has run yet: calls wait
+      // for the gate).
+      if (tool && prompt.sessions && service->withdraw_unbacked_sessions()) {
+        prompt.sessions.reset();
+        tool = render(prompt);
+      }
       if (!tool) {
         std::fprintf(stderr, "cordon: mcp: the sandbox cannot be described: %s\n",
                      tool.error().describe().c_str());
@@ -126,11 +147,6 @@ Result<std::unique_ptr<Service>> Service::create(const ServiceOptions& options) 
     });
   }
 
-  service->defaults_.max_timeout = max_timeout;
-  service->defaults_.limits = fixed->limits;
-  service->defaults_.env = fixed->env;
-  service->defaults_.network = fixed->network;
-  service->defaults_.environment = environment_ref(*env);
   if (run.max_input_size) {
     Result<std::uint64_t> most = parse_size(*run.max_input_size);
     if (!most || *most == 0) {
@@ -212,6 +228,78 @@ Service::~Service() {
 }
 
 std::string Service::tool_name() const { return tool().value("name", std::string("run_code")); }
+
+std::vector<nlohmann::json> Service::tools() const {
+  std::vector<nlohmann::json> out{tool()};
+  const std::vector<nlohmann::json>& sessions = session_tools();
+  out.insert(out.end(), sessions.begin(), sessions.end());
+  return out;
+}
+
+Result<prompts::SessionFacts> Service::offer_sessions(
+    const frontend::SessionRegistryOptions& options) {
+  if (options.max_sessions == 0) {
+    sessions_refusal_ = "this server holds no sessions (--max-sessions 0)";
+    return fail(ErrorCode::kUnavailable, sessions_refusal_);
+  }
+  SessionOptions trial;
+  trial.base.limits = defaults_.limits;
+  trial.base.env = defaults_.env;
+  trial.base.network = defaults_.network;
+  trial.base.environment = defaults_.environment;
+  // Sessions only as far as the audit backs them: a stored report whose cross-session
+  // attempts are not all BLOCKED offers none (a first start's audit is checked when it ends:
+  // withdraw_unbacked_sessions()).
+  if (const auto report = frontend::stored_report(*backend_, defaults_.network); report) {
+    if (const std::string why = audit::sessions_unbacked(*report); !why.empty()) {
+      sessions_refusal_ = "this server holds no sessions: the audit does not back them: " + why;
+      return fail(ErrorCode::kUnavailable, sessions_refusal_);
+    }
+  }
+  const frontend::SessionProbe probe = frontend::probe_sessions(*backend_, trial);
+  if (!probe.holds) {
+    sessions_refusal_ = "this server holds no sessions: " + probe.refusal;
+    return fail(ErrorCode::kUnavailable, sessions_refusal_);
+  }
+  const prompts::SessionFacts facts{.max_sessions = options.max_sessions,
+                                    .max_waiting = options.max_waiting,
+                                    .idle_timeout = options.idle_timeout,
+                                    .max_age = options.max_age,
+                                    .workspace_bytes = trial.workspace_bytes,
+                                    .max_read_bytes = options.max_read_bytes,
+                                    .max_write_bytes = options.max_write_bytes,
+                                    .keeps_python = probe.keeps_python};
+  // Facts about the interface, no isolation claim: rendered without an audit report.
+  std::vector<nlohmann::json> tools;
+  for (const std::string_view id : prompts::kSessionTools) {
+    Result<prompts::ToolTemplate> t = prompts::find_template(id, std::nullopt);
+    if (!t) return std::unexpected(t.error());
+    const frontend::PromptRender input{.tool = &*t,
+                                       .backend = backend_,
+                                       .backend_name = backend_name_,
+                                       .limits = defaults_.limits,
+                                       .timeout = defaults_.max_timeout,
+                                       .sessions = facts};
+    Result<prompts::RenderedTool> rendered =
+        prompts::render_tool(*t, frontend::render_context(input));
+    if (!rendered) return std::unexpected(rendered.error());
+    tools.push_back(prompts::mcp_tool(*rendered));
+  }
+  session_tools_ = std::move(tools);
+  sessions_ = std::make_unique<frontend::SessionRegistry>(options);
+  return facts;
+}
+
+bool Service::withdraw_unbacked_sessions() {
+  const auto report = frontend::stored_report(*backend_, defaults_.network);
+  if (!report || !sessions_) return false;
+  const std::string why = audit::sessions_unbacked(*report);
+  if (why.empty()) return false;
+  withdrawn_refusal_ = "this server holds no sessions: the audit does not back them: " + why;
+  std::fprintf(stderr, "cordon: mcp: no session tools: %s\n", withdrawn_refusal_.c_str());
+  withdrawn_ = true;  // after the refusal's text: a reader that sees the flag sees the text
+  return true;
+}
 
 void Service::record(history::RunRecord record) {
   if (history_) history_->add(std::move(record));

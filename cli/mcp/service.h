@@ -3,6 +3,7 @@
 // fixed settings for every call, the call queue and its workers, and the history writer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -11,15 +12,18 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cordon/cancel.h"
 #include "cordon/error.h"
 #include "frontend/backend_catalog.h"
 #include "frontend/history.h"
+#include "frontend/session_registry.h"
 #include "frontend_names.h"
 #include "mcp/call_queue.h"
 #include "mcp/history_writer.h"
 #include "mcp/tool_gate.h"
+#include "prompts/session_facts.h"
 #include "run_options.h"
 #include "tool_call.h"
 
@@ -44,6 +48,9 @@ struct ServiceOptions {
   std::size_t max_queue = kDefaultMaxQueue;
   // Where the history goes; unset: history::default_path().
   std::optional<std::filesystem::path> history_path;
+  // The sandbox sessions clients may open (issue #41): --max-sessions (0: none),
+  // --sandbox-idle, --sandbox-max-age.
+  frontend::SessionRegistryOptions sessions;
 };
 
 class Service {
@@ -75,6 +82,31 @@ class Service {
   // once the gate is ready.
   [[nodiscard]] const nlohmann::json& tool() const { return gate_->tool(); }
   [[nodiscard]] std::string tool_name() const;
+  // Every tool served, run_code first, then the session tools (when sessions are offered).
+  [[nodiscard]] std::vector<nlohmann::json> tools() const;
+
+  // Sessions (issue #41): offered when the backend opened a trial session and --max-sessions
+  // is above 0. Probes the backend (probe_sessions), renders the session tools and starts
+  // the registry; the run_code tool must already offer `session` (its template rendered
+  // with these facts). create() calls it before rendering run_code; a test's service after
+  // for_backend(). Without sessions, sessions_refusal() says why.
+  [[nodiscard]] Result<prompts::SessionFacts> offer_sessions(
+      const frontend::SessionRegistryOptions& options);
+  // The registry, or null when the server holds no sessions.
+  [[nodiscard]] frontend::SessionRegistry* sessions() const {
+    return withdrawn_ ? nullptr : sessions_.get();
+  }
+  // After a first start's audit: when its report does not back sessions
+  // (audit::sessions_unbacked), drops the session tools and the registry and says why.
+  // True when it did. Only before any call (they wait for the audit).
+  [[nodiscard]] bool withdraw_unbacked_sessions();
+  [[nodiscard]] const std::string& sessions_refusal() const {
+    return withdrawn_ ? withdrawn_refusal_ : sessions_refusal_;
+  }
+  [[nodiscard]] const std::vector<nlohmann::json>& session_tools() const {
+    static const std::vector<nlohmann::json> kNone;
+    return withdrawn_ ? kNone : session_tools_;
+  }
   // Whether the tool is ready, still waiting for the audit of a first start, or failed.
   [[nodiscard]] ToolGate& gate() const { return *gate_; }
   [[nodiscard]] const ToolCallDefaults& defaults() const { return defaults_; }
@@ -97,6 +129,14 @@ class Service {
   std::unique_ptr<ToolGate> gate_;
   ToolCallDefaults defaults_;
   std::unique_ptr<HistoryWriter> history_;  // null with --no-history
+  std::string sessions_refusal_ = "this server holds no sessions";
+  std::vector<nlohmann::json> session_tools_;
+  // Set once by withdraw_unbacked_sessions() (the auditor's thread), read by any: the
+  // registry and the tools stay, unused, so no reader ever sees them go.
+  std::atomic<bool> withdrawn_{false};
+  std::string withdrawn_refusal_;
+  // After the queue in destruction order: no worker waits in it when it closes its sessions.
+  std::unique_ptr<frontend::SessionRegistry> sessions_;
   // Last: its workers use everything above, so they stop first.
   std::unique_ptr<CallQueue> queue_;
   // The audit of a first start: stopped between attempts and joined first.

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/protocol.h"
 #include "mcp/service.h"
+#include "mcp/session_tools.h"
 #include "mcp/tool_gate.h"
 #include "tool_call.h"
 
@@ -58,16 +61,28 @@ std::string string_member(const json& params, const char* name) {
   return it != params.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Each Session's own name, for the owner of its sandbox sessions: unique in this process,
+// never shown to a client (the sandbox sessions' ids are the secrets).
+std::string next_session_name(const std::string& transport) {
+  static std::atomic<std::uint64_t> count{0};
+  return transport + "#" + std::to_string(++count);
+}
+
 }  // namespace
 
 struct Session::Impl final : CallOwner, ToolGate::Listener {
-  Impl(Service& s, std::string t) : service(s), transport(std::move(t)) {}
+  Impl(Service& s, std::string t, std::string scope)
+      : service(s),
+        transport(std::move(t)),
+        owner(std::move(scope) + next_session_name(transport)) {}
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   ~Impl() override = default;
 
   Service& service;
   const std::string transport;
+  const std::string owner;  // of the sandbox sessions it opens (issue #41)
+  SessionBook book;         // their language and timeout
   mutable std::mutex mutex;
   std::condition_variable calls_done;
   bool initialized = false;
@@ -229,8 +244,9 @@ std::size_t Session::Impl::handle_request(const jsonrpc::Request& request,
         "Internal error: the sandbox cannot be described, so this server offers no tool: " +
             service.gate().failure());
   } else if (request.method == "tools/list") {
-    reply = jsonrpc::result_response(
-        request.id, json{{"tools", json::array({tool_for_version(service.tool(), agreed)})}});
+    json tools = json::array();
+    for (const json& tool : service.tools()) tools.push_back(tool_for_version(tool, agreed));
+    reply = jsonrpc::result_response(request.id, json{{"tools", std::move(tools)}});
   } else if (request.method == "tools/call") {
     reply = call_tool(request, sink);
   } else {
@@ -249,10 +265,14 @@ std::optional<json> Session::Impl::call_tool(const jsonrpc::Request& request,
                                    "Invalid params: tools/call needs params.name (a string)");
   }
   const std::string name = params["name"].get<std::string>();
-  if (name != service.tool_name()) {
-    return jsonrpc::error_response(
-        request.id, jsonrpc::kInvalidParams,
-        "Unknown tool: " + name + " (this server has " + service.tool_name() + ")");
+  const bool session_tool = is_session_tool(name);
+  if (name != service.tool_name() && !session_tool) {
+    std::string names;
+    for (const json& tool : service.tools()) {
+      names += (names.empty() ? "" : ", ") + tool.value("name", std::string());
+    }
+    return jsonrpc::error_response(request.id, jsonrpc::kInvalidParams,
+                                   "Unknown tool: " + name + " (this server has " + names + ")");
   }
   const json arguments = params.value("arguments", json::object());
   std::string agreed;
@@ -262,17 +282,38 @@ std::optional<json> Session::Impl::call_tool(const jsonrpc::Request& request,
     agreed = version;
     who = client;
   }
-  Result<RunRequest> run =
-      request_from_tool_call(arguments, service.tool().at("inputSchema"), service.defaults());
-  if (!run) return jsonrpc::result_response(request.id, tool_error_result(run.error().message));
-
+  const bool structured = has_structured_content(agreed);
   CallSpec spec{.id = request.id,
                 .key = jsonrpc::id_key(request.id),
                 .sink = sink,
                 .progress_token = std::nullopt,
-                .request = std::move(*run),
-                .structured = has_structured_content(agreed),
+                .request = {},
+                .session = std::nullopt,
+                .operation = {},
+                .structured = structured,
                 .client = std::move(who)};
+  const auto refuse = [&](const std::string& message) {
+    return jsonrpc::result_response(request.id, tool_error_result(message));
+  };
+  const bool names_session =
+      arguments.is_object() && arguments.contains("session") && !arguments["session"].is_null();
+  if (session_tool) {
+    // A session tool where no sessions are held is refused with the reason, not as unknown.
+    Result<SessionOperation> operation =
+        session_tool_call(service, name, arguments, owner, structured, book);
+    if (!operation) return refuse(operation.error().message);
+    spec.operation = std::move(*operation);
+  } else if (names_session && service.sessions() == nullptr) {
+    return refuse(service.sessions_refusal());
+  } else {
+    Result<RunRequest> run =
+        request_from_tool_call(arguments, service.tool().at("inputSchema"), service.defaults());
+    if (!run) return refuse(run.error().message);
+    Result<std::optional<SessionTarget>> target = session_of_run(arguments, owner, book, *run);
+    if (!target) return refuse(target.error().message);
+    spec.request = std::move(*run);
+    spec.session = std::move(*target);
+  }
   if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
     if (const auto token = meta->find("progressToken");
         token != meta->end() && (token->is_string() || token->is_number_integer())) {
@@ -347,8 +388,8 @@ void Session::Impl::wait_all() {
   calls_done.wait(lock, [&] { return calls.empty(); });
 }
 
-Session::Session(Service& service, std::string transport)
-    : impl_(std::make_unique<Impl>(service, std::move(transport))) {
+Session::Session(Service& service, std::string transport, std::string owner_scope)
+    : impl_(std::make_unique<Impl>(service, std::move(transport), std::move(owner_scope))) {
   service.gate().add(impl_.get());
 }
 
@@ -392,6 +433,10 @@ std::string Session::protocol_version() const {
 void Session::cancel_all() {
   impl_->withdraw_all();
   impl_->wait_all();
+  // The MCP session ended (DELETE, expiry, end of input, shutdown): so do its sandboxes.
+  if (frontend::SessionRegistry* sessions = impl_->service.sessions()) {
+    sessions->close_owner(impl_->owner);
+  }
 }
 
 }  // namespace cordon::cli::mcp

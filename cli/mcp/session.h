@@ -19,7 +19,10 @@ class Service;
 class Session {
  public:
   // `transport` is "stdio" or "http" (recorded in the history with the client's name).
-  Session(Service& service, std::string transport);
+  // `owner_scope` is put before the session's own name in the owner of the sandbox sessions
+  // it opens (issue #41): HTTP puts its bearer token's hash there, so a client with another
+  // token could never use their ids even within one MCP session's name.
+  Session(Service& service, std::string transport, std::string owner_scope = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   // Cancels every call of this session still queued or running, and waits for them.
@@ -40,7 +43,8 @@ class Session {
   [[nodiscard]] std::string protocol_version() const;
 
   // Cancels every call of this session still queued or running (their processes are
-  // killed) and waits until each has ended. The client is gone: nothing is sent.
+  // killed) and waits until each has ended, then closes the sandbox sessions it opened
+  // (issue #41). The client is gone: nothing is sent.
   void cancel_all();
 
  private:

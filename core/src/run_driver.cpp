@@ -142,6 +142,7 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   (void)pump.drain(std::min(teardown_until, RunClock::now() + kDrainBound));
 
   RunResult result;
+  const RunClock::time_point setup_started = frame.setup_started;
   take_frame(std::move(frame), request, result);
   result.stdout_data = std::move(pump.out().data);
   result.stderr_data = std::move(pump.err().data);
@@ -149,7 +150,7 @@ RunResult drive_run(const RunRequest& request, const CancelToken& cancel, RunSta
   result.stderr_truncated = pump.err().truncated;
   result.wall_ms = ms_between(t_start, t_end);
   auto setup_ms = [&] {
-    return ms_between(frame.setup_started, t_start) + ms_between(t_end, RunClock::now());
+    return ms_between(setup_started, t_start) + ms_between(t_end, RunClock::now());
   };
 
   if (!stop || !finished) {

@@ -21,11 +21,6 @@ constexpr std::array kErrorCodes = {
     ErrorCode::kPlugin,          ErrorCode::kTimeout,  ErrorCode::kInternal,
 };
 
-json error_answer(const Error& error) {
-  return json{
-      {"error", {{"code", to_string(error.code)}, {"message", to_valid_utf8(error.describe())}}}};
-}
-
 json ok_answer(json payload) { return json{{"ok", std::move(payload)}}; }
 
 Error bad_call(std::string_view why) {
@@ -70,11 +65,11 @@ json serve_session_call(BackendSession& session, const json& call) {
   std::string op;
   std::string path;
   if (Status s = first_failure({read(call, "op", op), read(call, "path", path)}); !s) {
-    return error_answer(s.error());
+    return session_error_answer(s.error());
   }
   if (op == "reset") {
     const Status done = session.reset();
-    return done ? ok_answer(json::object()) : error_answer(done.error());
+    return done ? ok_answer(json::object()) : session_error_answer(done.error());
   }
   if (op == "stats") {
     const SessionStats stats = session.stats();
@@ -86,7 +81,7 @@ json serve_session_call(BackendSession& session, const json& call) {
   }
   if (op == "list") {
     Result<std::vector<WorkspaceEntry>> entries = session.list_files(path);
-    if (!entries) return error_answer(entries.error());
+    if (!entries) return session_error_answer(entries.error());
     json out = json::array();
     for (const WorkspaceEntry& e : *entries) {
       // A name the code chose need not be UTF-8: it crosses as base64 when it is not.
@@ -100,20 +95,21 @@ json serve_session_call(BackendSession& session, const json& call) {
   }
   if (op == "read") {
     std::uint64_t max_bytes = 0;
-    if (Status s = read(call, "max_bytes", max_bytes); !s) return error_answer(s.error());
+    if (Status s = read(call, "max_bytes", max_bytes); !s) return session_error_answer(s.error());
     Result<std::string> content = session.read_file(path, max_bytes);
-    if (!content) return error_answer(content.error());
+    if (!content) return session_error_answer(content.error());
     return ok_answer(json{{"content_base64", base64_encode(*content)}});
   }
   if (op == "write") {
     std::string encoded;
-    if (Status s = read(call, "content_base64", encoded); !s) return error_answer(s.error());
+    if (Status s = read(call, "content_base64", encoded); !s)
+      return session_error_answer(s.error());
     std::optional<std::string> bytes = base64_decode(encoded);
-    if (!bytes) return error_answer(bad_call("content_base64 is not base64"));
+    if (!bytes) return session_error_answer(bad_call("content_base64 is not base64"));
     const Status written = session.write_file(path, *bytes);
-    return written ? ok_answer(json::object()) : error_answer(written.error());
+    return written ? ok_answer(json::object()) : session_error_answer(written.error());
   }
-  return error_answer(bad_call("unknown op '" + op + "'"));
+  return session_error_answer(bad_call("unknown op '" + op + "'"));
 }
 
 Result<json> session_answer(const json& answer) {
@@ -174,6 +170,11 @@ Result<std::string> file_content_from_json(const json& in) {
   std::optional<std::string> bytes = base64_decode(encoded);
   if (!bytes) return fail(ErrorCode::kPlugin, "a session file's content_base64 is not base64");
   return std::move(*bytes);
+}
+
+json session_error_answer(const Error& error) {
+  return json{
+      {"error", {{"code", to_string(error.code)}, {"message", to_valid_utf8(error.describe())}}}};
 }
 
 }  // namespace cordon::wire

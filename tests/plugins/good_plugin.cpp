@@ -33,12 +33,21 @@ namespace {
 class FixtureSession final : public cordon::BackendSession {
  public:
   explicit FixtureSession(cordon::SessionOptions options) : options_(std::move(options)) {}
-  cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& /*cancel*/,
+  cordon::RunResult run(const cordon::RunRequest& request, const cordon::CancelToken& cancel,
                         cordon::RunObserver* observer) override {
     ++calls_;
     if (observer != nullptr) observer->on_output(cordon::Stream::kStdout, request.code, true);
     cordon::RunResult result;
     result.backend = {"fixture", FIXTURE_VERSION};
+    // "hold:MS": a call that runs MS milliseconds unless cancelled first.
+    if (request.code.starts_with("hold:")) {
+      pollfd p{cancel.wait_fd(), POLLIN, 0};
+      const int ms = std::stoi(request.code.substr(5));
+      if (p.fd >= 0 ? ::poll(&p, 1, ms) == 1 : (::poll(nullptr, 0, ms), false)) {
+        result.outcome = cordon::Outcome::kCancelled;
+        return result;
+      }
+    }
     result.outcome = cordon::Outcome::kOk;
     result.exit_code = 0;
     // What the call saw: its index, the session's language, and its own code.

@@ -126,6 +126,59 @@ class Soak {
 
   void sample() { report_.samples.push_back(settled_sample(&report_.samples.front())); }
 
+  void session_wrong(std::size_t index, const std::string& what) {
+    const std::lock_guard lock(mutex_);
+    ++report_.session_wrong;
+    if (report_.wrong_examples.size() < 20) {
+      report_.wrong_examples.push_back("session " + std::to_string(index) + ": " + what);
+    }
+  }
+
+  // One session: opened, its calls in kSessionCycle's order, closed.
+  void one_session(std::size_t index, std::size_t calls) {
+    Result<std::unique_ptr<BackendSession>> session = backend_.open_session(session_options());
+    if (!session) return session_wrong(index, "open: " + session.error().describe());
+    for (std::size_t j = 0; j < calls; ++j) {
+      const SessionCall call = kSessionCycle[j % kSessionCycle.size()];
+      if (auto wrong = session_call(**session, call)) {
+        session_wrong(index, std::string(to_string(call)) + " (call " + std::to_string(j + 1) +
+                                 "): " + *wrong);
+      }
+    }
+    const std::lock_guard lock(mutex_);
+    ++report_.sessions;
+    report_.session_calls += calls;
+  }
+
+  // Sessions opened and closed in batches of a quarter, each on 2, 3, ... max_workers
+  // threads in turn; a sample after each batch, judged against the first like the rest.
+  void run_sessions() {
+    if (config_.sessions == 0) return;
+    Result<std::unique_ptr<BackendSession>> probe = backend_.open_session(session_options());
+    if (!probe) {
+      report_.sessions_skipped = probe.error().describe();
+      return;
+    }
+    probe->reset();
+    const std::size_t calls = std::max<std::size_t>(1, config_.session_calls / config_.sessions);
+    const std::size_t batch_size = std::max<std::size_t>(1, config_.sessions / 4);
+    std::size_t workers = config_.min_workers;
+    for (std::size_t begin = 0; begin < config_.sessions; begin += batch_size) {
+      const std::size_t end = std::min(config_.sessions, begin + batch_size);
+      std::atomic<std::size_t> next{begin};
+      std::vector<std::thread> threads;
+      threads.reserve(workers);
+      for (std::size_t w = 0; w < workers; ++w) {
+        threads.emplace_back([&] {
+          for (std::size_t i = next++; i < end; i = next++) one_session(i, calls);
+        });
+      }
+      for (auto& t : threads) t.join();
+      workers = workers >= config_.max_workers ? config_.min_workers : workers + 1;
+      sample();
+    }
+  }
+
   void run() {
     start_ = Clock::now();
     // Warm-up, before the first sample: one run of each kind (checked like all others),
@@ -176,6 +229,7 @@ class Soak {
       }
     }
     if (since_sample > 0) sample();
+    run_sessions();
     report_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   }
 
@@ -221,6 +275,13 @@ std::string Report::markdown(const Config& config) const {
            std::to_string(wrong[i]) + " |\n";
   }
   out += "\n";
+  if (!sessions_skipped.empty()) {
+    out += "Sessions: none (" + sessions_skipped + ").\n\n";
+  } else if (config.sessions > 0) {
+    out += "Sessions: " + std::to_string(sessions) + " opened and closed, " +
+           std::to_string(session_calls) + " calls in them (sh with a file, python, a failure, " +
+           "a timeout, a file from the host), " + std::to_string(session_wrong) + " wrong.\n\n";
+  }
   for (const std::string& w : wrong_examples) out += "- wrong: " + w + "\n";
   for (const Leak& l : leaks) {
     out += "- LEAK: " + l.column + " grew from " + std::to_string(l.first) + " to " +

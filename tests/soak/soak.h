@@ -23,6 +23,11 @@ struct Config {
   std::size_t min_workers = 2;     // concurrent batches cycle through this many threads..
   std::size_t max_workers = 8;     // ..up to this many
   std::size_t sample_every = 1000;
+  // Then sessions (issue #41): this many opened and closed, on min..max_workers threads,
+  // with `session_calls` calls spread over them (workload.h's kSessionCycle); none where
+  // the backend holds no sessions.
+  std::size_t sessions = 1000;
+  std::size_t session_calls = 10000;
   std::size_t pool_size = 2;  // the backend's warm pool, as `cordon mcp` keeps it
   std::string runtime;        // the container backend's OCI runtime ("runsc"); empty: its default
   std::int64_t rss_tolerance_kb = kRssToleranceKb;
@@ -37,13 +42,18 @@ struct Report {
   std::array<std::size_t, kAllKinds.size()> runs{};
   std::array<std::size_t, kAllKinds.size()> wrong{};
   std::vector<std::string> wrong_examples;  // the first few, with run index and kind
+  std::size_t sessions = 0;                 // opened (and closed)
+  std::size_t session_calls = 0;
+  std::size_t session_wrong = 0;  // calls (or opens) that went wrong
+  std::string sessions_skipped;   // why no session ran (the backend holds none)
   std::vector<Leak> leaks;
   double seconds = 0;
 
   [[nodiscard]] std::size_t total_runs() const;
   [[nodiscard]] std::size_t total_wrong() const;
   [[nodiscard]] bool passed() const {
-    return skipped.empty() && error.empty() && total_wrong() == 0 && leaks.empty();
+    return skipped.empty() && error.empty() && total_wrong() == 0 && session_wrong == 0 &&
+           leaks.empty();
   }
   // The Markdown section of this report: table, runs per kind, verdict.
   [[nodiscard]] std::string markdown(const Config& config) const;

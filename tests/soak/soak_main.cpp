@@ -3,9 +3,12 @@
 //   cordon-soak [--backend namespace|container]... [--sequential N] [--concurrent N]
 //               [--workers MIN-MAX] [--sample-every N] [--pool N] [--markdown FILE]
 //               [--runtime NAME]   (the container backend's OCI runtime, e.g. runsc)
+//               [--sessions N] [--session-calls N]
 //
 // Defaults: both isolating backends, 10,000 sequential and 1,000 concurrent runs on 2-8
-// threads, a sample every 1,000 runs, a pool of 2. Prints each backend's table; with
+// threads, a sample every 1,000 runs, a pool of 2; then 1,000 sessions opened and closed
+// with 10,000 calls spread over them (where the backend holds sessions). Prints each backend's
+// table; with
 // --markdown appends the same sections to FILE. Exit status: 0 when every outcome was the
 // expected one and every column stayed flat, 1 otherwise (the report names the column),
 // 77 when no backend could run here (the kernel or host refused), 2 on a usage error.
@@ -32,7 +35,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: cordon-soak [--backend NAME]... [--sequential N] [--concurrent N]\n"
                "                   [--workers MIN-MAX] [--sample-every N] [--pool N]\n"
-               "                   [--markdown FILE] [--runtime NAME]\n");
+               "                   [--markdown FILE] [--runtime NAME]\n"
+               "                   [--sessions N] [--session-calls N]\n");
   return 2;
 }
 
@@ -57,6 +61,10 @@ int main(int argc, char** argv) {
       ok = parse_count(value, base.sequential);
     } else if (arg == "--concurrent") {
       ok = parse_count(value, base.concurrent);
+    } else if (arg == "--sessions") {
+      ok = parse_count(value, base.sessions);
+    } else if (arg == "--session-calls") {
+      ok = parse_count(value, base.session_calls);
     } else if (arg == "--sample-every") {
       ok = parse_count(value, base.sample_every);
     } else if (arg == "--pool") {

@@ -23,6 +23,8 @@ Config ci_config(const std::string& backend) {
   c.min_workers = 2;
   c.max_workers = 4;
   c.sample_every = 48;
+  c.sessions = 24;
+  c.session_calls = 120;
   c.plugin_dirs = {cordon::testing::plugin_dir()};
   c.progress = stderr;
   return c;
@@ -50,6 +52,9 @@ void soak(const std::string& backend, const std::string& runtime = {},
     ADD_FAILURE() << "leak: " << l.column << " grew from " << l.first << " to " << l.last;
   }
   EXPECT_GE(report.samples.size(), 6u);
+  EXPECT_EQ(report.session_wrong, 0u);
+  // Where the backend holds sessions, they were soaked (the reason is printed otherwise).
+  if (report.sessions_skipped.empty()) EXPECT_EQ(report.sessions, 24u);
 }
 
 TEST(Soak, NamespaceBackendStaysFlat) { soak("namespace"); }

@@ -145,3 +145,80 @@ std::optional<std::string> wrong_outcome(Kind kind, const RunResult& r) {
 }
 
 }  // namespace cordon::soak
+
+namespace cordon::soak {
+
+std::string_view to_string(SessionCall call) {
+  switch (call) {
+    case SessionCall::kShFile:
+      return "session-sh-file";
+    case SessionCall::kPython:
+      return "session-python";
+    case SessionCall::kFail:
+      return "session-fail";
+    case SessionCall::kTimeout:
+      return "session-timeout";
+    case SessionCall::kHostFile:
+      return "session-host-file";
+  }
+  return "?";
+}
+
+SessionOptions session_options() {
+  SessionOptions options;
+  options.base.language = Language::kSh;
+  options.base.timeout = std::chrono::seconds(20);
+  return options;
+}
+
+std::optional<std::string> session_call(BackendSession& session, SessionCall call) {
+  RunRequest r = session_options().base;
+  const auto outcome_of = [](const RunResult& result) {
+    return std::string(to_string(result.outcome)) +
+           (result.error ? ": " + *result.error : std::string());
+  };
+  switch (call) {
+    case SessionCall::kShFile:
+    case SessionCall::kPython: {
+      if (call == SessionCall::kPython) {
+        r.language = Language::kPython;
+        r.code = "print(6 * 7)";
+      } else {
+        r.code = "echo $((6 * 7)) > f.txt; cat f.txt";
+      }
+      const RunResult result = session.run(r, CancelToken{}, nullptr);
+      if (result.outcome != Outcome::kOk || result.stdout_data != "42\n") {
+        return "ended " + outcome_of(result) + " with '" + result.stdout_data + "'";
+      }
+      return std::nullopt;
+    }
+    case SessionCall::kFail: {
+      r.code = "exit 3";
+      const RunResult result = session.run(r, CancelToken{}, nullptr);
+      if (result.outcome != Outcome::kFailed || result.exit_code != 3) {
+        return "ended " + outcome_of(result) + ", not failed with exit 3";
+      }
+      return std::nullopt;
+    }
+    case SessionCall::kTimeout: {
+      r.code = "sleep 30 & sleep 30";
+      r.timeout = std::chrono::milliseconds(200);
+      const RunResult result = session.run(r, CancelToken{}, nullptr);
+      if (result.outcome != Outcome::kTimedOut) return "ended " + outcome_of(result);
+      return std::nullopt;
+    }
+    case SessionCall::kHostFile: {
+      if (Status written = session.write_file("host.txt", "from the host"); !written) {
+        return "write_file: " + written.error().describe();
+      }
+      const Result<std::string> read = session.read_file("host.txt", 64);
+      if (!read || *read != "from the host") {
+        return "read_file: " + (read ? "'" + *read + "'" : read.error().describe());
+      }
+      return std::nullopt;
+    }
+  }
+  return "unknown call";
+}
+
+}  // namespace cordon::soak

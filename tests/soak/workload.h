@@ -14,6 +14,7 @@
 
 #include "cordon/request.h"
 #include "cordon/result.h"
+#include "cordon/session.h"
 
 namespace cordon::soak {
 
@@ -61,5 +62,21 @@ inline constexpr std::uint64_t kFloodCap = 64u << 10;
 
 // Why `result` is not what a run of this kind must end with; nullopt when it is.
 [[nodiscard]] std::optional<std::string> wrong_outcome(Kind kind, const RunResult& result);
+
+// A session's calls (issue #41): every session of the soak runs its calls in this cycle,
+// so each one writes a file and reads it back, runs python, fails, times out (the session
+// lives on: the next call checks it) and has a file written and read from the host.
+enum class SessionCall { kShFile, kPython, kFail, kTimeout, kHostFile };
+inline constexpr std::array kSessionCycle = {SessionCall::kShFile, SessionCall::kPython,
+                                             SessionCall::kFail, SessionCall::kTimeout,
+                                             SessionCall::kHostFile};
+
+[[nodiscard]] std::string_view to_string(SessionCall call);
+
+// What a soak session is opened with.
+[[nodiscard]] SessionOptions session_options();
+
+// One call of this kind in `session`; why it went wrong, or nullopt.
+[[nodiscard]] std::optional<std::string> session_call(BackendSession& session, SessionCall call);
 
 }  // namespace cordon::soak

@@ -48,6 +48,7 @@ struct StartedKernel {
 
 // After the call (and the kernel's end when it was lost): the backend's own facts (an OOM
 // kill, its limit group's measures) into `t` and `result`, before the outcome is decided.
+// An OOM kill loses the kernel too, whichever process the OOM killer chose.
 using KernelCallFacts = std::function<void(Termination& t, RunResult& result)>;
 
 // Runs `call` in `kernel` with `request`'s timeout and output cap. Fills stdout/stderr (and

@@ -31,6 +31,10 @@ namespace cordon::wire {
 [[nodiscard]] nlohmann::json serve_session_call(BackendSession& session,
                                                 const nlohmann::json& call);
 
+// An answer of `error`, as serve_session_call() gives one (`cordon session`'s holder answers
+// its own refusals in the same shape).
+[[nodiscard]] nlohmann::json session_error_answer(const Error& error);
+
 // The loader side: an answer's "ok" payload, or its error (the plugin's code kept: a
 // refusal of the caller's input stays kInvalidArgument, kNotFound, kUnavailable); an answer
 // of neither shape is a kPlugin error.

@@ -107,6 +107,12 @@ RunResult run_kernel_call(StartedKernel& kernel, const KernelCall& call, const R
   if (!broke.empty()) result.stderr_data += "cordon: " + broke + "\n";
   result.wall_ms = ms_between(t_start, t_end);
   if (facts) facts(t, result);
+  // The memory limit ends every process of the call, the kernel too, even when what the
+  // OOM killer chose was a child the kernel outlived.
+  if (t.oom_killed && !lost) {
+    lost = true;
+    if (kernel.end) (void)kernel.end(RunClock::now(), RunClock::now() + kEndBound);
+  }
   apply_termination(t, result);
   result.state_lost = lost;
   if (!pumped) {

@@ -1,0 +1,51 @@
+// A session's python kernel (issue #41, cordon/session_kernel.h) in a namespace sandbox: the
+// session init's current run, launched as a kSessionRun order whose stdin is the kernel's
+// control socket and whose stdout and stderr are pipes kept for the kernel's life. While it
+// lives every call of the session goes to it (cordon/kernel_call.h); ending it is ending
+// that run: the init kills every process of it and reports, the sandbox and its files stay.
+//
+// The kernel runs the code, so nothing it says is trusted beyond KernelClient's checks: the
+// host's deadline, cancel and the end of the run are the host's own.
+#pragma once
+
+#include <chrono>
+
+#include "cordon/error.h"
+#include "cordon/proc/init_protocol.h"
+#include "cordon/session_kernel.h"
+#include "cordon/unique_fd.h"
+#include "sandbox_plan.h"
+#include "sandbox_process.h"
+
+namespace cordon::ns {
+
+class SandboxKernel {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Launches the kernel in `sandbox` (a session's, between runs) with `plan`'s interpreter
+  // (python), environment, working directory and rlimits; its argv becomes kernel_argv()
+  // with the sweep asked for (the host's PID namespace named, so the kernel never sweeps
+  // there).
+  [[nodiscard]] static Result<SandboxKernel> launch(SandboxProcess& sandbox, SandboxPlan plan);
+
+  // Ends the kernel's run: until `kill_at` the kernel may end on its own (it closed its
+  // channel), then the init is asked to end the run (every process of it, by SIGKILL);
+  // the init's report, waited for until `until`. *asked: whether the host ended it.
+  [[nodiscard]] static Result<init::Report> end(SandboxProcess& sandbox, Clock::time_point kill_at,
+                                                Clock::time_point until, bool* asked);
+
+  [[nodiscard]] KernelClient& client() { return client_; }
+  [[nodiscard]] int stdout_fd() const { return out_.get(); }
+  [[nodiscard]] int stderr_fd() const { return err_.get(); }
+
+ private:
+  SandboxKernel(KernelClient client, UniqueFd out, UniqueFd err)
+      : client_(std::move(client)), out_(std::move(out)), err_(std::move(err)) {}
+
+  KernelClient client_;
+  UniqueFd out_;  // the read ends of the kernel's fd 1 and 2
+  UniqueFd err_;
+};
+
+}  // namespace cordon::ns
