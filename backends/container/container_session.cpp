@@ -181,7 +181,7 @@ Status ContainerSession::place_call_files(const RunPayload& payload, const RunRe
 RunResult ContainerSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ContainerBackend& b = backend_;
-  const RunRequest call = with_session_limits(request, base_.limits);
+  const RunRequest call = as_session_call(request, base_);
   ++calls_;
   const Probe host = b.probe();
   RunSetup setup(b, call, observer, &host);

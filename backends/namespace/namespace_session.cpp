@@ -13,11 +13,13 @@ constexpr auto kCloseBound = std::chrono::seconds(10);
 }  // namespace
 
 NamespaceSession::NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
-                                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base)
+                                   BuiltSandbox sandbox, UniqueFd workspace, SessionNetwork network,
+                                   RunRequest base)
     : WorkspaceSession(std::move(workspace), sandbox.host.uid, sandbox.host.gid),
       backend_(backend),
       keeper_(std::move(keeper)),
       sandbox_(std::move(sandbox)),
+      network_(std::move(network)),
       base_(std::move(base)) {}
 
 NamespaceSession::~NamespaceSession() {
@@ -30,7 +32,7 @@ NamespaceSession::~NamespaceSession() {
 RunResult NamespaceSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ++calls_;
-  return backend_.run_in_kernel(sandbox_, kernel_, with_session_limits(request, base_.limits),
+  return backend_.run_in_kernel(sandbox_, kernel_, &network_, as_session_call(request, base_),
                                 cancel, observer);
 }
 
