@@ -361,6 +361,11 @@ Status ContainerSession::reset() {
   return {};
 }
 
+std::optional<SessionLoss> ContainerSession::loss() {
+  if (lost_.empty()) return std::nullopt;
+  return SessionLoss{.oom = container_.cgroups.stats().oom_killed, .reason = lost_};
+}
+
 SessionStats ContainerSession::stats() {
   SessionStats s = workspace_stats(calls_, cpu_us_ / 1000, container_.cgroups.usage());
   s.interpreter_alive = kernel_.has_value();

@@ -53,6 +53,7 @@ class ContainerSession final : public WorkspaceSession {
 
   // interpreter_alive: a python kernel is kept now.
   [[nodiscard]] SessionStats stats() override;
+  [[nodiscard]] std::optional<SessionLoss> loss() override;
   // Ends the kept kernel, if any (the next python call starts a fresh one); files kept.
   [[nodiscard]] Status reset() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,

@@ -32,6 +32,11 @@ NamespaceSession::~NamespaceSession() {
 RunResult NamespaceSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ++calls_;
+  // Nothing to run in: every call of a session whose sandbox died fails with why.
+  if (const std::optional<SessionLoss> gone = loss()) {
+    return sandbox_error(BackendId{std::string(backend_.name()), std::string(backend_.version())},
+                         "the session " + gone->reason);
+  }
   return backend_.run_in_kernel(sandbox_, kernel_, &network_, as_session_call(request, base_),
                                 cancel, observer);
 }
@@ -55,6 +60,15 @@ SessionStats NamespaceSession::stats() {
   SessionStats s = workspace_stats(calls_, cpu_ms, usage);
   s.interpreter_alive = kernel_.has_value() && !kernel_->client().lost();
   return s;
+}
+
+std::optional<SessionLoss> NamespaceSession::loss() {
+  if (!sandbox_.process.init_exited()) return std::nullopt;
+  SessionLoss loss;
+  loss.oom = sandbox_.limits && sandbox_.limits->stats().oom_killed;
+  loss.reason = loss.oom ? "its sandbox ended: the memory limit's OOM killer ended its init"
+                         : "its sandbox ended: its init died";
+  return loss;
 }
 
 }  // namespace cordon::ns

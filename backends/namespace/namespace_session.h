@@ -56,6 +56,9 @@ class NamespaceSession final : public WorkspaceSession {
   // Ends the kernel (every process of its run), files kept; the next call starts another.
   [[nodiscard]] Status reset() override;
   [[nodiscard]] SessionStats stats() override;
+  // Once the session's init has died (the OOM killer, most likely: nothing else of the code
+  // can reach it).
+  [[nodiscard]] std::optional<SessionLoss> loss() override;
 
  private:
   NamespaceBackend& backend_;
