@@ -159,6 +159,8 @@ class Kernel:
     def __init__(self, sock, sweep):
         self.sock = sock
         self.sweep = sweep
+        # The init's processes from before this kernel (a relay), once: no call can add one.
+        self.elders = _elders() if sweep else set()
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
         self.cells = 0
 
@@ -231,13 +233,12 @@ class Kernel:
         # its own session's processes alive, still inside the session's limits.
         if not self.sweep:
             return False
-        elders = _elders()
-        if not elders:
+        if not self.elders:
             try:
                 os.kill(-1, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        elif not _sweep_sparing(elders):
+        elif not _sweep_sparing(self.elders):
             return False
         # Reap our own children (every one is being killed, so the wait ends); orphans are
         # PID 1's. The reply then never names a process that is still there.
