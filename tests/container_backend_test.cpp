@@ -579,9 +579,7 @@ print('relay', s.recv(64).decode().split('\r\n')[0].split(' ')[1])
 std::unique_ptr<BackendSession> open_container_session(oci::ContainerBackend& backend,
                                                        const Limits& limits,
                                                        std::uint64_t workspace_bytes) {
-  RunRequest base = sh("true");
-  base.limits = limits;
-  return testing::open_test_session(backend, std::move(base), workspace_bytes);
+  return testing::open_test_session(backend, limits, workspace_bytes);
 }
 
 RunResult call_in(BackendSession& s, const RunRequest& req) { return s.run(req, {}, nullptr); }

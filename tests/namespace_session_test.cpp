@@ -175,9 +175,7 @@ TEST_F(Session, CloseEndsTheInitAndEverythingInIt) {
 std::unique_ptr<BackendSession> open_session(NamespaceBackend& backend,
                                              std::uint64_t workspace_bytes = 16ULL << 20,
                                              const Limits& limits = {}) {
-  RunRequest base = sh("true");
-  base.limits = limits;
-  return testing::open_test_session(backend, std::move(base), workspace_bytes);
+  return testing::open_test_session(backend, limits, workspace_bytes);
 }
 
 RunResult call_in(BackendSession& s, const std::string& code) {

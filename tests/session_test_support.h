@@ -25,4 +25,14 @@ inline std::unique_ptr<BackendSession> open_test_session(Backend& backend, RunRe
   return opened ? std::move(*opened) : nullptr;
 }
 
+// The same with a plain sh base request of `limits`.
+inline std::unique_ptr<BackendSession> open_test_session(Backend& backend, const Limits& limits,
+                                                         std::uint64_t workspace_bytes) {
+  RunRequest base;
+  base.language = Language::kSh;
+  base.code = "true";
+  base.limits = limits;
+  return open_test_session(backend, std::move(base), workspace_bytes);
+}
+
 }  // namespace cordon::testing
