@@ -438,6 +438,11 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
     const SessionOptions& options) {
   RunRequest base = options.base;
   base.limits.scratch_bytes = options.workspace_bytes;
+  // Refused when opened, not at each call: no call of such a session could run.
+  if (base.network.any()) {
+    return fail(ErrorCode::kUnavailable,
+                "a namespace session has no network allow-list yet: its calls run no proxy");
+  }
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
   }
