@@ -258,8 +258,10 @@ std::string ago(std::int64_t epoch_ms) {
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
-  return format_duration(
-      std::chrono::milliseconds(std::max<std::int64_t>(0, now - epoch_ms) / 1000 * 1000));
+  // Whole seconds: a listing's ages are not timings ("0 ms" for a fresh session misled).
+  const std::int64_t ms = std::max<std::int64_t>(0, now - epoch_ms);
+  if (ms < 1000) return "<1 s";
+  return format_duration(std::chrono::milliseconds(ms / 1000 * 1000));
 }
 
 int list(const SessionCommandOptions& o) {

@@ -221,6 +221,10 @@ class Holder {
       result = session_.run(*call, cancel.token(), nullptr);
     }
     if (stop_asked) ended_ = "was stopped (cordon session stop)";
+    // A session whose sandbox died ends with this call, saying why (the holder then exits).
+    if (const std::optional<SessionLoss> loss = session_.loss(); loss && !ended_) {
+      ended_ = (loss->oom ? "ended out of memory: " : "ended: ") + loss->reason;
+    }
     ++calls_;
     touch();  // idle counts from a call's end
     result.session = SessionCallRef{identity_.id, calls_};

@@ -98,6 +98,7 @@ class SessionRegistry::Turn {
   }
   [[nodiscard]] Entry& entry() const { return *entry_; }
   [[nodiscard]] BackendSession& session() const { return *entry_->session; }
+  [[nodiscard]] const std::shared_ptr<Entry>& entry_ptr() const { return entry_; }
 
  private:
   SessionRegistry* registry_;
@@ -233,7 +234,8 @@ void SessionRegistry::give_back(const std::shared_ptr<Entry>& entry, bool used) 
 }
 
 std::unique_ptr<BackendSession> SessionRegistry::end_locked(const std::shared_ptr<Entry>& entry,
-                                                            SessionEnd why) {
+                                                            SessionEnd why,
+                                                            std::string_view detail) {
   std::string message;
   const std::string id = short_id(entry->id);
   switch (why) {
@@ -252,6 +254,12 @@ std::unique_ptr<BackendSession> SessionRegistry::end_locked(const std::shared_pt
       break;
     case SessionEnd::kKilled:
       message = fmt("session {} was killed: the server shut down", id);
+      break;
+    case SessionEnd::kOom:
+      message = fmt("session {} ended out of memory: {}", id, detail);
+      break;
+    case SessionEnd::kLost:
+      message = fmt("session {} ended: {}", id, detail);
       break;
   }
   live_.erase(entry->id);
@@ -275,6 +283,13 @@ Result<RunResult> SessionRegistry::run(std::string_view id, std::string_view own
   }
   RunResult result = turn->session().run(request, cancel, observer);
   result.session = SessionCallRef{turn->entry().id, index};
+  // A session whose sandbox died ends now, with why: every later call would fail, and it
+  // would hold a place under the cap until it went idle. The Turn closes it.
+  if (const std::optional<SessionLoss> loss = turn->session().loss()) {
+    const std::scoped_lock lock(mu_);
+    (void)end_locked(turn->entry_ptr(), loss->oom ? SessionEnd::kOom : SessionEnd::kLost,
+                     loss->reason);
+  }
   return result;
 }
 

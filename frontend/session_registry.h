@@ -59,6 +59,8 @@ enum class SessionEnd {
   kMaxAge,     // max_age since it was opened
   kOwnerGone,  // close_owner(): the MCP session or connection ended
   kKilled,     // the registry shut down
+  kOom,        // its sandbox died with the memory limit's OOM killer at work
+  kLost,       // its sandbox died otherwise (BackendSession::loss())
 };
 
 // One live session as listed for its owner (`cordon session ls`, the inspector's panel).
@@ -132,8 +134,10 @@ class SessionRegistry {
   void give_back(const std::shared_ptr<Entry>& entry, bool used);
   // Removes a live entry and records why; returns the BackendSession to destroy outside
   // the lock (null while a call runs: that call's thread destroys it).
+  // `detail`: the backend's words, for kOom and kLost.
   [[nodiscard]] std::unique_ptr<BackendSession> end_locked(const std::shared_ptr<Entry>& entry,
-                                                           SessionEnd why);
+                                                           SessionEnd why,
+                                                           std::string_view detail = {});
   [[nodiscard]] static SessionInfo info_locked(const Entry& entry, Clock::time_point now);
   void expiry_loop();
 

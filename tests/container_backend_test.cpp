@@ -766,14 +766,59 @@ print("held"))",
   EXPECT_EQ(after.stdout_data, std::to_string(100 << 20) + "\n") << said(after);
 }
 
-TEST_P(ContainerTest, ASessionRefusesWhatItCannotHold) {
+// A session opened with an allow-list (issue #41): one proxy for the session's life, so its
+// connection limit counts across calls; a shell call started before any kernel, the kernel,
+// and the kernel started again after a timeout each reach it through a relay of their own;
+// each call's report is its own; a call cannot bring another list.
+TEST_P(ContainerTest, ASessionsAllowListHoldsAcrossCallsAndItsLimitCountsOverThem) {
+  const testing::FromHostServer host;
+  const std::string target = host.target();
   SessionOptions o;
-  o.base = sh("true");
-  o.base.network.allow = {"example.org"};
-  auto refused = target_.backend_->open_session(o);
-  ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().message.find("no network allow-list"), std::string::npos)
-      << refused.error().message;
+  o.base = py("pass", seconds(30));
+  o.base.network.allow = {target};
+  o.base.network.max_connections = 3;
+  auto opened = target_.backend_->open_session(o);
+  ASSERT_TRUE(opened) << opened.error().describe();
+  BackendSession& s = **opened;
+  const std::string fetch =
+      "import urllib.request\n"
+      "try:\n"
+      "  print(urllib.request.urlopen('http://" +
+      target +
+      "/', timeout=10).read().decode())\n"
+      "except Exception as e:\n"
+      "  print('refused:', type(e).__name__)\n";
+  const RunResult shell = call_in(
+      s, sh("python3 -c \"" + std::string("import urllib.request as u; print(u.urlopen('http://") +
+                target + "/', timeout=10).read().decode())\"",
+            seconds(30)));
+  EXPECT_EQ(shell.stdout_data, "from host\n") << said(shell);
+  ASSERT_TRUE(shell.network.has_value()) << said(shell);
+  EXPECT_EQ(shell.network->connections.size(), 1U);
+  const RunResult first = call_in(s, py(fetch, seconds(30)));
+  EXPECT_EQ(first.stdout_data, "from host\n") << said(first);
+  ASSERT_TRUE(first.network.has_value());
+  EXPECT_EQ(first.network->connections.size(), 1U);
+  const RunResult slow = call_in(s, py("import time\ntime.sleep(100)", milliseconds(800)));
+  EXPECT_EQ(slow.outcome, Outcome::kTimedOut) << said(slow);
+  EXPECT_TRUE(slow.state_lost);
+  const RunResult again = call_in(s, py(fetch, seconds(30)));
+  EXPECT_EQ(again.stdout_data, "from host\n") << said(again);
+  const RunResult over = call_in(s, py(fetch, seconds(30)));
+  EXPECT_EQ(over.stdout_data.rfind("refused:", 0), 0U) << over.stdout_data << said(over);
+  ASSERT_TRUE(over.network.has_value());
+  EXPECT_EQ(over.network->limit_reached, std::optional<std::string>("connections"));
+  EXPECT_EQ(host.accepted(), 3);
+  RunRequest other = py("print('ran')", seconds(30));
+  other.network.allow = {"127.0.0.3:1"};
+  const RunResult refused = call_in(s, other);
+  EXPECT_EQ(refused.outcome, Outcome::kSandboxError);
+  EXPECT_NE(refused.error.value_or("").find("allow-list the session was opened with"),
+            std::string::npos)
+      << said(refused);
+}
+
+TEST_P(ContainerTest, ASessionRefusesWhatItCannotHold) {
   oci::ContainerOptions engine = options();
   engine.engine = "podman";
   engine.image = "none";

@@ -62,6 +62,7 @@
 #include "cordon/net/resolver.h"
 #include "cordon/plugin_registry.h"
 #include "cordon/proc/ns_init_channel.h"
+#include "cordon/session.h"
 #include "kernel_features.h"
 #include "loopback_server.h"
 #include "proc_test_support.h"
@@ -981,6 +982,97 @@ TEST(NamespaceNetwork, WithoutAListThereIsNoProxy) {
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.error.value_or("") << r.stderr_data;
   EXPECT_EQ(r.stdout_data, "proxy None\nrelay: refused\n");
   EXPECT_FALSE(r.network.has_value());
+}
+
+// A session opened with an allow-list (issue #41): every call reaches what the list allows
+// through the session's one proxy, whose connection limit counts across calls; a kernel
+// restarted after a timeout gets the relay again; each call's report is its own
+// connections; a call cannot bring another list.
+TEST(NamespaceNetwork, ASessionsAllowListHoldsAcrossCallsAndItsLimitCountsOverThem) {
+  HostHttpServer server;
+  ns::NamespaceBackend backend(with_test_resolver({}));
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  const std::string port = std::to_string(server.port());
+  SessionOptions options;
+  options.base.language = Language::kPython;
+  options.base.timeout = std::chrono::seconds(30);
+  options.base.network.allow = {"api.test:" + port, "127.0.0.1"};
+  options.base.network.max_connections = 3;
+  auto opened = backend.open_session(options);
+  ASSERT_TRUE(opened) << opened.error().describe();
+  BackendSession& session = **opened;
+  auto call = [&](const std::string& code, std::chrono::milliseconds timeout) {
+    RunRequest request;
+    request.language = Language::kPython;
+    request.code = code;
+    request.timeout = timeout;
+    return session.run(request, {}, nullptr);
+  };
+  const std::string fetch =
+      "import urllib.request\n"
+      "def fetch(path):\n"
+      "  try:\n"
+      "    return urllib.request.urlopen('http://api.test:" +
+      port +
+      "' + path, timeout=10).read().decode()\n"
+      "  except Exception as e:\n"
+      "    return 'refused: ' + type(e).__name__\n";
+  const RunResult first = call(fetch + "print(fetch('/one'))", std::chrono::seconds(30));
+  ASSERT_EQ(first.outcome, Outcome::kOk) << first.error.value_or("") << first.stderr_data;
+  EXPECT_EQ(first.stdout_data, "host saw: GET /one HTTP/1.1\n");
+  ASSERT_TRUE(first.network.has_value());
+  ASSERT_EQ(first.network->connections.size(), 1U);
+  EXPECT_TRUE(first.network->connections[0].allowed);
+  EXPECT_EQ(first.network->access, options.base.network);
+
+  // A shell call, started by the kernel, has the proxy too; its report is its own.
+  RunRequest shell;
+  shell.language = Language::kSh;
+  shell.code = "curl -s --max-time 10 http://api.test:" + port + "/two; sleep 4324.5 &";
+  const RunResult second = session.run(shell, {}, nullptr);
+  EXPECT_EQ(second.stdout_data, "host saw: GET /two HTTP/1.1")
+      << second.stderr_data << second.error.value_or("") << to_string(second.outcome) << " "
+      << second.exit_code;
+  ASSERT_TRUE(second.network.has_value());
+  EXPECT_EQ(second.network->connections.size(), 1U);
+
+  // The kernel's sweep ended the call's background process and spared the relay.
+  const RunResult swept = call(
+      "import os\n"
+      "def read(p, f):\n"
+      "  try:\n"
+      "    return open(f'/proc/{p}/{f}','rb').read()\n"
+      "  except OSError:\n"
+      "    return b''\n"
+      "ps = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+      "print(sum(b'4324.5' in read(p, 'cmdline') for p in ps),"
+      " sum(read(p, 'comm') == b'cordon-relay\\n' for p in ps))",
+      std::chrono::seconds(30));
+  EXPECT_EQ(swept.stdout_data, "0 1\n") << swept.stderr_data;
+  const RunResult slow = call("import time\ntime.sleep(100)", std::chrono::milliseconds(500));
+  EXPECT_EQ(slow.outcome, Outcome::kTimedOut);
+  EXPECT_TRUE(slow.state_lost);
+  // The fresh kernel reaches the proxy through a new relay: the third connection of the list.
+  const RunResult third = call(fetch + "print(fetch('/three'))", std::chrono::seconds(30));
+  EXPECT_EQ(third.stdout_data, "host saw: GET /three HTTP/1.1\n")
+      << third.stderr_data << third.error.value_or("") << to_string(third.outcome) << " "
+      << third.exit_code;
+  // The fourth is over the session's limit, though it is this call's first.
+  const RunResult fourth = call(fetch + "print(fetch('/four'))", std::chrono::seconds(30));
+  EXPECT_EQ(fourth.stdout_data.rfind("refused: ", 0), 0U) << fourth.stdout_data;
+  ASSERT_TRUE(fourth.network.has_value());
+  EXPECT_EQ(fourth.network->limit_reached, std::optional<std::string>("connections"));
+
+  RunRequest other;
+  other.language = Language::kPython;
+  other.code = "print('ran')";
+  other.network.allow = {"other.test:" + port};
+  const RunResult refused = session.run(other, {}, nullptr);
+  EXPECT_EQ(refused.outcome, Outcome::kSandboxError);
+  EXPECT_NE(refused.error.value_or("").find("allow-list the session was opened with"),
+            std::string::npos)
+      << refused.error.value_or("");
+  EXPECT_EQ(refused.stdout_data, "");
 }
 
 TEST(NamespaceNetwork, AMalformedEntryIsRefusedBeforeAnythingRuns) {

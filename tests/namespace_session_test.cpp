@@ -377,6 +377,40 @@ std::string memory_group_of(pid_t pid) {
   return "";
 }
 
+// The session's init died (here SIGKILLed from the host; in life, the OOM killer): the
+// session says so (loss(), which a front end ends it with), and calls fail with a reason
+// rather than hang.
+TEST(NamespaceSession, ASessionWhoseInitDiedSaysSo) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_session(backend);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(py_in(*s, "x = 1\nx").value, "1");
+  EXPECT_FALSE(s->loss());
+  std::vector<pid_t> inits;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "comm");
+    std::string comm;
+    std::getline(in, comm);
+    if (comm == "cordon-ns-init" && parent_of(std::stoi(name)) == ::getpid()) {
+      inits.push_back(std::stoi(name));
+    }
+  }
+  ASSERT_EQ(inits.size(), 1U);
+  ASSERT_EQ(::kill(inits[0], SIGKILL), 0);
+  const auto until = Clock::now() + cordon_test::slack(std::chrono::seconds(10));
+  while (!s->loss() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+  const std::optional<SessionLoss> loss = s->loss();
+  ASSERT_TRUE(loss);
+  EXPECT_FALSE(loss->oom);
+  EXPECT_NE(loss->reason.find("init died"), std::string::npos) << loss->reason;
+  const RunResult after = py_in(*s, "x");
+  EXPECT_EQ(after.outcome, Outcome::kSandboxError) << why(after);
+  EXPECT_NE(after.error.value_or("").find("init died"), std::string::npos) << why(after);
+}
+
 // cordon SIGKILLed while it holds a session: every process of the sandbox is gone (its init
 // dies with its builder and sees its control socket close), and the next start sweeps its
 // limit group.

@@ -58,10 +58,14 @@ class FakeSession final : public BackendSession {
       shared_.cv.wait_for(lock, 60s, [&] { return shared_.open_gate; });
     }
     --shared_.running;
+    // Its sandbox dies during the call, out of memory or otherwise.
+    if (request.code == "die-oom") loss_ = SessionLoss{.oom = true, .reason = "init OOM-killed"};
+    if (request.code == "die") loss_ = SessionLoss{.oom = false, .reason = "init died"};
     RunResult result;
     result.value = request.code;
     return result;
   }
+  std::optional<SessionLoss> loss() override { return loss_; }
   Status reset() override { return {}; }
   SessionStats stats() override {
     SessionStats stats;
@@ -82,6 +86,7 @@ class FakeSession final : public BackendSession {
   Status write_file(std::string_view /*path*/, std::string_view /*bytes*/) override { return {}; }
 
  private:
+  std::optional<SessionLoss> loss_;
   Shared& shared_;
 };
 
@@ -274,6 +279,30 @@ TEST(SessionRegistry, IdleExpiryIsReportedToItsOwner) {
   auto foreign = registry.run(*id, "mallory", code("x"), {}, nullptr);
   ASSERT_FALSE(foreign);
   EXPECT_EQ(foreign.error().message, "no such session");
+}
+
+// A session whose sandbox died ends at once with why (issue #41: what ends a session is
+// recorded), freeing its place under the cap; the call that saw it keeps its result.
+TEST(SessionRegistry, ASandboxThatDiedEndsItsSessionSayingWhy) {
+  Shared shared;
+  FakeBackend backend(shared);
+  SessionRegistry registry(options([](SessionRegistryOptions& o) { o.max_sessions = 1; }));
+  for (const auto& [code_text, said] :
+       {std::pair<std::string, std::string>{"die-oom", "ended out of memory: init OOM-killed"},
+        std::pair<std::string, std::string>{"die", "ended: init died"}}) {
+    auto id = registry.open(backend, {}, "alice");
+    ASSERT_TRUE(id) << id.error().message;
+    auto fine = registry.run(*id, "alice", code("x"), {}, nullptr);
+    ASSERT_TRUE(fine);
+    auto dying = registry.run(*id, "alice", code(code_text), {}, nullptr);
+    ASSERT_TRUE(dying) << dying.error().message;
+    EXPECT_EQ(dying->value, code_text);
+    auto late = registry.run(*id, "alice", code("x"), {}, nullptr);
+    ASSERT_FALSE(late);
+    EXPECT_EQ(late.error().message, "session " + id->substr(0, 8) + "… " + said);
+    EXPECT_TRUE(registry.list("alice").empty());
+  }
+  EXPECT_EQ(shared.destroyed.load(), 2);
 }
 
 TEST(SessionRegistry, MaxAgeEndsAUsedSession) {

@@ -816,18 +816,11 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
   }
   std::unique_ptr<net::RunNetwork> network;
   if (request.network.any()) {
-    // In a directory of its own with a secret name (container_plan.h, kRelayDirBytes).
-    auto secret = random_hex(kRelayDirBytes);
-    if (!secret) return setup.error("network proxy: " + secret.error().describe());
-    const fs::path dir = bundle / "code" / *secret;
-    if (::mkdir(dir.c_str(), 0711) != 0) {
-      return setup.error("network proxy: mkdir " + dir.string() + ": " + std::strerror(errno));
-    }
-    auto started = net::RunNetwork::start_in(request.network, dir, options_.resolver_for_test);
-    if (!started) return setup.error("network proxy: " + started.error().describe());
-    network = std::move(*started);
+    auto proxy = start_bundle_proxy(bundle, request.network);
+    if (!proxy) return setup.error("network proxy: " + proxy.error().describe());
+    network = std::move(proxy->network);
     network->enforce_in(frame.enforced);
-    payload->relay_socket = proxy_socket_path(*secret);
+    payload->relay_socket = std::move(proxy->relay_socket);
   }
   if (cancel.cancelled()) return setup.cancelled();
   c.cgroups.mark_run_start();
@@ -849,6 +842,18 @@ RunResult ContainerBackend::run(const RunRequest& request, const CancelToken& ca
       drive_run(request, cancel, setup.state, tree, std::move(pipes), std::move(frame));
   if (network) network->finish_into(result);
   return result;
+}
+
+Result<ContainerBackend::BundleProxy> ContainerBackend::start_bundle_proxy(
+    const fs::path& bundle, const NetworkAccess& access) const {
+  // In a directory of its own with a secret name (container_plan.h, kRelayDirBytes).
+  auto secret = random_hex(kRelayDirBytes);
+  if (!secret) return std::unexpected(secret.error());
+  const fs::path dir = bundle / "code" / *secret;
+  if (::mkdir(dir.c_str(), 0711) != 0) return fail_errno("mkdir " + dir.string());
+  auto started = net::RunNetwork::start_in(access, dir, options_.resolver_for_test);
+  if (!started) return std::unexpected(started.error());
+  return BundleProxy{std::move(*started), proxy_socket_path(*secret)};
 }
 
 }  // namespace cordon::oci

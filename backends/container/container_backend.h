@@ -29,6 +29,7 @@
 
 #include "container_plan.h"
 #include "cordon/backend.h"
+#include "cordon/net/run_network.h"
 #include "cordon/proc/cgroup_layout.h"
 #include "cordon/warm_pool.h"
 #include "engine_run.h"
@@ -86,6 +87,15 @@ class ContainerBackend final : public Backend {
   // Writes a bundle and starts it detached (`run --detach`), for a cold run or the pool.
   [[nodiscard]] Result<LiveContainer> launch(const BundleKey& key, Clock::time_point until);
   void remove(LiveContainer& container);
+  // The egress proxy of an allow-list, its socket in a directory of `bundle`'s code/ named
+  // by kRelayDirBytes of secret (container_plan.h): the proxy, and the socket's path as the
+  // container sees it (the order's relay_socket).
+  struct BundleProxy {
+    std::unique_ptr<net::RunNetwork> network;
+    std::string relay_socket;
+  };
+  [[nodiscard]] Result<BundleProxy> start_bundle_proxy(const std::filesystem::path& bundle,
+                                                       const NetworkAccess& access) const;
   // The one declaration of what a run with `limits` enforces here: capabilities() and
   // every run's `enforced` (runtime and engine mode) are rendered from it.
   [[nodiscard]] Capabilities declare(const Limits& limits) const;

@@ -121,11 +121,6 @@ Result<std::unique_ptr<BackendSession>> ContainerBackend::open_session(
   }
   RunRequest base = options.base;
   base.limits.scratch_bytes = options.workspace_bytes;
-  if (base.network.any()) {
-    return fail(ErrorCode::kUnavailable,
-                "a container session has no network allow-list yet: its proxy is one call's, "
-                "and the allow-list's byte and connection limits would not count across calls");
-  }
   if (auto st = prepare(); !st) return std::unexpected(st.error());
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
@@ -142,16 +137,27 @@ Result<std::unique_ptr<BackendSession>> ContainerBackend::open_session(
   const fs::path scratch = instance_->bundles_dir() / c.name / "scratch";
   UniqueFd workspace(::open(scratch.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!workspace) return fail_errno("open the session's workspace " + scratch.string());
+  // An allow-list's proxy is the session's, for its life: its limits count across calls.
+  BundleProxy proxy;
+  if (base.network.any()) {
+    auto started = start_bundle_proxy(instance_->bundles_dir() / c.name, base.network);
+    if (!started) {
+      return fail(started.error().code, "network proxy: " + started.error().describe());
+    }
+    proxy = std::move(*started);
+  }
   undo.dismiss();
   return std::make_unique<ContainerSession>(*this, std::move(c), std::move(workspace),
-                                            std::move(base));
+                                            std::move(proxy), std::move(base));
 }
 
 ContainerSession::ContainerSession(ContainerBackend& backend, LiveContainer container,
-                                   UniqueFd workspace, RunRequest base)
+                                   UniqueFd workspace, ContainerBackend::BundleProxy proxy,
+                                   RunRequest base)
     : WorkspaceSession(std::move(workspace), kSandboxUid, kSandboxGid),
       backend_(backend),
       container_(std::move(container)),
+      proxy_(std::move(proxy)),
       base_(std::move(base)) {}
 
 ContainerSession::~ContainerSession() {
@@ -181,16 +187,21 @@ Status ContainerSession::place_call_files(const RunPayload& payload, const RunRe
 RunResult ContainerSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ContainerBackend& b = backend_;
-  const RunRequest call = with_session_limits(request, base_.limits);
+  const RunRequest call = as_session_call(request, base_);
   ++calls_;
   const Probe host = b.probe();
   RunSetup setup(b, call, observer, &host);
   if (setup.refused) return std::move(*setup.refused);
   if (!lost_.empty()) return setup.error(lost_);
-  if (call.network.any())
-    return setup.error("a container session's call has no network allow-list");
+  // The proxy, and what its limits counted, is the session's: a call has its list or none.
+  if (call.network.any() && (!proxy_.network || !(call.network == proxy_.network->access()))) {
+    return setup.error(
+        "a session's calls have the allow-list the session was opened with; open another "
+        "session for another list");
+  }
   auto payload = make_run_payload(call, b.options_);
   if (!payload) return setup.error("plan: " + payload.error().describe());
+  payload->relay_socket = proxy_.relay_socket;
   if (auto st = place_call_files(*payload, call); !st) {
     return setup.error("place files: " + st.error().describe());
   }
@@ -199,9 +210,12 @@ RunResult ContainerSession::run(const RunRequest& request, const CancelToken& ca
   const Capabilities declared = b.declare(call.limits);
   frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
   frame.enforced = enforced_from(declared);
+  if (proxy_.network) proxy_.network->enforce_in(frame.enforced);
 
   if (call.language == Language::kPython || kernel_) {
-    return run_in_kernel(call, *payload, setup, std::move(frame), cancel);
+    RunResult result = run_in_kernel(call, *payload, setup, std::move(frame), cancel);
+    if (proxy_.network) proxy_.network->report_call_into(result, &reported_);
+    return result;
   }
   if (cancel.cancelled()) return setup.cancelled();
   // Also takes an OOM event a previous call left unread.
@@ -223,6 +237,7 @@ RunResult ContainerSession::run(const RunRequest& request, const CancelToken& ca
     lost_ = "the session's container ended during call " + std::to_string(calls_) +
             (result.error ? " (" + *result.error + ")" : std::string());
   }
+  if (proxy_.network) proxy_.network->report_call_into(result, &reported_);
   return result;
 }
 
@@ -276,6 +291,8 @@ RunResult ContainerSession::run_in_kernel(const RunRequest& call, const RunPaylo
     if (!python) return setup.error("the session's python: " + python.error().describe());
     RunPayload kernel;
     kernel.env = python->env;
+    kernel.relay_port = payload.relay_port;  // the session's relay, if it has a list
+    kernel.relay_socket = payload.relay_socket;
     struct stat ns{};
     if (::stat("/proc/self/ns/pid", &ns) != 0) return setup.error("stat /proc/self/ns/pid");
     kernel.argv = kernel_argv(python->argv[0], static_cast<std::uint64_t>(ns.st_ino));
@@ -359,6 +376,11 @@ Status ContainerSession::reset() {
   drop_kernel();
   if (!lost_.empty()) return fail(ErrorCode::kUnavailable, lost_);
   return {};
+}
+
+std::optional<SessionLoss> ContainerSession::loss() {
+  if (lost_.empty()) return std::nullopt;
+  return SessionLoss{.oom = container_.cgroups.stats().oom_killed, .reason = lost_};
 }
 
 SessionStats ContainerSession::stats() {

@@ -43,8 +43,9 @@ namespace cordon::oci {
 class ContainerSession final : public WorkspaceSession {
  public:
   // `backend` outlives the session; `container` was launched for it with `base`'s limits.
+  // `proxy`: the session's allow-list's (none without a list).
   ContainerSession(ContainerBackend& backend, LiveContainer container, UniqueFd workspace,
-                   RunRequest base);
+                   ContainerBackend::BundleProxy proxy, RunRequest base);
   ContainerSession(const ContainerSession&) = delete;
   ContainerSession& operator=(const ContainerSession&) = delete;
   // Closes: the init exits on EOF (the container with it), then the runtime's container,
@@ -53,6 +54,7 @@ class ContainerSession final : public WorkspaceSession {
 
   // interpreter_alive: a python kernel is kept now.
   [[nodiscard]] SessionStats stats() override;
+  [[nodiscard]] std::optional<SessionLoss> loss() override;
   // Ends the kept kernel, if any (the next python call starts a fresh one); files kept.
   [[nodiscard]] Status reset() override;
   [[nodiscard]] RunResult run(const RunRequest& request, const CancelToken& cancel,
@@ -80,6 +82,10 @@ class ContainerSession final : public WorkspaceSession {
 
   ContainerBackend& backend_;
   LiveContainer container_;
+  // The allow-list's proxy for the session's life (stopped after the destructor's body
+  // removed the container) and where the last call's report of it ended.
+  ContainerBackend::BundleProxy proxy_;
+  net::RunNetwork::CallMark reported_;
   RunRequest base_;
   std::int64_t calls_ = 0;
   std::int64_t cpu_us_ = 0;       // the calls' CPU time so far, from the container's group

@@ -438,11 +438,6 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
     const SessionOptions& options) {
   RunRequest base = options.base;
   base.limits.scratch_bytes = options.workspace_bytes;
-  // Refused when opened, not at each call: no call of such a session could run.
-  if (base.network.any()) {
-    return fail(ErrorCode::kUnavailable,
-                "a namespace session has no network allow-list yet: its calls run no proxy");
-  }
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
   }
@@ -455,8 +450,15 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
   if (!*built) return std::unexpected(built->error());
   UniqueFd workspace = (*built)->process.take_tmp_fd();
   if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
+  SessionNetwork network;
+  if (base.network.any()) {
+    auto started = net::RunNetwork::start(base.network, options_.resolver_for_test);
+    if (!started) return fail(started.error().code, "egress proxy: " + started.error().describe());
+    network.proxy = std::move(*started);
+  }
   return std::make_unique<NamespaceSession>(*this, std::move(keeper), std::move(**built),
-                                            std::move(workspace), std::move(base));
+                                            std::move(workspace), std::move(network),
+                                            std::move(base));
 }
 
 Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,
@@ -475,12 +477,18 @@ Result<SandboxPlan> NamespaceBackend::session_call_plan(const RunRequest& call,
 
 RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
                                           std::optional<SandboxKernel>& kernel,
-                                          const RunRequest& call, const CancelToken& cancel,
-                                          RunObserver* observer) {
+                                          SessionNetwork* network, const RunRequest& call,
+                                          const CancelToken& cancel, RunObserver* observer) {
   discover();
   RunSetup setup(*this, call, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
-  if (call.network.any()) return setup.error("a session's call has no network allow-list yet");
+  const net::RunNetwork* proxy = network != nullptr ? network->proxy.get() : nullptr;
+  // The proxy, and what its limits counted, is the session's: a call has its list or none.
+  if (call.network.any() && (proxy == nullptr || !(call.network == network->proxy->access()))) {
+    return setup.error(
+        "a session's calls have the allow-list the session was opened with; open another "
+        "session for another list");
+  }
   auto plan = session_call_plan(call, session);
   if (!plan) return setup.error("plan: " + plan.error().describe());
   const bool python = call.language == Language::kPython;
@@ -495,7 +503,7 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
     shape.code.clear();
     auto kernel_plan = session_call_plan(shape, session);
     if (!kernel_plan) return setup.error("the session's python: " + kernel_plan.error().describe());
-    auto launched = SandboxKernel::launch(session.process, std::move(*kernel_plan));
+    auto launched = SandboxKernel::launch(session.process, std::move(*kernel_plan), proxy);
     if (!launched) {
       return setup.error("start the session's interpreter: " + launched.error().describe());
     }
@@ -525,11 +533,13 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
     session_call_limits(limits, before, t.signal == SIGKILL && !ended_by_host, t, result);
   };
   RunFrame frame = frame_for(setup, call, session.limits, *plan);
+  if (proxy != nullptr) proxy->enforce_in(frame.enforced);
   setup.state.set(RunState::kRunning);
   RunResult result = run_kernel_call(started, order, call, cancel, setup.state.observer(), facts);
   setup.state.set(RunState::kStopping);
   if (result.state_lost) kernel.reset();
   take_frame(std::move(frame), call, result);
+  if (proxy != nullptr) proxy->report_call_into(result, &network->reported);
   result.setup_ms =
       std::max<std::int64_t>(0, ms_between(setup.started, Clock::now()) - result.wall_ms);
   return result;

@@ -66,6 +66,14 @@ struct BuiltSandbox {
 // the interpreter's start-up would have read (the user site directory under HOME).
 [[nodiscard]] bool starts_as(const SandboxPlan& run, const SandboxPlan& started);
 
+// A session's allow-list (issue #41): its proxy, started with the session and stopped with
+// it, so the list's byte and connection limits count across its calls; and where the last
+// call's report of connections ended.
+struct SessionNetwork {
+  std::unique_ptr<net::RunNetwork> proxy;
+  net::RunNetwork::CallMark reported;
+};
+
 class NamespaceBackend final : public Backend {
  public:
   // Stores the options; the host is looked at by probe() and changed by prepare().
@@ -124,10 +132,12 @@ class NamespaceBackend final : public Backend {
   // the kernel's namespace, any other language the call's command line as a fresh process
   // the kernel starts (files persist, variables do not). A call that loses the kernel (its
   // timeout, cancel, the memory limit, its end, a broken protocol, a missing sweep) ends
-  // every process of it, empties `kernel` and says state_lost; the sandbox stays.
+  // every process of it, empties `kernel` and says state_lost; the sandbox stays. With
+  // `network` (the session's allow-list, which `call` carries), each kernel gets the relay
+  // to the session's proxy and the call's result what went through during it.
   [[nodiscard]] RunResult run_in_kernel(BuiltSandbox& session, std::optional<SandboxKernel>& kernel,
-                                        const RunRequest& call, const CancelToken& cancel,
-                                        RunObserver* observer);
+                                        SessionNetwork* network, const RunRequest& call,
+                                        const CancelToken& cancel, RunObserver* observer);
   // How many runs were handed to a prestarted interpreter.
   [[nodiscard]] std::uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
 

@@ -13,11 +13,13 @@ constexpr auto kCloseBound = std::chrono::seconds(10);
 }  // namespace
 
 NamespaceSession::NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
-                                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base)
+                                   BuiltSandbox sandbox, UniqueFd workspace, SessionNetwork network,
+                                   RunRequest base)
     : WorkspaceSession(std::move(workspace), sandbox.host.uid, sandbox.host.gid),
       backend_(backend),
       keeper_(std::move(keeper)),
       sandbox_(std::move(sandbox)),
+      network_(std::move(network)),
       base_(std::move(base)) {}
 
 NamespaceSession::~NamespaceSession() {
@@ -30,7 +32,12 @@ NamespaceSession::~NamespaceSession() {
 RunResult NamespaceSession::run(const RunRequest& request, const CancelToken& cancel,
                                 RunObserver* observer) {
   ++calls_;
-  return backend_.run_in_kernel(sandbox_, kernel_, with_session_limits(request, base_.limits),
+  // Nothing to run in: every call of a session whose sandbox died fails with why.
+  if (const std::optional<SessionLoss> gone = loss()) {
+    return sandbox_error(BackendId{std::string(backend_.name()), std::string(backend_.version())},
+                         "the session " + gone->reason);
+  }
+  return backend_.run_in_kernel(sandbox_, kernel_, &network_, as_session_call(request, base_),
                                 cancel, observer);
 }
 
@@ -53,6 +60,15 @@ SessionStats NamespaceSession::stats() {
   SessionStats s = workspace_stats(calls_, cpu_ms, usage);
   s.interpreter_alive = kernel_.has_value() && !kernel_->client().lost();
   return s;
+}
+
+std::optional<SessionLoss> NamespaceSession::loss() {
+  if (!sandbox_.process.init_exited()) return std::nullopt;
+  SessionLoss loss;
+  loss.oom = sandbox_.limits && sandbox_.limits->stats().oom_killed;
+  loss.reason = loss.oom ? "its sandbox ended: the memory limit's OOM killer ended its init"
+                         : "its sandbox ended: its init died";
+  return loss;
 }
 
 }  // namespace cordon::ns

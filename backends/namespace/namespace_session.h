@@ -41,8 +41,10 @@ class NamespaceSession final : public WorkspaceSession {
  public:
   // `backend` outlives the session; `keeper`: the thread that built the sandbox (its
   // processes die with it); `workspace`: the O_PATH fd of the sandbox's /tmp.
+  // `network`: the session's allow-list's proxy (none without a list).
   NamespaceSession(NamespaceBackend& backend, std::unique_ptr<KeeperThread> keeper,
-                   BuiltSandbox sandbox, UniqueFd workspace, RunRequest base);
+                   BuiltSandbox sandbox, UniqueFd workspace, SessionNetwork network,
+                   RunRequest base);
   // Closes the control socket (the init exits, the namespace with it), reaps, removes the
   // limit group.
   ~NamespaceSession() override;
@@ -54,12 +56,17 @@ class NamespaceSession final : public WorkspaceSession {
   // Ends the kernel (every process of its run), files kept; the next call starts another.
   [[nodiscard]] Status reset() override;
   [[nodiscard]] SessionStats stats() override;
+  // Once the session's init has died (the OOM killer, most likely: nothing else of the code
+  // can reach it).
+  [[nodiscard]] std::optional<SessionLoss> loss() override;
 
  private:
   NamespaceBackend& backend_;
   // Before the sandbox: it ends (and with it what it cloned) only once the sandbox is gone.
   std::unique_ptr<KeeperThread> keeper_;
   BuiltSandbox sandbox_;
+  // Stopped as a member, after the destructor's body ended every process of the sandbox.
+  SessionNetwork network_;
   RunRequest base_;
   std::optional<SandboxKernel> kernel_;  // the init's current run while it lives
   std::int64_t calls_ = 0;

@@ -19,7 +19,8 @@ Result<std::uint64_t> host_pidns_inode() {
 
 }  // namespace
 
-Result<SandboxKernel> SandboxKernel::launch(SandboxProcess& sandbox, SandboxPlan plan) {
+Result<SandboxKernel> SandboxKernel::launch(SandboxProcess& sandbox, SandboxPlan plan,
+                                            const net::RunNetwork* network) {
   auto inode = host_pidns_inode();
   if (!inode) return std::unexpected(inode.error());
   plan.argv = kernel_argv(plan.executable, *inode);
@@ -39,6 +40,11 @@ Result<SandboxKernel> SandboxKernel::launch(SandboxProcess& sandbox, SandboxPlan
   order.stdin_fd = kernel_end.get();
   order.stdout_fd = out->write.get();
   order.stderr_fd = err->write.get();
+  if (network != nullptr) {
+    order.relay_port = net::RunNetwork::port();
+    order.relay_dir_fd = network->dir_fd();
+    order.relay_socket = net::RunNetwork::socket_name();
+  }
   if (auto st = sandbox.launch_session(order); !st) return std::unexpected(st.error());
   // Our copies of the kernel's ends close here: its end of the channel and the pipes' write
   // ends are then only the kernel's, so its death is EOF on each.

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "cordon/error.h"
+#include "cordon/net/run_network.h"
 #include "cordon/proc/init_protocol.h"
 #include "cordon/session_kernel.h"
 #include "cordon/unique_fd.h"
@@ -26,8 +27,11 @@ class SandboxKernel {
   // Launches the kernel in `sandbox` (a session's, between runs) with `plan`'s interpreter
   // (python), environment, working directory and rlimits; its argv becomes kernel_argv()
   // with the sweep asked for (the host's PID namespace named, so the kernel never sweeps
-  // there).
-  [[nodiscard]] static Result<SandboxKernel> launch(SandboxProcess& sandbox, SandboxPlan plan);
+  // there). With `network` (a session with an allow-list), the init relays
+  // 127.0.0.1:kProxyPort to the session's proxy for the kernel's run (a new kernel, a new
+  // relay: the proxy, and what it counted, stay the session's).
+  [[nodiscard]] static Result<SandboxKernel> launch(SandboxProcess& sandbox, SandboxPlan plan,
+                                                    const net::RunNetwork* network = nullptr);
 
   // Ends the kernel's run: until `kill_at` the kernel may end on its own (it closed its
   // channel), then the init is asked to end the run (every process of it, by SIGKILL);

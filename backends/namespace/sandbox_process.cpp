@@ -260,6 +260,12 @@ Status SandboxProcess::launch(const CodeOrder& order) {
   return send_order(order.prestarted ? OrderKind::kRunPrestarted : OrderKind::kRun, order);
 }
 
+bool SandboxProcess::init_exited() const {
+  if (init_.reaped()) return true;
+  struct pollfd pfd{init_.pidfd(), POLLIN, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
 Status SandboxProcess::launch_session(const CodeOrder& order) {
   if (!control_) return fail(ErrorCode::kUnavailable, "the session's sandbox is closed");
   launched_ = true;

@@ -115,6 +115,8 @@ class SandboxProcess {
   // there, without waiting.
   [[nodiscard]] bool reported();
   [[nodiscard]] pid_t init_pid() const { return init_.pid(); }
+  // Whether the init has exited (its pidfd is readable), without waiting or reaping.
+  [[nodiscard]] bool init_exited() const;
   // SIGKILL to the init: the kernel kills every process of the PID namespace.
   void kill() const;
   // Ends the init (SIGKILL once it has reported, or at `until`), reaps it and reads its

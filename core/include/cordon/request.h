@@ -60,6 +60,7 @@ struct NetworkAccess {
   std::optional<std::uint32_t> max_connections;  // requests through the proxy over the run
 
   [[nodiscard]] bool any() const { return !allow.empty(); }
+  bool operator==(const NetworkAccess&) const = default;
 };
 
 struct ToolDescriptionRef {

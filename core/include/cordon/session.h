@@ -69,6 +69,13 @@ struct SessionStats {
   bool interpreter_alive = false;               // a python interpreter is kept now
 };
 
+// Why a session's sandbox is gone on its own (its init died: an OOM kill of it, the
+// runtime's sandbox failing), once it is: every later call would fail with `reason`.
+struct SessionLoss {
+  bool oom = false;  // the session's memory limit had the kernel's OOM killer at work
+  std::string reason;
+};
+
 class BackendSession {
  public:
   BackendSession() = default;
@@ -88,6 +95,9 @@ class BackendSession {
   // A fresh interpreter, files kept.
   [[nodiscard]] virtual Status reset() = 0;
   [[nodiscard]] virtual SessionStats stats() = 0;
+  // Set once the sandbox itself is gone (checked after each call): a front end then ends the
+  // session, saying why, rather than keep a session every call of which fails.
+  [[nodiscard]] virtual std::optional<SessionLoss> loss() { return std::nullopt; }
 
   // The workspace, from the host: no path outside it ("..", absolute), no link followed
   // (links the code planted are listed as files of size 0, never read through).

@@ -38,12 +38,14 @@ namespace cordon {
 // Bytes in use on the workspace's filesystem (its quota's tmpfs), when it can be read.
 [[nodiscard]] std::optional<std::int64_t> workspace_bytes_used(int workspace);
 
-// `request` as a call of a session opened with `session`'s limits: its memory, processes
-// and workspace are the session's, whatever it asked.
-[[nodiscard]] inline RunRequest with_session_limits(RunRequest request, const Limits& session) {
-  request.limits.memory_bytes = session.memory_bytes;
-  request.limits.max_processes = session.max_processes;
-  request.limits.scratch_bytes = session.scratch_bytes;
+// `request` as a call of a session opened with `base`: its memory, processes and workspace
+// are the session's, whatever it asked, and so is its allow-list when it names none (one it
+// names is the backend's to refuse unless it is the session's: the proxy is the session's).
+[[nodiscard]] inline RunRequest as_session_call(RunRequest request, const RunRequest& base) {
+  request.limits.memory_bytes = base.limits.memory_bytes;
+  request.limits.max_processes = base.limits.max_processes;
+  request.limits.scratch_bytes = base.limits.scratch_bytes;
+  if (!request.network.any()) request.network = base.network;
   return request;
 }
 

@@ -243,7 +243,13 @@ bool reap(int sfd, pid_t main_pid, Report& report) {
         connect_unix(cordon::oci::kCallStderrPath),
     };
     pid_t main_pid = -1;
-    if (stdio[0] < 0 || stdio[1] < 0 || stdio[2] < 0) {
+    // A session with an allow-list: each order's relay (to the session's one proxy) listens
+    // before its code starts and ends with its run, as a one-shot run's does.
+    const pid_t relay =
+        order.relay_port != 0 ? cordon::init::start_relay(order.relay_port, order.relay_path) : 0;
+    if (relay < 0) {
+      report.relay_errno = static_cast<std::int32_t>(-relay);  // the code never starts
+    } else if (stdio[0] < 0 || stdio[1] < 0 || stdio[2] < 0) {
       report.start_errno = ECONNREFUSED;  // no stdio for the call: its code never starts
     } else {
       main_pid = start_code(order, stdio, report);
@@ -307,7 +313,6 @@ int oci_init_main(int argc, char** argv) {
   ::sigprocmask(SIG_BLOCK, &chld, nullptr);
   const int sfd = ::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) return 3;
-  // A session has no network relay (the backend refuses an allow-list for one).
   if (kind == cordon::init::OrderKind::kSessionRun) serve_session(order, std::move(blob), sfd);
 
   Report report;

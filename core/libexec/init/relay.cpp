@@ -139,6 +139,15 @@ int relay_listen(std::uint16_t port, std::uint16_t* bound) {
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
+  // A session's init starts a relay for each run of its kernel (issue #41): the previous
+  // relay's connections may linger in TIME_WAIT on the port. SO_REUSEADDR lets the bind
+  // past them (never past a listener: no process of the previous run is left to hold one).
+  const int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return -err;
+  }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::listen(fd, kRelayMaxConnections) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {

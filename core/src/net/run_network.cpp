@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <string_view>
 
@@ -95,6 +97,21 @@ void RunNetwork::enforce_in(std::vector<Enforced>& enforced) const {
 
 void RunNetwork::finish_into(RunResult& result) {
   result.network = finish();
+  apply_network_limit(result);
+}
+
+void RunNetwork::report_call_into(RunResult& result, CallMark* mark) const {
+  std::vector<NetConnection> events = proxy_->events();
+  const std::size_t from = std::min(mark->connections, events.size());
+  NetworkReport report;
+  report.access = access_;
+  report.connections.assign(std::make_move_iterator(events.begin() + static_cast<long>(from)),
+                            std::make_move_iterator(events.end()));
+  const std::uint64_t dropped = proxy_->dropped_events();
+  report.dropped = dropped - std::min(mark->dropped, dropped);
+  report.limit_reached = proxy_->limit_reached();
+  *mark = CallMark{events.size(), dropped};
+  result.network = std::move(report);
   apply_network_limit(result);
 }
 

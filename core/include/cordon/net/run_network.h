@@ -6,6 +6,7 @@
 // (a pooled one) reaches the run's own socket and nothing else of the host's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -50,6 +51,7 @@ class RunNetwork {
       std::shared_ptr<Resolver> resolver = nullptr);
 
   [[nodiscard]] int dir_fd() const { return dir_fd_.get(); }
+  [[nodiscard]] const NetworkAccess& access() const { return access_; }
   [[nodiscard]] static std::string socket_name() { return std::string(kProxySocketName); }
   [[nodiscard]] static std::uint16_t port() { return kProxyPort; }
 
@@ -60,6 +62,14 @@ class RunNetwork {
   // result gets finish()'s report and the network limit's rule (apply_network_limit()).
   void enforce_in(std::vector<Enforced>& enforced) const;
   void finish_into(RunResult& result);
+  // A session's proxy serves call after call and stops only with the session (its byte and
+  // connection limits count across calls): each call's result gets what went through since
+  // `*mark` (where the previous call's report ended), and `*mark` moves on.
+  struct CallMark {
+    std::size_t connections = 0;
+    std::uint64_t dropped = 0;
+  };
+  void report_call_into(RunResult& result, CallMark* mark) const;
 
  private:
   RunNetwork(NetworkAccess access, std::optional<TempDir> dir, UniqueFd dir_fd,
