@@ -76,7 +76,8 @@ struct Attempt {
   Limits limits;
   // With entries, the run has this network allow-list ({{placeholders}} filled); such an
   // attempt attacks a claim only backends that carry an allow-list make, and is left out
-  // of the audit of the others. `control_allow_net`: the list of the kAllowList control.
+  // of the audit of the others. `control_allow_net`: the list of the kAllowList control;
+  // of a kCrossSession attempt, the victim session's list (allow_net is the attacker's).
   std::vector<std::string> allow_net;
   std::vector<std::string> control_allow_net;
 };

@@ -59,6 +59,17 @@ std::string describe(const Finding& f) {
   return std::string(to_string(f.status)) + " (" + f.evidence + ")";
 }
 
+// An allow-list of the catalogue with its placeholders filled.
+Result<NetworkAccess> filled_list(const Scene& scene, const std::vector<std::string>& entries) {
+  NetworkAccess out;
+  for (const std::string& entry : entries) {
+    Result<std::string> filled = scene.fill(entry);
+    if (!filled) return std::unexpected(filled.error());
+    out.allow.push_back(std::move(*filled));
+  }
+  return out;
+}
+
 // A cross-session attempt (session_attempt.h): across two sessions of `backend`, or, as
 // its positive control, in one. A backend that holds no sessions has no such seam: the
 // attempt is SKIPPED with its reason.
@@ -70,11 +81,19 @@ Finding run_sessions_once(Backend& backend, const Attempt& attempt, HostFixture&
   if (!probe) return {AttemptStatus::kError, probe.error().describe()};
   Result<std::string> peer = (*scene)->fill(attempt.peer_code);
   if (!peer) return {AttemptStatus::kError, peer.error().describe()};
-  const SessionAttack a{.base = request_for(attempt, "", limits),
-                        .peer_code = std::move(*peer),
-                        .probe_code = std::move(*probe),
-                        .mark = (*scene)->value("session_mark"),
-                        .secret = (*scene)->value("secret")};
+  // The attacker's session has the attempt's list, the victim's (and the one session of
+  // the control, the victim itself) `control_allow_net`.
+  Result<NetworkAccess> own = filled_list(**scene, attempt.allow_net);
+  if (!own) return {AttemptStatus::kError, own.error().describe()};
+  Result<NetworkAccess> victims = filled_list(**scene, attempt.control_allow_net);
+  if (!victims) return {AttemptStatus::kError, victims.error().describe()};
+  SessionAttack a{.base = request_for(attempt, "", limits),
+                  .peer_network = std::move(*victims),
+                  .peer_code = std::move(*peer),
+                  .probe_code = std::move(*probe),
+                  .mark = (*scene)->value("session_mark"),
+                  .secret = (*scene)->value("secret")};
+  a.base.network = std::move(*own);
   Result<SessionRuns> runs =
       one_session ? run_in_one_session(backend, a) : run_across_sessions(backend, a);
   if (!runs) {
@@ -161,11 +180,12 @@ Finding run_once(Backend& backend, const Attempt& attempt, HostFixture& fixture,
   if (!code) return {AttemptStatus::kError, code.error().describe()};
   RunRequest request = request_for(attempt, std::move(*code), limits);
   request.env = std::move(extra_env);
-  if (attempt.allow_net.empty()) request.network = network;
-  for (const std::string& entry : attempt.allow_net) {
-    Result<std::string> filled = (*scene)->fill(entry);
-    if (!filled) return {AttemptStatus::kError, filled.error().describe()};
-    request.network.allow.push_back(std::move(*filled));
+  if (attempt.allow_net.empty()) {
+    request.network = network;
+  } else {
+    Result<NetworkAccess> own = filled_list(**scene, attempt.allow_net);
+    if (!own) return {AttemptStatus::kError, own.error().describe()};
+    request.network = std::move(*own);
   }
 
   std::string peer_output;

@@ -132,6 +132,10 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
   }
   Result<Listener> listener = fail(ErrorCode::kInternal, "no listener");
   switch (attempt.judge) {
+    case Judge::kCrossSession:
+      // A loopback listener only the victim session's allow-list names (sess-proxy).
+      if (attempt.code.find("{{tcp_port}}") == std::string::npos) break;
+      [[fallthrough]];
     case Judge::kTcpListener:
       listener = Listener::tcp_loopback();
       if (listener) s->values_["tcp_port"] = std::to_string(listener->port());
@@ -169,7 +173,8 @@ Result<std::unique_ptr<Scene>> Scene::prepare(const Attempt& attempt, HostFixtur
       break;
   }
   if (attempt.judge == Judge::kTcpListener || attempt.judge == Judge::kUdpListener ||
-      attempt.judge == Judge::kAbstractUnix || attempt.judge == Judge::kPathUnix) {
+      attempt.judge == Judge::kAbstractUnix || attempt.judge == Judge::kPathUnix ||
+      s->values_.contains("tcp_port")) {
     if (!listener) return std::unexpected(listener.error());
     s->listener_.emplace(std::move(*listener));
   }

@@ -59,15 +59,23 @@ class PeerWatch final : public RunObserver {
   bool finished_ = false;
 };
 
-SessionOptions options_for(const SessionAttack& a) {
+// The attacker's session (`victim` false) or the victim's, which the control's one session
+// is too.
+RunRequest base_of(const SessionAttack& a, bool victim) {
+  RunRequest base = a.base;
+  if (victim) base.network = a.peer_network;
+  return base;
+}
+
+SessionOptions options_for(const SessionAttack& a, bool victim) {
   SessionOptions options;
-  options.base = a.base;
+  options.base = base_of(a, victim);
   options.base.code.clear();
   return options;
 }
 
-RunRequest call_of(const SessionAttack& a, std::string code, milliseconds timeout) {
-  RunRequest request = a.base;
+RunRequest call_of(const SessionAttack& a, bool victim, std::string code, milliseconds timeout) {
+  RunRequest request = base_of(a, victim);
   request.code = std::move(code);
   request.timeout = timeout;
   return request;
@@ -84,9 +92,9 @@ std::string py_literal(const std::string& text) { return nlohmann::json(text).du
 }  // namespace
 
 Result<SessionRuns> run_across_sessions(Backend& backend, const SessionAttack& a) {
-  Result<std::unique_ptr<BackendSession>> victim = backend.open_session(options_for(a));
+  Result<std::unique_ptr<BackendSession>> victim = backend.open_session(options_for(a, true));
   if (!victim) return std::unexpected(victim.error());
-  Result<std::unique_ptr<BackendSession>> attacker = backend.open_session(options_for(a));
+  Result<std::unique_ptr<BackendSession>> attacker = backend.open_session(options_for(a, false));
   if (!attacker) return std::unexpected(attacker.error());
 
   SessionRuns out;
@@ -94,11 +102,13 @@ Result<SessionRuns> run_across_sessions(Backend& backend, const SessionAttack& a
   CancelSource stop_peer;
   RunResult peer_result;
   std::thread peer([&] {
-    peer_result = (*victim)->run(call_of(a, a.peer_code, kPeerTimeout), stop_peer.token(), &watch);
+    peer_result =
+        (*victim)->run(call_of(a, true, a.peer_code, kPeerTimeout), stop_peer.token(), &watch);
     watch.finished();
   });
   if (watch.wait_ready()) {
-    out.attack = (*attacker)->run(call_of(a, a.probe_code, a.base.timeout), CancelToken{}, nullptr);
+    out.attack =
+        (*attacker)->run(call_of(a, false, a.probe_code, a.base.timeout), CancelToken{}, nullptr);
     std::this_thread::sleep_for(kPeerLook);
     out.peer_ended = watch.has_finished();
   } else {
@@ -114,7 +124,7 @@ Result<SessionRuns> run_across_sessions(Backend& backend, const SessionAttack& a
 }
 
 Result<SessionRuns> run_in_one_session(Backend& backend, const SessionAttack& a) {
-  Result<std::unique_ptr<BackendSession>> session = backend.open_session(options_for(a));
+  Result<std::unique_ptr<BackendSession>> session = backend.open_session(options_for(a, true));
   if (!session) return std::unexpected(session.error());
   // The peer as a child of the call, the probe in the call's own process once the peer's
   // file is there; then the peer's output after a separator line.
@@ -159,7 +169,7 @@ Result<SessionRuns> run_in_one_session(Backend& backend, const SessionAttack& a)
       "        print('" +
       std::string(kPeerEnded) + "')\n";
   SessionRuns out;
-  out.attack = (*session)->run(call_of(a, wrapper, kPeerTimeout), CancelToken{}, nullptr);
+  out.attack = (*session)->run(call_of(a, true, wrapper, kPeerTimeout), CancelToken{}, nullptr);
   const std::size_t cut = out.attack.stdout_data.rfind(kPeerOutputFollows);
   if (cut != std::string::npos) {
     out.peer_output = out.attack.stdout_data.substr(cut + kPeerOutputFollows.size());

@@ -31,11 +31,12 @@ struct SessionRuns {
 
 // What both runs are made of: the attempt's filled code and its victim's.
 struct SessionAttack {
-  RunRequest base;         // language, timeout and limits of the probe's call
-  std::string peer_code;   // the victim's call, placeholders filled
-  std::string probe_code;  // the attacker's call, placeholders filled
-  std::string mark;        // {{session_mark}}: the victim's file in its workspace
-  std::string secret;      // {{secret}}: what that file holds
+  RunRequest base;             // language, timeout, limits and allow-list of the probe's call
+  NetworkAccess peer_network;  // the victim's allow-list (its session's, for the control too)
+  std::string peer_code;       // the victim's call, placeholders filled
+  std::string probe_code;      // the attacker's call, placeholders filled
+  std::string mark;            // {{session_mark}}: the victim's file in its workspace
+  std::string secret;          // {{secret}}: what that file holds
 };
 
 // Across two sessions. Fails (kUnavailable, the backend's reason) when `backend` holds no

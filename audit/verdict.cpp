@@ -75,6 +75,9 @@ Finding judge_cross_session(const Attempt& attempt, const Evidence& ev) {
   }
   if (ev.peer_ended) return escaped("the other session's call ended while the probe ran");
   if (!ev.peer_file_intact) return escaped("the other session's workspace file was changed");
+  if (ev.listener_reached) {
+    return escaped("the loopback listener only the other session's allow-list names was reached");
+  }
   const RunResult& run = *ev.run;
   Finding canary = judge_canary(attempt, ev, run.stdout_data + run.stderr_data);
   if (canary.status == AttemptStatus::kEscaped) return canary;

@@ -22,6 +22,7 @@
 #include "cordon/plugin_registry.h"
 #include "kernel_features.h"
 #include "namespace_backend.h"
+#include "session_audit_support.h"
 #include "test_paths.h"
 
 namespace cordon::audit {
@@ -279,21 +280,9 @@ class RecordingBackend final : public Backend {
 // allow-list attempts keep theirs, the subprocess controls get none; and the network still
 // holds. A backend that cannot carry a list is refused, not audited without it.
 // Cross-session attempts (issue #41): across two namespace sessions every one is BLOCKED,
-// and its positive control (probe and victim in one session) escapes, so each probe finds
-// what the other session planted wherever it is reachable.
+// and its positive control (probe and victim in one session) escapes.
 TEST_F(AuditControls, SessionAttemptsAreBlockedAcrossSessionsAndReachWithinOne) {
-  AuditOptions options;
-  for (const Attempt& a : catalogue_.attempts) {
-    if (a.threat_class == kSessionClass) options.only.push_back(a.id);
-  }
-  ASSERT_GE(options.only.size(), 7U);
-  const auto verdicts = run_attempts(production_, catalogue_, options);
-  ASSERT_TRUE(verdicts.has_value()) << verdicts.error().describe();
-  ASSERT_EQ(verdicts->size(), options.only.size());
-  for (const AttemptVerdict& v : *verdicts) {
-    EXPECT_EQ(v.status, AttemptStatus::kBlocked) << v.id << ": " << v.evidence;
-    EXPECT_NE(v.control.find("ESCAPED"), std::string::npos) << v.id << ": " << v.control;
-  }
+  testing::expect_session_attempts_blocked(production_, catalogue_);
 }
 
 // The cross-session path itself sees an escape: with the network namespace off, two

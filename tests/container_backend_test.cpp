@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "audit/catalogue.h"
 #include "audit/host_probes.h"
 #include "backend_attack_suite.h"
 #include "cgroup_test_support.h"
@@ -40,6 +41,7 @@
 #include "kernel_features.h"
 #include "loopback_server.h"
 #include "proc_test_support.h"
+#include "session_audit_support.h"
 #include "session_test_support.h"
 #include "test_paths.h"
 
@@ -671,6 +673,15 @@ TEST_P(ContainerTest, ASessionKeepsFilesNotProcessesAndEndsOnlyItsCalls) {
   EXPECT_TRUE(mounts_under(dir).empty());
   EXPECT_TRUE(container_cgroups().empty());
   EXPECT_TRUE(runtime_processes(runtime_.path).empty());
+}
+
+// The audit's cross-session attempts (issue #41) under this runtime: across two container
+// sessions every one is BLOCKED, and its positive control (probe and victim in one
+// container session) ESCAPED.
+TEST_P(ContainerTest, SessionAuditAttemptsAreBlockedAcrossSessionsAndReachWithinOne) {
+  auto catalogue = audit::builtin_catalogue();
+  ASSERT_TRUE(catalogue) << catalogue.error().describe();
+  testing::expect_session_attempts_blocked(*target_.backend_, *catalogue);
 }
 
 // Python keeps one interpreter across the session's calls (cordon/kernel_call.h): variables
