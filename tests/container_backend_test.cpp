@@ -605,7 +605,9 @@ TEST_P(ContainerTest, ASessionKeepsFilesNotProcessesAndEndsOnlyItsCalls) {
       call_in(*s, sh("cat f; echo \"[$X]\"; ps -eo args | grep -c '^sleep 4321.5' || true"));
   // The file is there; the shell variable and the background process of call 1 are not.
   EXPECT_EQ(second.stdout_data, "kept\n[]\n0\n") << said(second);
-  if (!runsc()) EXPECT_TRUE(host_processes_with("4321.5").empty());
+  if (!runsc()) {
+    EXPECT_TRUE(host_processes_with("4321.5").empty());
+  }
 
   // A timeout ends its call, every process of it, and not the session.
   const auto started = Clock::now();
@@ -617,7 +619,9 @@ TEST_P(ContainerTest, ASessionKeepsFilesNotProcessesAndEndsOnlyItsCalls) {
   const RunResult after = call_in(*s, sh("cat f; ps -eo args | grep -c '^sleep 432' || true"));
   EXPECT_EQ(after.outcome, Outcome::kOk) << said(after);
   EXPECT_EQ(after.stdout_data, "kept\n0\n");
-  if (!runsc()) EXPECT_TRUE(host_processes_with("432").empty());
+  if (!runsc()) {
+    EXPECT_TRUE(host_processes_with("432").empty());
+  }
 
   // The output cap holds per call; stdin is each call's own.
   RunRequest loud = sh("head -c 300000 /dev/zero");
