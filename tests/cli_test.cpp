@@ -363,9 +363,9 @@ TEST(CliTest, RunscPlatformOptionIsPlannedListedAndChecked) {
     const std::string said = refused.out + refused.err;
     EXPECT_NE(said.find("--runsc-platform nosuch: runsc (gVisor) at"), std::string::npos) << said;
     EXPECT_NE(said.find("is not one this runsc has (kvm, ptrace)"), std::string::npos) << said;
-    if (std::string_view(command) != "backends") EXPECT_EQ(refused.status, 125) {
-        << said;
-      }
+    if (std::string_view(command) != "backends") {
+      EXPECT_EQ(refused.status, 125) << said;
+    }
   }
   const Ran listed = cordon({"backends", "--runsc-platform", "ptrace"});
   EXPECT_EQ(listed.status, 0) << listed.err;
