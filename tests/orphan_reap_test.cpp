@@ -45,14 +45,16 @@ TEST_P(OrphanReap, NoZombieIsLeftAfterAForkBomb) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << said;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Backends, OrphanReap,
-    ::testing::Values(Case{"never-reaps", "runsc"}, Case{"cordon", "namespace"},
-                      Case{"cordon", "runc"}, Case{"cordon", "runsc"}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      return std::string(info.param.pid1 == std::string("cordon") ? "CordonPid1_" : "NoReaper_") +
-             info.param.backend;
-    });
+INSTANTIATE_TEST_SUITE_P(Backends, OrphanReap,
+                         ::testing::Values(Case{"never-reaps", "runsc"},
+                                           Case{"cordon", "namespace"}, Case{"cordon", "runc"},
+                                           Case{"cordon", "runsc"}),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           return std::string(param_info.param.pid1 == std::string("cordon")
+                                                  ? "CordonPid1_"
+                                                  : "NoReaper_") +
+                                  param_info.param.backend;
+                         });
 
 }  // namespace
 }  // namespace cordon
