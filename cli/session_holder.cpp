@@ -223,7 +223,7 @@ class Holder {
     if (stop_asked) ended_ = "was stopped (cordon session stop)";
     // A session whose sandbox died ends with this call, saying why (the holder then exits).
     if (const std::optional<SessionLoss> loss = session_.loss(); loss && !ended_) {
-      ended_ = (loss->oom ? "ended out of memory: " : "ended: ") + loss->reason;
+      ended_ = loss->words();
     }
     ++calls_;
     touch();  // idle counts from a call's end

@@ -256,10 +256,8 @@ std::unique_ptr<BackendSession> SessionRegistry::end_locked(const std::shared_pt
       message = fmt("session {} was killed: the server shut down", id);
       break;
     case SessionEnd::kOom:
-      message = fmt("session {} ended out of memory: {}", id, detail);
-      break;
     case SessionEnd::kLost:
-      message = fmt("session {} ended: {}", id, detail);
+      message = fmt("session {} {}", id, detail);
       break;
   }
   live_.erase(entry->id);
@@ -288,7 +286,7 @@ Result<RunResult> SessionRegistry::run(std::string_view id, std::string_view own
   if (const std::optional<SessionLoss> loss = turn->session().loss()) {
     const std::scoped_lock lock(mu_);
     (void)end_locked(turn->entry_ptr(), loss->oom ? SessionEnd::kOom : SessionEnd::kLost,
-                     loss->reason);
+                     loss->words());
   }
   return result;
 }

@@ -134,7 +134,7 @@ class SessionRegistry {
   void give_back(const std::shared_ptr<Entry>& entry, bool used);
   // Removes a live entry and records why; returns the BackendSession to destroy outside
   // the lock (null while a call runs: that call's thread destroys it).
-  // `detail`: the backend's words, for kOom and kLost.
+  // `detail`: SessionLoss::words(), for kOom and kLost.
   [[nodiscard]] std::unique_ptr<BackendSession> end_locked(const std::shared_ptr<Entry>& entry,
                                                            SessionEnd why,
                                                            std::string_view detail = {});

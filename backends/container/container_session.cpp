@@ -193,11 +193,8 @@ RunResult ContainerSession::run(const RunRequest& request, const CancelToken& ca
   RunSetup setup(b, call, observer, &host);
   if (setup.refused) return std::move(*setup.refused);
   if (!lost_.empty()) return setup.error(lost_);
-  // The proxy, and what its limits counted, is the session's: a call has its list or none.
-  if (call.network.any() && (!proxy_.network || !(call.network == proxy_.network->access()))) {
-    return setup.error(
-        "a session's calls have the allow-list the session was opened with; open another "
-        "session for another list");
+  if (auto refused = other_list_refusal(call.network, base_.network)) {
+    return setup.error(*refused);
   }
   auto payload = make_run_payload(call, b.options_);
   if (!payload) return setup.error("plan: " + payload.error().describe());

@@ -24,6 +24,7 @@
 #include "cordon/policy/syscall_policy.h"
 #include "cordon/proc/pipe.h"
 #include "cordon/run_driver.h"
+#include "cordon/session_workspace.h"
 #include "cordon/units.h"
 #include "keeper_thread.h"
 #include "memfd_blob.h"
@@ -483,11 +484,9 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
   RunSetup setup(*this, call, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
   const net::RunNetwork* proxy = network != nullptr ? network->proxy.get() : nullptr;
-  // The proxy, and what its limits counted, is the session's: a call has its list or none.
-  if (call.network.any() && (proxy == nullptr || !(call.network == network->proxy->access()))) {
-    return setup.error(
-        "a session's calls have the allow-list the session was opened with; open another "
-        "session for another list");
+  if (auto refused =
+          other_list_refusal(call.network, proxy != nullptr ? proxy->access() : NetworkAccess{})) {
+    return setup.error(*refused);
   }
   auto plan = session_call_plan(call, session);
   if (!plan) return setup.error("plan: " + plan.error().describe());

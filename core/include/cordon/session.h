@@ -74,6 +74,10 @@ struct SessionStats {
 struct SessionLoss {
   bool oom = false;  // the session's memory limit had the kernel's OOM killer at work
   std::string reason;
+  // How a front end says the session ended: "ended out of memory: <reason>".
+  [[nodiscard]] std::string words() const {
+    return (oom ? "ended out of memory: " : "ended: ") + reason;
+  }
 };
 
 class BackendSession {

@@ -49,6 +49,16 @@ namespace cordon {
   return request;
 }
 
+// A session's calls have its allow-list, and only that (its proxy, and what the proxy's
+// limits counted, are the session's): why `call` (as_session_call's) is refused when it
+// names another than `session`'s, else nothing.
+[[nodiscard]] inline std::optional<std::string> other_list_refusal(const NetworkAccess& call,
+                                                                   const NetworkAccess& session) {
+  if (!call.any() || call == session) return std::nullopt;
+  return "a session's calls have the allow-list the session was opened with; open another "
+         "session for another list";
+}
+
 // A BackendSession whose workspace the host reaches through an O_PATH fd of its directory:
 // the file operations above, and the common part of stats(), once for every backend.
 class WorkspaceSession : public BackendSession {
