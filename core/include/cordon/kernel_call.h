@@ -3,8 +3,8 @@
 // its own way and hands this its client, its output pipes and a way to end it.
 //
 // While KernelClient::call() waits for the reply (bounded by the call's deadline and the
-// cancel token), the kernel's stdout/stderr pipes are pumped on a thread of their own by the
-// run driver's OutputPump, with the call's output cap: a call that writes more than a pipe
+// cancel token), the kernel's stdout/stderr pipes are read in the same poll into the run
+// driver's OutputPump, with the call's output cap: a call that writes more than a pipe
 // holds blocks the kernel at its flush until it is read. Then:
 //  - a reply: what is left in the pipes is read without waiting (the kernel flushed before
 //    replying); exit code or signal, `value` from the reply; the kernel lives on;

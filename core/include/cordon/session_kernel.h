@@ -9,9 +9,12 @@
 // close-on-exec fd and puts /dev/null on fd 0. Its source is core/src/session_kernel/
 // kernel.py, built in (cmake/embed.cmake).
 //
-// Frames both ways: a 4-byte little-endian length, then that many bytes of UTF-8 JSON.
-//   call  {"nonce", "language", "code", "argv", "stdin"?}
-//   reply {"nonce", "exit_code"|"signal", "value", "error", "swept"}
+// Frames both ways: a 4-byte little-endian length, then that many bytes of records, each
+// a tag byte (KernelTag), a 4-byte little-endian length and that many bytes.
+//   call  N nonce (8 bytes LE), L language, C code, A argv (one record per element), I stdin
+//   reply N nonce (echoed), X exit code | S signal (4 bytes LE), V value, E error, W swept
+// Not JSON: the kernel would have to import `json` (and `re` under it), a megabyte of every
+// idle session's memory and a few microseconds of every call (issue #41's targets).
 // python: the code is a notebook cell in one namespace kept across calls; a trailing
 // expression's repr (not None) is the value, cut at kMaxSessionValueBytes and marked; an
 // exception prints its traceback on fd 2 and the call exits 1, the kernel lives on.
@@ -27,10 +30,9 @@
 //
 // Ordering rule for the backend: the kernel flushes fd 1/2 before it writes the reply, so
 // once KernelClient::call returns kReply, everything the call wrote is already in the
-// pipes: drain them without blocking (the backend's OutputPump; KernelClient never reads
-// them). The pipes must also be drained WHILE call() waits (a pump on its own thread): a
-// call that writes more than a pipe holds blocks the kernel at its flush, and without a
-// reader it would only end at the deadline.
+// pipes: drain them without blocking (the backend's OutputPump). The pipes must also be
+// drained WHILE call() waits (call()'s `output`): a call that writes more than a pipe holds
+// blocks the kernel at its flush, and without a reader it would only end at the deadline.
 // Sizes from the kernel are trusted only within kMaxKernelReplyBytes and the checks of
 // KernelReplyParser; anything else is a protocol error and the interpreter is lost.
 #pragma once
@@ -43,16 +45,33 @@
 #include <vector>
 
 #include "cordon/cancel.h"
+#include "cordon/error.h"
+#include "cordon/proc/output_pump.h"
 #include "cordon/unique_fd.h"
 
 namespace cordon {
 
-// A reply frame's largest body: the value (its cap plus the cut marker) with every byte
-// escaped by JSON (6x), the error, and the small fields.
-inline constexpr std::size_t kMaxKernelReplyBytes = 512U << 10;
 // The value's largest size in a reply: kMaxSessionValueBytes plus the cut marker.
 inline constexpr std::size_t kMaxKernelValueBytes = (64U << 10) + 64;
 inline constexpr std::size_t kMaxKernelErrorBytes = (4U << 10) + 64;
+// A reply frame's largest body: the value, the error, and the small fields with their
+// record heads.
+inline constexpr std::size_t kMaxKernelReplyBytes =
+    kMaxKernelValueBytes + kMaxKernelErrorBytes + 256;
+
+// A record's tag in a frame (the kernel's side: kernel.py).
+enum class KernelTag : char {
+  kNonce = 'N',
+  kLanguage = 'L',
+  kCode = 'C',
+  kArg = 'A',
+  kStdin = 'I',
+  kExitCode = 'X',
+  kSignal = 'S',
+  kValue = 'V',
+  kError = 'E',
+  kSwept = 'W',
+};
 
 // The kernel program's python source (core/src/session_kernel/kernel.py).
 [[nodiscard]] std::string_view kernel_source();
@@ -77,7 +96,7 @@ struct KernelReply {
   bool swept = false;                // the kill(-1) step ran
 };
 
-// One call frame: the length prefix and the JSON body.
+// One call frame: the length prefix and the records.
 [[nodiscard]] std::string encode_kernel_call(const KernelCall& call, std::uint64_t nonce);
 
 // Reads one reply frame incrementally. Never buffers more than the frame's announced
@@ -123,6 +142,7 @@ struct KernelCallResult {
   KernelOutcome outcome = KernelOutcome::kGone;
   KernelReply reply;   // when kReply
   std::string detail;  // why, for the other outcomes
+  Status output;       // reading the output pipes failed (they were then left unread)
 };
 
 // The host's end of one kernel's control socket. After any outcome but kReply the kernel is
@@ -132,9 +152,13 @@ class KernelClient {
  public:
   explicit KernelClient(UniqueFd control);
   // Sends the call and waits for its reply until `deadline` (steady clock) or `cancel`.
+  // `output`, when given, holds the kernel's stdout/stderr pipes: they are read whenever
+  // they have data while the client waits, in the same poll (no thread of their own: a
+  // thread started and joined per call cost a warm call as much as the kernel's work).
   [[nodiscard]] KernelCallResult call(const KernelCall& call,
                                       std::chrono::steady_clock::time_point deadline,
-                                      const CancelToken& cancel);
+                                      const CancelToken& cancel,
+                                      proc::OutputPump* output = nullptr);
   [[nodiscard]] bool lost() const { return lost_; }
   [[nodiscard]] int fd() const { return control_.get(); }
 

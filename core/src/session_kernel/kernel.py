@@ -8,27 +8,28 @@
 # with fd 0 = a SOCK_STREAM unix socket to the host (the control channel) and fd 1/2 =
 # the calls' stdout/stderr pipes. Protocol and host side: cordon/session_kernel.h.
 #
-# Frames both ways: a 4-byte little-endian length, then that many bytes of UTF-8 JSON.
-# Call:  {"nonce": n, "language": "python"|..., "code": str, "argv": [str...], "stdin": str?}
-# Reply: {"nonce": n, "exit_code": int|null, "signal": int|null, "value": str|null,
-#         "error": str|null, "swept": bool}
+# Frames both ways: a 4-byte little-endian length, then that many bytes of records, each
+# a tag byte, a 4-byte little-endian length and that many bytes (no JSON: its import, and
+# `re` under it, would cost every idle session a megabyte and every call a few us).
+# Call:  N nonce (8 bytes, echoed), L language, C code (UTF-8), A one argv element (in
+#        order, repeated), I stdin (bytes)
+# Reply: N nonce, X exit code or S signal (4 bytes, little-endian), V value (UTF-8),
+#        E error (UTF-8), W swept (1 byte: 0 or 1)
 # fd 1 and 2 are flushed before the reply is written, so once the host has the reply,
 # everything the call wrote is in the pipes.
 #
 # The code runs inside this process: it can change anything here (this loop, the sweep,
 # the replies). That reaches only its own session: the host checks every reply's size,
 # shape and nonce and treats anything else as a lost interpreter.
-import ast
+#
+# What this program imports is what an idle session costs on the host: only modules
+# python has loaded at start anyway, and C modules (_ast, _signal, fcntl). threading (a
+# child's stdin), traceback and linecache (a cell's error) are imported when first needed.
+import _ast
 import io
-import json
-import linecache
 import os
-import signal
-import socket
-import struct
 import sys
-import threading
-import traceback
+from _signal import SIGKILL, SIGPIPE, SIGXFSZ
 
 _VALUE_CAP = 64 << 10  # kMaxSessionValueBytes (cordon/session.h)
 _ERROR_CAP = 4 << 10
@@ -37,18 +38,12 @@ _ERROR_CAP = 4 << 10
 def _setup():
     # The control socket leaves fd 0 for a high close-on-exec fd, so neither the code's
     # input() nor a child process can read or write the host's frames by accident.
-    ctl = os.dup(0)
-    high = fcntl_dupfd_cloexec(ctl, 1000)
-    os.close(ctl)
+    import fcntl
+    high = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 1000)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    return socket.socket(fileno=high)
-
-
-def fcntl_dupfd_cloexec(fd, lowest):
-    import fcntl
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, lowest)
+    return high
 
 
 def _stat(pid):
@@ -96,7 +91,7 @@ def _sweep_sparing(elders, rounds=200):
             return True
         for pid in alive:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, SIGKILL)
             except ProcessLookupError:
                 pass
         try:
@@ -108,8 +103,8 @@ def _sweep_sparing(elders, rounds=200):
 
 
 def _sweep_allowed(argv):
-    # kill(-1) outside a PID namespace of its own would signal every process the user may
-    # signal on the host. So the sweep runs only when the host asked for it AND this
+    # kill(-1) outside a PID namespace of its own would signal every other process the user
+    # may signal on the host. So the sweep runs only when the host asked for it AND this
     # process is in another PID namespace than the host's (whose inode the host passes).
     if "--sweep-pidns" not in argv:
         return False
@@ -121,62 +116,111 @@ def _sweep_allowed(argv):
     return host_ino != 0 and own_ino != host_ino
 
 
-def _read_exact(sock, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
+def _u32(data, at):
+    return int.from_bytes(data[at:at + 4], "little")
 
 
-def _read_frame(sock):
-    head = _read_exact(sock, 4)
-    if head is None:
-        return None
-    (size,) = struct.unpack("<I", head)
-    body = _read_exact(sock, size)
-    return None if body is None else json.loads(body.decode("utf-8"))
+def _records(body):
+    # A frame's records as (tag, bytes), in order. A malformed frame (the host's; nothing
+    # else writes here) raises, which ends the kernel: the host sees it gone.
+    out = []
+    at = 0
+    while at < len(body):
+        size = _u32(body, at + 1)
+        if at + 5 + size > len(body):
+            raise ValueError("a record runs past its frame")
+        out.append((body[at], body[at + 5:at + 5 + size]))
+        at += 5 + size
+    return out
 
 
-def _write_frame(sock, obj):
-    body = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
-    sock.sendall(struct.pack("<I", len(body)) + body)
+class _Channel:
+    # The host's end of the control socket, read and written with plain syscalls (the
+    # socket module is not imported).
+    def __init__(self, fd):
+        self.fd = fd
+        self.pending = b""
+
+    def read_frame(self):
+        # The records of the next call frame, or None when the host closed the channel.
+        while True:
+            if len(self.pending) >= 4:
+                size = _u32(self.pending, 0)
+                if len(self.pending) >= 4 + size:
+                    body = self.pending[4:4 + size]
+                    self.pending = self.pending[4 + size:]
+                    return _records(body)
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None
+            self.pending += chunk
+
+    def write_frame(self, records):
+        body = b"".join(bytes((tag,)) + len(data).to_bytes(4, "little") + data
+                        for tag, data in records)
+        _write_all(self.fd, len(body).to_bytes(4, "little") + body)
 
 
 def _cut(text, cap):
-    # "replace": a lone surrogate (a __repr__ may return one) is no UTF-8 and would make
-    # the whole reply malformed to the host.
+    # UTF-8 of `text`, at most `cap` bytes of it and a mark when cut. "replace": a lone
+    # surrogate (a __repr__ may return one) is no UTF-8, which the host refuses.
     raw = text.encode("utf-8", "replace")
     if len(raw) <= cap:
-        return text
-    head = raw[:cap].decode("utf-8", "ignore")
-    return head + f"\n[cut at {cap} of {len(raw)} bytes]"
+        return raw
+    head = raw[:cap].decode("utf-8", "ignore").encode("utf-8")
+    return head + f"\n[cut at {cap} of {len(raw)} bytes]".encode()
+
+
+def _status(exit_code=None, signal=None, value=None, error=None):
+    out = []
+    if signal is not None:
+        out.append((ord("S"), signal.to_bytes(4, "little")))
+    else:
+        out.append((ord("X"), exit_code.to_bytes(4, "little")))
+    if value is not None:
+        out.append((ord("V"), value))
+    if error is not None:
+        out.append((ord("E"), _cut(error, _ERROR_CAP)))
+    return out
 
 
 class Kernel:
-    def __init__(self, sock, sweep):
-        self.sock = sock
+    def __init__(self, channel, sweep):
+        self.channel = channel
         self.sweep = sweep
         # The init's processes from before this kernel (a relay), once: no call can add one.
         self.elders = _elders() if sweep else set()
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-        self.cells = 0
+        self.cells = []  # every cell's source, for tracebacks (linecache, once loaded)
+        self.cached = 0  # how many of them linecache has
+        self.no_stdin = io.TextIOWrapper(io.BytesIO())
+
+    def _cache_cells(self):
+        # Tracebacks show a cell's lines through linecache; it is loaded by the first error
+        # (or by the code): the cells so far go in then, and every later one before it runs.
+        linecache = sys.modules.get("linecache")
+        if linecache is None:
+            return
+        while self.cached < len(self.cells):
+            self.cached += 1
+            name = f"<cell {self.cached}>"
+            code = self.cells[self.cached - 1]
+            linecache.cache[name] = (len(code), None, code.splitlines(True), name)
 
     def run_python(self, code, stdin):
         # A notebook cell: the statements run in the one namespace; a trailing expression
-        # is evaluated apart and its repr is the value.
-        self.cells += 1
-        name = f"<cell {self.cells}>"
-        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
-        sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode("utf-8", "surrogateescape")))
+        # is evaluated apart and its repr is the value. _ast and compile() are what the
+        # `ast` module wraps, without its import.
+        self.cells.append(code)
+        name = f"<cell {len(self.cells)}>"
+        self._cache_cells()
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin)) if stdin else self.no_stdin
         value = None
         try:
-            tree = ast.parse(code, name, "exec")
+            tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
             last = None
-            if tree.body and isinstance(tree.body[-1], ast.Expr):
-                last = ast.Expression(tree.body.pop().value)
+            if tree.body and type(tree.body[-1]) is _ast.Expr:
+                last = _ast.Expression(tree.body.pop().value)
             exec(compile(tree, name, "exec"), self.namespace)
             if last is not None:
                 result = eval(compile(last, name, "eval"), self.namespace)
@@ -190,14 +234,17 @@ class Kernel:
             tb = None if isinstance(exc, SyntaxError) else exc.__traceback__
             if tb is not None and tb.tb_frame.f_code is Kernel.run_python.__code__:
                 tb = tb.tb_next  # this frame is the kernel's, not the cell's
+            import linecache  # noqa: F401 - loaded for _cache_cells
+            import traceback
+            self._cache_cells()
             traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
-            return {"exit_code": 1, "signal": None, "value": None, "error": None}
-        return {"exit_code": 0, "signal": None, "value": value, "error": None}
+            return _status(exit_code=1)
+        return _status(exit_code=0, value=value)
 
     def run_child(self, argv, stdin):
         # sh, bash and the rest: a fresh process with the host's argv, on fd 1/2.
-        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-            return {"exit_code": 127, "signal": None, "value": None, "error": "no argv"}
+        if not argv:
+            return _status(exit_code=127, error="no argv")
         _flush()
         reader = None
         if stdin:
@@ -207,24 +254,24 @@ class Kernel:
             # subprocess's restore_signals does): `yes | head` ends as in a one-shot call.
             pid = os.posix_spawn(argv[0], argv, os.environ,
                                  file_actions=[(os.POSIX_SPAWN_DUP2, reader, 0)] if reader else [],
-                                 setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+                                 setsigdef=(SIGPIPE, SIGXFSZ))
         except OSError as exc:
             if reader is not None:
                 os.close(reader)
                 os.close(writer)
-            return {"exit_code": 127, "signal": None, "value": None,
-                    "error": _cut(f"cannot start {argv[0]}: {exc.strerror}", _ERROR_CAP)}
+            return _status(exit_code=127, error=f"cannot start {argv[0]}: {exc.strerror}")
         feeder = None
         if reader is not None:
+            import threading
             os.close(reader)
-            feeder = threading.Thread(target=_feed, args=(writer, stdin.encode("utf-8", "surrogateescape")))
+            feeder = threading.Thread(target=_feed, args=(writer, stdin))
             feeder.start()
         _, status = os.waitpid(pid, 0)
         if feeder is not None:
             feeder.join()
         if os.WIFSIGNALED(status):
-            return {"exit_code": None, "signal": os.WTERMSIG(status), "value": None, "error": None}
-        return {"exit_code": os.WEXITSTATUS(status), "signal": None, "value": None, "error": None}
+            return _status(signal=os.WTERMSIG(status))
+        return _status(exit_code=os.WEXITSTATUS(status))
 
     def sweep_others(self):
         # No process of one call lives into the next: every other process of the sandbox
@@ -235,7 +282,7 @@ class Kernel:
             return False
         if not self.elders:
             try:
-                os.kill(-1, signal.SIGKILL)
+                os.kill(-1, SIGKILL)
             except ProcessLookupError:
                 pass
         elif not _sweep_sparing(self.elders):
@@ -251,20 +298,29 @@ class Kernel:
 
     def serve(self):
         while True:
-            call = _read_frame(self.sock)
-            if call is None:
+            records = self.channel.read_frame()
+            if records is None:
                 return
-            nonce = call.get("nonce")
-            if call.get("language") == "python":
-                reply = self.run_python(call.get("code", ""), call.get("stdin"))
+            call = {}
+            argv = []
+            for tag, data in records:
+                if tag == ord("A"):
+                    # The host's bytes as they are (surrogateescape), as a one-shot argv.
+                    argv.append(data.decode("utf-8", "surrogateescape"))
+                else:
+                    call[tag] = data
+            stdin = call.get(ord("I"), b"")
+            if call.get(ord("L")) == b"python":
+                code = call.get(ord("C"), b"").decode("utf-8", "replace")
+                reply = self.run_python(code, stdin)
             else:
-                reply = self.run_child(call.get("argv"), call.get("stdin"))
+                reply = self.run_child(argv, stdin)
             swept = self.sweep_others()
             # Ordering contract: fd 1 and 2 are flushed before the reply is written.
             _flush()
-            reply["nonce"] = nonce
-            reply["swept"] = swept
-            _write_frame(self.sock, reply)
+            reply.append((ord("N"), call.get(ord("N"), b"")))
+            reply.append((ord("W"), b"\x01" if swept else b"\x00"))
+            self.channel.write_frame(reply)
 
 
 def _flush():
@@ -294,10 +350,10 @@ def _write_all(fd, data):
 
 def main():
     sweep = _sweep_allowed(sys.argv)
-    sock = _setup()
+    channel = _Channel(_setup())
     del sys.argv[1:]
     sys.path.insert(0, "")  # as `python3 -c` has it, for the cells (see -P above)
-    Kernel(sock, sweep).serve()
+    Kernel(channel, sweep).serve()
 
 
 main()

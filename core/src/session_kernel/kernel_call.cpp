@@ -5,11 +5,9 @@
 
 #include <csignal>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "cordon/proc/output_pump.h"
-#include "cordon/proc/pipe.h"
 #include "cordon/session.h"
 
 namespace cordon {
@@ -22,9 +20,6 @@ constexpr std::chrono::milliseconds kDrainBound{1000};
 constexpr std::chrono::seconds kExitGrace{2};
 // How long end() may take to kill and reap the kernel's processes.
 constexpr std::chrono::seconds kEndBound{10};
-// The pump thread stops when told, never at a deadline of its own: the call's deadline is
-// the client's.
-constexpr std::chrono::hours kPumpNeverStops{24 * 365};
 
 // The pump owns what it reads: a duplicate, so the kernel's pipes outlive the call.
 UniqueFd duplicate(int fd) { return UniqueFd(fd >= 0 ? ::fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1); }
@@ -45,26 +40,14 @@ RunResult run_kernel_call(StartedKernel& kernel, const KernelCall& call, const R
                           const CancelToken& cancel, RunObserver* observer,
                           const KernelCallFacts& facts) {
   RunResult result;
-  auto stop = proc::make_pipe();
-  if (!stop) {
-    result.outcome = Outcome::kSandboxError;
-    result.error = "pipe: " + stop.error().describe();
-    return result;
-  }
   proc::OutputPump pump(duplicate(kernel.stdout_fd), duplicate(kernel.stderr_fd), UniqueFd(), "",
                         effective_output_cap(request.limits), observer);
   const RunClock::time_point t_start = RunClock::now();
   const RunClock::time_point deadline = t_start + effective_timeout(request);
-  Result<proc::PumpStop> pumped = proc::PumpStop{};
-  KernelCallResult answer;
-  {
-    // The pipes are read while the client waits: the kernel flushes them before replying.
-    const std::jthread pumping(
-        [&] { pumped = pump.run(stop->read.get(), /*cancel_fd=*/-1, t_start + kPumpNeverStops); });
-    answer = kernel.client->call(call, deadline, cancel);
-    (void)proc::write_no_sigpipe(stop->write.get(), "x", 1);
-  }
+  // The pipes are read while the client waits: the kernel flushes them before replying.
+  KernelCallResult answer = kernel.client->call(call, deadline, cancel, &pump);
   const RunClock::time_point t_end = RunClock::now();
+  const Status& pumped = answer.output;
 
   bool lost = answer.outcome != KernelOutcome::kReply || !pumped;
   std::string broke;  // why a kernel that did not end on its own was ended

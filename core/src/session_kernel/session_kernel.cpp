@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <utility>
 
+#include "cordon/text.h"
 #include "session_kernel/embedded.h"
 
 namespace cordon {
@@ -28,17 +28,40 @@ std::vector<std::string> kernel_argv(const std::string& python,
   return argv;
 }
 
+namespace {
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (unsigned shift = 0; shift < 32; shift += 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xFFU));
+}
+
+std::uint64_t get_le(std::string_view bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = bytes.size(); i-- > 0;) v = (v << 8U) | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+void put_record(std::string& out, KernelTag tag, std::string_view data) {
+  out.push_back(static_cast<char>(tag));
+  put_u32(out, static_cast<std::uint32_t>(data.size()));
+  out += data;
+}
+
+}  // namespace
+
 std::string encode_kernel_call(const KernelCall& call, std::uint64_t nonce) {
-  nlohmann::json frame{
-      {"nonce", nonce}, {"language", call.language}, {"code", call.code}, {"argv", call.argv}};
-  if (call.stdin_data) frame["stdin"] = *call.stdin_data;
-  // Bytes that are not UTF-8 (code is text) are replaced rather than thrown on.
-  const std::string body = frame.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const auto size = static_cast<std::uint32_t>(body.size());
+  std::string body;
+  std::string le_nonce;
+  for (unsigned shift = 0; shift < 64; shift += 8)
+    le_nonce.push_back(static_cast<char>((nonce >> shift) & 0xFFU));
+  put_record(body, KernelTag::kNonce, le_nonce);
+  put_record(body, KernelTag::kLanguage, call.language);
+  put_record(body, KernelTag::kCode, call.code);
+  for (const std::string& arg : call.argv) put_record(body, KernelTag::kArg, arg);
+  if (call.stdin_data) put_record(body, KernelTag::kStdin, *call.stdin_data);
   std::string out;
   out.reserve(4 + body.size());
-  for (int shift = 0; shift < 32; shift += 8)
-    out.push_back(static_cast<char>((size >> shift) & 0xFFU));
+  put_u32(out, static_cast<std::uint32_t>(body.size()));
   out += body;
   return out;
 }
@@ -88,56 +111,71 @@ KernelReplyParser::State KernelReplyParser::feed(std::string_view bytes) {
   return state_;
 }
 
-namespace {
-
-// An integer member within [lo, hi], or nothing (absent or null); false when malformed.
-bool small_int(const nlohmann::json& frame, const char* key, int lo, int hi,
-               std::optional<int>& out) {
-  const auto it = frame.find(key);
-  if (it == frame.end() || it->is_null()) return true;
-  if (!it->is_number_integer()) return false;
-  const auto v = it->get<std::int64_t>();
-  if (v < lo || v > hi) return false;
-  out = static_cast<int>(v);
-  return true;
-}
-
-bool bounded_text(const nlohmann::json& frame, const char* key, std::size_t max,
-                  std::optional<std::string>& out) {
-  const auto it = frame.find(key);
-  if (it == frame.end() || it->is_null()) return true;
-  if (!it->is_string() || it->get_ref<const std::string&>().size() > max) return false;
-  out = it->get<std::string>();
-  return true;
-}
-
-}  // namespace
-
 KernelReplyParser::State KernelReplyParser::finish() {
-  const nlohmann::json frame = nlohmann::json::parse(body_, nullptr, /*allow_exceptions=*/false);
-  body_.clear();
-  body_.shrink_to_fit();
-  if (!frame.is_object()) return fail("the kernel's reply is not a JSON object");
-  const auto nonce = frame.find("nonce");
-  if (nonce == frame.end() || !nonce->is_number_unsigned() ||
-      nonce->get<std::uint64_t>() != expected_nonce_) {
+  std::string_view rest = body_;
+  // Each field at most once; a tag the protocol does not have is an error.
+  std::optional<std::string_view> nonce, exit_code, signal, value, error, swept;
+  using Field = std::pair<KernelTag, std::optional<std::string_view>*>;
+  const std::array<Field, 6> fields{{{KernelTag::kNonce, &nonce},
+                                     {KernelTag::kExitCode, &exit_code},
+                                     {KernelTag::kSignal, &signal},
+                                     {KernelTag::kValue, &value},
+                                     {KernelTag::kError, &error},
+                                     {KernelTag::kSwept, &swept}}};
+  while (!rest.empty()) {
+    if (rest.size() < 5) return fail("the kernel's reply has a cut record");
+    const auto tag = static_cast<KernelTag>(rest[0]);
+    const auto size = static_cast<std::size_t>(get_le(rest.substr(1, 4)));
+    rest.remove_prefix(5);
+    if (size > rest.size()) return fail("the kernel's reply has a record past its end");
+    const std::string_view data = rest.substr(0, size);
+    rest.remove_prefix(size);
+    const auto* known = std::ranges::find(fields, tag, &Field::first);
+    if (known == fields.end()) {
+      return fail("the kernel's reply has a record the protocol does not have");
+    }
+    std::optional<std::string_view>* field = known->second;
+    if (field->has_value()) return fail("the kernel's reply repeats a record");
+    *field = data;
+  }
+  if (!nonce || nonce->size() != 8 || get_le(*nonce) != expected_nonce_) {
     return fail("the kernel's reply is not for this call (nonce)");
   }
   reply_.nonce = expected_nonce_;
-  if (!small_int(frame, "exit_code", 0, 255, reply_.exit_code) ||
-      !small_int(frame, "signal", 1, 64, reply_.signal) ||
+  const auto small_int = [](std::optional<std::string_view> field, std::int64_t lo, std::int64_t hi,
+                            std::optional<int>& out) {
+    if (!field) return true;
+    if (field->size() != 4) return false;
+    const auto v = static_cast<std::int64_t>(static_cast<std::int32_t>(get_le(*field)));
+    if (v < lo || v > hi) return false;
+    out = static_cast<int>(v);
+    return true;
+  };
+  if (!small_int(exit_code, 0, 255, reply_.exit_code) || !small_int(signal, 1, 64, reply_.signal) ||
       reply_.exit_code.has_value() == reply_.signal.has_value()) {
     return fail("the kernel's reply has no valid exit code or signal");
   }
-  if (!bounded_text(frame, "value", kMaxKernelValueBytes, reply_.value) ||
-      !bounded_text(frame, "error", kMaxKernelErrorBytes, reply_.error)) {
-    return fail("the kernel's reply has a malformed or oversized value or error");
+  // Text is UTF-8 within its bound (it goes into JSON results as it is).
+  const auto text = [](std::optional<std::string_view> field, std::size_t max,
+                       std::optional<std::string>& out) {
+    if (!field) return true;
+    bool lossy = false;
+    if (field->size() > max) return false;
+    std::string valid = to_valid_utf8(*field, &lossy);
+    if (lossy) return false;
+    out = std::move(valid);
+    return true;
+  };
+  if (!text(value, kMaxKernelValueBytes, reply_.value) ||
+      !text(error, kMaxKernelErrorBytes, reply_.error)) {
+    return fail("the kernel's reply has an oversized value or error, or one that is not UTF-8");
   }
-  const auto swept = frame.find("swept");
-  if (swept == frame.end() || !swept->is_boolean()) {
+  if (!swept || swept->size() != 1 || static_cast<unsigned char>((*swept)[0]) > 1) {
     return fail("the kernel's reply does not say whether it swept");
   }
-  reply_.swept = swept->get<bool>();
+  reply_.swept = (*swept)[0] == 1;
+  body_.clear();
+  body_.shrink_to_fit();
   state_ = State::kDone;
   return state_;
 }
@@ -163,7 +201,7 @@ int poll_timeout(std::chrono::steady_clock::time_point deadline) {
 
 KernelCallResult KernelClient::call(const KernelCall& call,
                                     std::chrono::steady_clock::time_point deadline,
-                                    const CancelToken& cancel) {
+                                    const CancelToken& cancel, proc::OutputPump* output) {
   KernelCallResult result;
   if (lost_) {
     result.detail = "the kernel was lost by an earlier call";
@@ -182,9 +220,16 @@ KernelCallResult KernelClient::call(const KernelCall& call,
       break;
     }
     const int timeout = poll_timeout(deadline);
-    std::array<pollfd, 2> fds{{{control_.get(), unsent.empty() ? short{POLLIN} : short{POLLOUT}, 0},
-                               {cancel.wait_fd(), POLLIN, 0}}};
-    const int ready = ::poll(fds.data(), cancel.wait_fd() >= 0 ? 2 : 1, timeout);
+    // The channel (written, then read), the cancel fd, and the output pipes still open.
+    std::array<pollfd, 4> fds{};
+    nfds_t count = 0;
+    fds[count++] = {control_.get(), unsent.empty() ? short{POLLIN} : short{POLLOUT}, 0};
+    const nfds_t first_pipe = cancel.wait_fd() >= 0 ? 2 : 1;
+    if (first_pipe == 2) fds[count++] = {cancel.wait_fd(), POLLIN, 0};
+    for (int i = 0; output != nullptr && i < 2; ++i) {
+      if (output->fd(i) >= 0) fds[count++] = {output->fd(i), POLLIN, 0};
+    }
+    const int ready = ::poll(fds.data(), count, timeout);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) {
       result.outcome = KernelOutcome::kProtocolError;
@@ -196,7 +241,15 @@ KernelCallResult KernelClient::call(const KernelCall& call,
       result.outcome = KernelOutcome::kDeadline;
       break;
     }
-    if (fds[1].revents != 0) continue;  // the token says so at the loop's top
+    if (count > first_pipe && std::any_of(fds.begin() + first_pipe, fds.begin() + count,
+                                          [](const pollfd& p) { return p.revents != 0; })) {
+      if (Status read = output->drain_ready(); !read) {
+        result.output = std::move(read);
+        output = nullptr;  // left unread from now on; the call says why
+      }
+    }
+    if (first_pipe == 2 && fds[1].revents != 0) continue;  // the token says so at the loop's top
+    if (fds[0].revents == 0) continue;
     if (!unsent.empty()) {
       const ssize_t n =
           ::send(control_.get(), unsent.data(), unsent.size(), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -68,6 +68,10 @@ class OutputPump {
   // but is known to have written everything (a session's kernel after its reply).
   [[nodiscard]] Status drain_ready();
 
+  // The read end of stdout (0) or stderr (1) while it has not reached EOF, else -1: for a
+  // caller that polls them among its own fds and calls drain_ready() when one is readable.
+  [[nodiscard]] int fd(int index) const { return fds_[index].get(); }
+
   [[nodiscard]] StreamCapture& out() { return out_; }
   [[nodiscard]] StreamCapture& err() { return err_; }
 
