@@ -39,6 +39,7 @@
 #include "cordon/request.h"
 #include "cordon/result.h"
 #include "cordon/session.h"
+#include "frontend/session_info.h"
 
 namespace cordon::frontend {
 
@@ -61,19 +62,6 @@ enum class SessionEnd {
   kKilled,     // the registry shut down
   kOom,        // its sandbox died with the memory limit's OOM killer at work
   kLost,       // its sandbox died otherwise (BackendSession::loss())
-};
-
-// One live session as listed for its owner (`cordon session ls`, the inspector's panel).
-struct SessionInfo {
-  std::string id;
-  std::string backend;      // backend_label(): "container (runsc)"
-  std::string environment;  // "host" unless the session's request named one
-  std::chrono::milliseconds age{0};
-  std::chrono::milliseconds idle{0};  // since the last call ended (or it was opened)
-  std::int64_t calls = 0;
-  bool busy = false;                  // a call or file operation runs now
-  std::size_t waiting = 0;            // calls queued behind it
-  std::optional<SessionStats> stats;  // the backend's; unset while busy
 };
 
 class SessionRegistry {

@@ -190,13 +190,17 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         return row.outcome == Outcome::kSignaled ? QStringLiteral("SIGNALED") : badge.text;
       case kDuration:
         return QStringLiteral("%1 ms").arg(row.wall_ms);
-      case kSource:
+      case kSource: {
         // An MCP run names its client ("mcp (claude-code 1.0)"): several agents may share
-        // one server's history.
-        return row.client.empty()
-                   ? QString::fromStdString(row.source)
-                   : QStringLiteral("%1 (%2)").arg(QString::fromStdString(row.source),
-                                                   QString::fromStdString(row.client));
+        // one server's history. A session's call says its index, so that a session's calls
+        // read in order ("inspector · call 2").
+        QString from = row.client.empty()
+                           ? QString::fromStdString(row.source)
+                           : QStringLiteral("%1 (%2)").arg(QString::fromStdString(row.source),
+                                                           QString::fromStdString(row.client));
+        if (row.session) from = tr("%1 · call %2").arg(from).arg(row.session->call);
+        return from;
+      }
       case kCode:
         return QString::fromStdString(row.preview);
       default:
@@ -210,6 +214,11 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == kEnvironment && row.environment &&
       !row.environment->digest.empty()) {
     return QString::fromStdString(row.environment->digest);  // the column shows it cut
+  }
+  if (role == Qt::ToolTipRole && index.column() == kSource && row.session) {
+    return tr("call %1 of session %2")
+        .arg(row.session->call)
+        .arg(QString::fromStdString(row.session->id));
   }
   if (role == Qt::ToolTipRole && index.column() == kSource && !row.client.empty()) {
     return tr("MCP client: %1").arg(QString::fromStdString(row.client));

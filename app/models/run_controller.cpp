@@ -58,6 +58,9 @@ struct RunController::Session {
   QString backend;
   std::string id;
   std::int64_t calls = 0;
+  // Written by the worker, read by the GUI thread after the join (between runs).
+  std::chrono::steady_clock::time_point opened;
+  std::chrono::steady_clock::time_point last_call_ended;
   std::unique_ptr<BackendSession> session;
 };
 
@@ -76,9 +79,11 @@ RunResult RunController::run_in_session(Backend& backend, Session& session,
     Result<std::string> id = random_hex(16);
     session.id = id ? *id : std::string(32, '0');
     session.session = std::move(*opened);
+    session.opened = session.last_call_ended = std::chrono::steady_clock::now();
   }
   RunResult result = session.session->run(request, shared.cancel.token(), &shared);
   result.session = SessionCallRef{session.id, ++session.calls};
+  session.last_call_ended = std::chrono::steady_clock::now();
   return result;
 }
 
@@ -108,7 +113,9 @@ bool RunController::start(BackendListPtr backends, const QString& backend_name,
   if (running() || !backends) return false;
   Backend* backend = backends->backend(backend_name);
   if (backend == nullptr) return false;
-  if (session_ && session_->backend != backend_name) close_session();
+  if (session_ && (session_->backend != backend_name || session_->backends != backends)) {
+    close_session();
+  }
   if (keep_session_ && !session_) {
     session_ = std::make_shared<Session>();
     session_->backends = backends;
@@ -208,6 +215,31 @@ QString RunController::session_id() const {
 }
 
 qint64 RunController::session_calls() const { return session_ ? session_->calls : 0; }
+
+QString RunController::session_backend() const {
+  return session_ && session_->session ? session_->backend : QString();
+}
+
+QString RunController::session_environment() const {
+  return session_ && session_->session
+             ? QString::fromStdString(session_->backends->environment().name)
+             : QString();
+}
+
+std::optional<frontend::SessionInfo> RunController::session_info() {
+  if (!session_ || !session_->session || running()) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  frontend::SessionInfo info;
+  info.id = session_->id;
+  info.backend = session_->backend.toStdString();
+  info.environment = session_->backends->environment().name;
+  info.age = std::chrono::duration_cast<std::chrono::milliseconds>(now - session_->opened);
+  info.idle =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - session_->last_call_ended);
+  info.calls = session_->calls;
+  info.stats = session_->session->stats();
+  return info;
+}
 
 Status RunController::reset_session() {
   if (!session_ || !session_->session) {

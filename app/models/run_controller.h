@@ -17,6 +17,7 @@
 #include "cordon/request.h"
 #include "cordon/result.h"
 #include "cordon/session.h"
+#include "frontend/session_info.h"
 #include "worker_thread.h"
 
 namespace cordon::inspector {
@@ -36,8 +37,9 @@ class RunController : public QObject {
   // Starts `request` on the backend named `backend`. False (and nothing started) when a
   // run is in progress or the backend is unavailable. With sessions kept
   // (set_keep_session), the run is a call of the session on that backend, opened by the
-  // first call with that call's options (cordon/session.h); a call on another backend
-  // closes the session first.
+  // first call with that call's options (cordon/session.h); a call on another backend, or
+  // on the same name in another environment (another BackendList), closes the session
+  // first: a call never reaches a session its backend did not open.
   bool start(BackendListPtr backends, const QString& backend, RunRequest request);
 
   // Sessions (issue #41): calls keep one sandbox, its files and a python interpreter.
@@ -48,6 +50,12 @@ class RunController : public QObject {
   // The open session's id ("" when none) and the calls it ran. Between runs only.
   [[nodiscard]] QString session_id() const;
   [[nodiscard]] qint64 session_calls() const;
+  // The backend and the environment the open session is on ("" when none).
+  [[nodiscard]] QString session_backend() const;
+  [[nodiscard]] QString session_environment() const;
+  // What the open session holds now (its age, idle time and the backend's stats); unset
+  // without a session or while a call runs (the worker has the session then).
+  [[nodiscard]] std::optional<frontend::SessionInfo> session_info();
   // A fresh interpreter, files kept; the reason when it could not. Between runs only.
   [[nodiscard]] Status reset_session();
   // Ends the session: everything in it is gone. Between runs only.

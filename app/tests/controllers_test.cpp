@@ -15,6 +15,7 @@
 #include "audit_controller.h"
 #include "backend_list.h"
 #include "frontend/history.h"
+#include "history_model.h"
 #include "result_metatype.h"
 #include "run_controller.h"
 #include "test_env.h"
@@ -144,9 +145,7 @@ class ControllersTest : public QObject {
   // fixture's counts its calls), each result names its session and index, the workspace is
   // listed, reset and close work, and a backend without sessions fails the call with why.
   void callsKeepOneSessionWhenAsked() {
-    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
-    auto with_fixtures = std::make_shared<const BackendList>();
-    qunsetenv("CORDON_PLUGIN_PATH");
+    const BackendListPtr with_fixtures = test::fixture_backends();
     QVERIFY(with_fixtures->backend("fixture") != nullptr);
     RunController controller;
     controller.set_history_path(history_);
@@ -185,6 +184,90 @@ class ControllersTest : public QObject {
     QVERIFY(finished.wait(kWaitMs));
     QCOMPARE(seen.results[4].outcome, Outcome::kOk);
     QVERIFY(!seen.results[4].session.has_value());
+  }
+
+  // The session panel's figures (issue #41): the backend's stats (the fixture's carry
+  // values), the session's age and idle time, read between calls only; none after Close.
+  void aSessionsStatsAreReadBetweenCalls() {
+    const BackendListPtr with_fixtures = test::fixture_backends();
+    QVERIFY(with_fixtures->backend("fixture") != nullptr);
+    RunController controller;
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.set_keep_session(true);
+    QVERIFY(!controller.session_info().has_value());  // nothing open yet
+    QVERIFY(controller.start(with_fixtures, "fixture", sh("x")));
+    QVERIFY(finished.wait(kWaitMs));
+    QTest::qWait(30);
+    QVERIFY(controller.start(with_fixtures, "fixture", sh("hold:300")));
+    QVERIFY(!controller.session_info().has_value());  // the worker has the session now
+    QVERIFY(finished.wait(kWaitMs));
+    const std::optional<frontend::SessionInfo> info = controller.session_info();
+    QVERIFY(info.has_value());
+    QCOMPARE(QString::fromStdString(info->id), controller.session_id());
+    QCOMPARE(info->backend, std::string("fixture"));
+    QCOMPARE(info->calls, std::int64_t{2});
+    QVERIFY(info->stats.has_value());
+    QCOMPARE(info->stats->memory_kb, std::optional<std::int64_t>(1234));
+    QCOMPARE(info->stats->cpu_ms, std::optional<std::int64_t>(56));
+    QVERIFY(info->stats->interpreter_alive);
+    // Open since the first call, idle since the second ended (which held 300 ms).
+    QVERIFY2(info->age >= std::chrono::milliseconds(330),
+             std::to_string(info->age.count()).c_str());
+    QVERIFY(info->idle < info->age - std::chrono::milliseconds(300));
+    controller.close_session();
+    QVERIFY(!controller.session_info().has_value());
+    QVERIFY(controller.session_backend().isEmpty());
+  }
+
+  // A session belongs to the backend list that opened it: the same backend's name in
+  // another environment (another list) is another sandbox, so its call opens a new session
+  // instead of reaching the old one.
+  void aCallFromAnotherEnvironmentOpensAnotherSession() {
+    const BackendListPtr first = test::fixture_backends();
+    const BackendListPtr second = test::fixture_backends();
+    RunController controller;
+    Seen seen;
+    seen.watch(controller);
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.set_keep_session(true);
+    QVERIFY(controller.start(first, "fixture", sh("x")));
+    QVERIFY(finished.wait(kWaitMs));
+    const QString id = controller.session_id();
+    QVERIFY(controller.start(second, "fixture", sh("y")));
+    QVERIFY(finished.wait(kWaitMs));
+    QCOMPARE(seen.results[1].stdout_data, std::string("1 sh y"));  // a fresh session
+    QVERIFY(controller.session_id() != id);
+    QCOMPARE(seen.results[1].session->call, std::int64_t{1});
+  }
+
+  // History (issue #41): each call of a session is recorded with its session and index, and
+  // the history filtered to that session lists its calls in order, each saying its index.
+  void theHistoryListsASessionsCallsInOrder() {
+    const BackendListPtr with_fixtures = test::fixture_backends();
+    RunController controller;
+    controller.set_history_path(history_);
+    QSignalSpy finished(&controller, &RunController::finished);
+    controller.set_keep_session(true);
+    for (const char* code : {"history-first", "history-second"}) {
+      QVERIFY(controller.start(with_fixtures, "fixture", sh(code)));
+      QVERIFY(finished.wait(kWaitMs));
+    }
+    const QString id = controller.session_id();
+    HistoryModel model;
+    QVERIFY(model.open(history_));
+    model.set_session_filter(id);
+    QCOMPARE(model.rowCount(), 2);
+    const char* const codes[] = {"history-first", "history-second"};
+    for (int row = 0; row < 2; ++row) {
+      const std::optional<history::RunRecord> record = model.record_at(row);
+      QVERIFY(record.has_value());
+      QCOMPARE(record->code, std::string(codes[row]));
+      QVERIFY(record->session.has_value());
+      QCOMPARE(record->session->id, id.toStdString());
+      QCOMPARE(record->session->call, std::int64_t{row + 1});
+      QCOMPARE(model.index(row, HistoryModel::kSource).data().toString(),
+               QString("inspector · call %1").arg(row + 1));
+    }
   }
 
   void cancelStopsARun() {

@@ -5,6 +5,9 @@
 #include <QByteArray>
 #include <QString>
 #include <QTemporaryDir>
+#include <memory>
+
+#include "backend_list.h"
 
 namespace cordon::inspector::test {
 
@@ -20,6 +23,17 @@ inline QString isolate(const QTemporaryDir& dir) {
   qputenv("CORDON_ENVIRONMENTS_DIR", dir.filePath(QStringLiteral("environments")).toUtf8());
   return history;
 }
+
+#ifdef CORDON_TEST_FIXTURE_PLUGIN_DIR
+// The backends with the fixture plugins (tests/plugins): "fixture" holds sessions (its
+// stats carry values), some fail to load.
+inline BackendListPtr fixture_backends() {
+  qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
+  auto with_fixtures = std::make_shared<const BackendList>();
+  qunsetenv("CORDON_PLUGIN_PATH");
+  return with_fixtures;
+}
+#endif
 
 inline bool require_kernel_features() { return qgetenv("CORDON_REQUIRE_KERNEL_FEATURES") == "1"; }
 

@@ -29,11 +29,13 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextDocument>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -49,6 +51,7 @@
 #include "compare_model.h"
 #include "compare_tab.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "frontend/environment.h"
 #include "frontend/prompt_render.h"
 #include "history_model.h"
@@ -94,6 +97,14 @@ class WidgetsTest : public QObject {
   std::unique_ptr<MainWindow> window_;
 
   RunTab* run_tab() const { return window_->run_tab(); }
+
+  // One python call of the Run tab's session (Run clicked); false when it did not end.
+  bool call_in_tab(QSignalSpy& finished, const QString& code) {
+    run_tab()->set_code(code, Language::kPython);
+    const qsizetype before = finished.count();
+    QTest::mouseClick(run_tab()->run_button(), Qt::LeftButton);
+    return finished.count() > before || finished.wait(kRunWaitMs);
+  }
 
   void run_snippet(const QString& code, const QString& backend, double timeout_s = 10) {
     run_tab()->set_code(code, Language::kSh);
@@ -759,7 +770,8 @@ class WidgetsTest : public QObject {
     summary = view->summary_text();
     QVERIFY2(summary.contains("session 3f2a9c01… · call 4"), qPrintable(summary));
     QVERIFY2(summary.contains("value 42"), qPrintable(summary));
-    QVERIFY2(summary.contains("the interpreter was restarted: variables are gone, files are kept"),
+    // The words every front end says (cordon/session.h), not a copy of them.
+    QVERIFY2(summary.contains(QString::fromStdString(std::string(kStateLostWords))),
              qPrintable(summary));
   }
 
@@ -1247,10 +1259,7 @@ class WidgetsTest : public QObject {
   // The Run tab keeps a session when asked (issue #41): the label names it and counts its
   // calls, Reset and Close act on it, and unticking closes it.
   void theRunTabKeepsASessionWhenAsked() {
-    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
-    auto with_fixtures = std::make_shared<const BackendList>();
-    qunsetenv("CORDON_PLUGIN_PATH");
-    window_ = std::make_unique<MainWindow>(with_fixtures);
+    window_ = std::make_unique<MainWindow>(test::fixture_backends());
     RunTab* tab = run_tab();
     tab->set_backend("fixture");
     QVERIFY(!tab->reset_session_button()->isEnabled());
@@ -1267,11 +1276,171 @@ class WidgetsTest : public QObject {
              qPrintable(tab->session_label()->text()));
     QVERIFY(tab->reset_session_button()->isEnabled());
     QVERIFY(tab->session_files()->isVisibleTo(tab));
+    // The panel's figures come from the session itself (the fixture's stats carry values),
+    // and are read again on a timer while it is open.
+    QLabel* stats = tab->session_stats_label();
+    QVERIFY(stats->isVisibleTo(tab));
+    for (const char* figure : {"memory 1.2 MiB", "CPU 56 ms", "workspace 256 MiB", "open ", "idle ",
+                               "python interpreter alive"}) {
+      QVERIFY2(stats->text().contains(figure), qPrintable(stats->text()));
+    }
+    QVERIFY(tab->session_refresh_timer()->isActive());
+    stats->setText("stale");
+    QSignalSpy refreshed(tab->session_refresh_timer(), &QTimer::timeout);
+    QVERIFY(refreshed.wait(10000));
+    QVERIFY2(stats->text().contains("memory 1.2 MiB"), qPrintable(stats->text()));
+    // A call whose interpreter was lost: the Result says so, in the words every front end
+    // uses, with the call's value.
+    tab->set_code("lose", Language::kSh);
+    QTest::mouseClick(tab->run_button(), Qt::LeftButton);
+    QVERIFY(finished.count() == 3 || finished.wait(kRunWaitMs));
+    const QString summary = window_->result_view()->summary_text();
+    QVERIFY2(summary.contains("value 'lose'"), qPrintable(summary));
+    QVERIFY2(summary.contains(QString::fromStdString(std::string(kStateLostWords))),
+             qPrintable(summary));
+    // With the session open the tab still fits 1024x640.
+    window_->show();
+    window_->resize(1024, 640);
+    window_->tabs()->setCurrentIndex(MainWindow::kRun);
+    QTRY_COMPARE(window_->size(), QSize(1024, 640));
+    for (QPushButton* button : {tab->reset_session_button(), tab->close_session_button()}) {
+      QVERIFY(button->isVisible());
+      QVERIFY(button->width() >= button->sizeHint().width());
+    }
     QTest::mouseClick(tab->close_session_button(), Qt::LeftButton);
     QCOMPARE(tab->session_label()->text(), QString("the next run opens a session"));
     QVERIFY(!tab->close_session_button()->isVisibleTo(tab));
+    QVERIFY(!stats->isVisibleTo(tab));
+    QVERIFY(!tab->session_refresh_timer()->isActive());
     tab->keep_session_box()->setChecked(false);
     QVERIFY(tab->session_label()->text().isEmpty());
+  }
+
+  // A session belongs to the backend it was opened on: choosing another backend closes it
+  // with a word, and the next run opens a one-shot run or a session there, never a call of
+  // the old session (issue #41).
+  void choosingAnotherBackendClosesTheSession() {
+    window_ = std::make_unique<MainWindow>(test::fixture_backends());
+    RunTab* tab = run_tab();
+    tab->set_backend("fixture");
+    tab->keep_session_box()->setChecked(true);
+    tab->set_code("x", Language::kSh);
+    QSignalSpy finished(tab, &RunTab::run_finished);
+    QTest::mouseClick(tab->run_button(), Qt::LeftButton);
+    QVERIFY(finished.count() == 1 || finished.wait(kRunWaitMs));
+    QVERIFY(tab->close_session_button()->isVisibleTo(tab));
+    tab->set_backend("subprocess");
+    QVERIFY(!tab->close_session_button()->isVisibleTo(tab));
+    QCOMPARE(tab->session_label()->text(), QString("the next run opens a session"));
+    QVERIFY2(tab->state_label()->text() ==
+                 QString("session on fixture (host) closed: subprocess (host) is chosen now"),
+             qPrintable(tab->state_label()->text()));
+    // Back on the fixture: a new session, its first call.
+    tab->set_backend("fixture");
+    QTest::mouseClick(tab->run_button(), Qt::LeftButton);
+    QVERIFY(finished.count() == 2 || finished.wait(kRunWaitMs));
+    QCOMPARE(finished.last().at(0).value<RunResult>().stdout_data, std::string("1 sh x"));
+    tab->keep_session_box()->setChecked(false);
+  }
+
+  // The session panel against a real sandbox (issue #41): a python session on the
+  // namespace backend, driven through the Run tab as a user does.
+  void thePanelShowsARealSessionOnTheNamespaceBackend() {
+    if (backends_->backend("namespace") == nullptr) {
+      if (test::require_kernel_features()) QFAIL("namespace backend unavailable");
+      QSKIP("namespace backend unavailable here (user namespaces or cgroups refused)");
+    }
+    RunTab* tab = run_tab();
+    tab->set_backend("namespace");
+    tab->keep_session_box()->setChecked(true);
+    tab->timeout_box()->setValue(20);
+    QSignalSpy finished(tab, &RunTab::run_finished);
+    QLabel* stats = tab->session_stats_label();
+    // The panel's memory figure in bytes, -1 when it shows none.
+    const auto memory_shown = [stats] {
+      const QRegularExpressionMatch m =
+          QRegularExpression(R"(memory ([0-9.]+) (B|KiB|MiB|GiB))").match(stats->text());
+      if (!m.hasMatch()) return -1.0;
+      const QStringList units{"B", "KiB", "MiB", "GiB"};
+      return m.captured(1).toDouble() * std::pow(1024.0, units.indexOf(m.captured(2)));
+    };
+
+    QVERIFY(call_in_tab(finished, "x = 41\nopen('kept.txt', 'w').write('kept')\nx + 1"));
+    RunResult result = finished.last().at(0).value<RunResult>();
+    QCOMPARE(result.outcome, Outcome::kOk);
+    QVERIFY(result.session.has_value());
+    const std::string id = result.session->id;
+    QString summary = window_->result_view()->summary_text();
+    QVERIFY2(summary.contains("value 42"), qPrintable(summary));
+    // Memory and age appear once the first call has opened the session.
+    QVERIFY(stats->isVisibleTo(tab));
+    const double before = memory_shown();
+    QVERIFY2(before > 0, qPrintable(stats->text()));
+    QVERIFY2(stats->text().contains("open ") && stats->text().contains("idle "),
+             qPrintable(stats->text()));
+    QVERIFY2(stats->text().contains("python interpreter alive"), qPrintable(stats->text()));
+    QVERIFY(tab->session_files()->findItems("kept.txt", Qt::MatchStartsWith).size() == 1);
+    // Idle time grows on the timer, with no call.
+    const QString idle_then = stats->text();
+    QSignalSpy refreshed(tab->session_refresh_timer(), &QTimer::timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(stats->text() != idle_then, 10000);
+    QVERIFY(refreshed.count() >= 1);
+
+    // The session keeps 64 MiB (every page written): the panel's memory follows.
+    QVERIFY(call_in_tab(finished, "held = b'x' * (64 << 20)\nlen(held)"));
+    QCOMPARE(finished.last().at(0).value<RunResult>().outcome, Outcome::kOk);
+    const double after = memory_shown();
+    QVERIFY2(after >= before + 48.0 * 1024 * 1024,
+             qPrintable(QString("%1 then %2").arg(before).arg(after)));
+
+    // Reset: a fresh interpreter (the variable is gone), the files kept.
+    QTest::mouseClick(tab->reset_session_button(), Qt::LeftButton);
+    QCOMPARE(tab->state_label()->text(), QString("session reset: a fresh interpreter, files kept"));
+    // The panel is read again at once: the interpreter and the memory it held are gone.
+    QVERIFY2(stats->text().contains("no interpreter kept"), qPrintable(stats->text()));
+    QVERIFY2(memory_shown() < after - 48.0 * 1024 * 1024, qPrintable(stats->text()));
+    QVERIFY(call_in_tab(finished, "('x' in globals(), open('kept.txt').read())"));
+    result = finished.last().at(0).value<RunResult>();
+    QCOMPARE(result.value, std::optional<std::string>("(False, 'kept')"));
+    QCOMPARE(result.session->call, std::int64_t{3});
+
+    // A call that times out loses the interpreter: the Result says so in the shared words.
+    tab->timeout_box()->setValue(1);
+    QVERIFY(call_in_tab(finished, "import time\ntime.sleep(60)"));
+    result = finished.last().at(0).value<RunResult>();
+    QCOMPARE(result.outcome, Outcome::kTimedOut);
+    QVERIFY(result.state_lost);
+    summary = window_->result_view()->summary_text();
+    QVERIFY2(summary.contains(QString::fromStdString(std::string(kStateLostWords))),
+             qPrintable(summary));
+
+    // History: the session's calls in order, each saying its index.
+    HistoryModel* history = window_->history_tab()->model();
+    window_->history_tab()->refresh();
+    history->set_session_filter(QString::fromStdString(id));
+    QCOMPARE(history->rowCount(), 4);
+    QCOMPARE(history->index(1, HistoryModel::kSource).data().toString(),
+             QString("inspector · call 2"));
+    QCOMPARE(history->index(1, HistoryModel::kSource).data(Qt::ToolTipRole).toString(),
+             QString("call 2 of session %1").arg(QString::fromStdString(id)));
+    history->set_session_filter({});
+
+    // Close: the panel empties.
+    QTest::mouseClick(tab->close_session_button(), Qt::LeftButton);
+    QVERIFY(!stats->isVisibleTo(tab));
+    QVERIFY(stats->text().isEmpty());
+    QCOMPARE(tab->session_files()->count(), 0);
+    QVERIFY(!tab->session_refresh_timer()->isActive());
+
+    // Another backend chosen: the session opened since is closed, with a word.
+    tab->timeout_box()->setValue(20);
+    QVERIFY(call_in_tab(finished, "1"));
+    QVERIFY(stats->isVisibleTo(tab));
+    tab->set_backend("subprocess");
+    QVERIFY(!stats->isVisibleTo(tab));
+    QCOMPARE(tab->state_label()->text(),
+             QString("session on namespace (host) closed: subprocess (host) is chosen now"));
+    tab->keep_session_box()->setChecked(false);
   }
 
   // The History tab shows one session's calls in order (issue #41).
@@ -1309,10 +1478,7 @@ class WidgetsTest : public QObject {
   }
 
   void unavailableBackendsAreDisabledWithTheReason() {
-    qputenv("CORDON_PLUGIN_PATH", CORDON_TEST_FIXTURE_PLUGIN_DIR);
-    auto with_fixtures = std::make_shared<const BackendList>();
-    qunsetenv("CORDON_PLUGIN_PATH");
-    window_ = std::make_unique<MainWindow>(with_fixtures);
+    window_ = std::make_unique<MainWindow>(test::fixture_backends());
     const QComboBox* combo = run_tab()->backend_box();
     const int broken = combo->findData("badmajor", Qt::UserRole);
     QVERIFY2(broken >= 0, "the fixture plugin with a wrong ABI is listed");

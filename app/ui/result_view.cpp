@@ -21,6 +21,7 @@
 
 #include "cordon/capabilities.h"
 #include "cordon/result_json.h"
+#include "cordon/session.h"
 #include "cordon/units.h"
 #include "display_text.h"
 #include "frontend/exit_status.h"
@@ -318,7 +319,8 @@ void ResultView::show_result(const json& result, const std::string& stdout_data,
     lines << tr("value %1").arg(text_of(value).left(200));
   }
   if (result.value("state_lost", false)) {
-    lines << tr("the interpreter was restarted: variables are gone, files are kept");
+    lines << QString::fromUtf8(kStateLostWords.data(),
+                               static_cast<qsizetype>(kStateLostWords.size()));
   }
   const QString ms = QStringLiteral("ms");
   lines << tr("wall %1 · set-up %2 · CPU %3")

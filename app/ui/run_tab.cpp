@@ -23,7 +23,9 @@
 #include <QStandardItemModel>
 #include <QTextCharFormat>
 #include <QTextCursor>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <chrono>
 
 #include "code_editor.h"
 #include "cordon/units.h"
@@ -39,6 +41,9 @@ constexpr std::uint64_t kMiB = 1u << 20;
 constexpr std::uint64_t kKiB = 1u << 10;
 // Item data of an input file restored from history: its recorded bytes.
 constexpr int kKeptBytesRole = Qt::UserRole + 1;
+// How often an open session's figures are read again: light (cgroup files and a walk of the
+// workspace), and never while a call runs.
+constexpr int kSessionRefreshMs = 2000;
 
 // The interpreter table's languages, sh first (a new session's default).
 const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython,
@@ -47,6 +52,31 @@ const Language kLanguages[] = {Language::kSh, Language::kBash, Language::kPython
 QString name_of(Language language) {
   const std::string_view name = to_string(language);
   return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+}
+
+QString size_of(std::optional<std::int64_t> bytes) {
+  return bytes ? QString::fromStdString(format_size(static_cast<std::uint64_t>(*bytes)))
+               : QObject::tr("not measured");
+}
+
+// Age and idle time in whole seconds: the panel is read again every 2 s.
+QString seconds_of(std::chrono::milliseconds d) {
+  const auto whole = std::chrono::floor<std::chrono::seconds>(d);
+  return whole.count() == 0 ? QObject::tr("0 s") : QString::fromStdString(format_duration(whole));
+}
+
+// "memory 1.2 MiB · CPU 56 ms · workspace 4 KiB\nopen 12 s · idle 3 s · python interpreter
+// alive".
+QString stats_text(const frontend::SessionInfo& info) {
+  const SessionStats stats = info.stats.value_or(SessionStats{});
+  return QObject::tr("memory %1 · CPU %2 · workspace %3\nopen %4 · idle %5 · %6")
+      .arg(size_of(stats.memory_kb ? std::optional(*stats.memory_kb * 1024) : std::nullopt),
+           stats.cpu_ms
+               ? QString::fromStdString(format_duration(std::chrono::milliseconds(*stats.cpu_ms)))
+               : QObject::tr("not measured"),
+           size_of(stats.workspace_bytes), seconds_of(info.age), seconds_of(info.idle),
+           stats.interpreter_alive ? QObject::tr("python interpreter alive")
+                                   : QObject::tr("no interpreter kept"));
 }
 
 }  // namespace
@@ -115,6 +145,8 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
       split_(new QSplitter(Qt::Vertical, this)),
       keep_session_(new QCheckBox(tr("&Keep a session"), this)),
       session_(new QLabel(this)),
+      session_stats_(new QLabel(this)),
+      session_refresh_(new QTimer(this)),
       session_files_(new QListWidget(this)),
       reset_session_(new QPushButton(tr("Reset"), this)),
       close_session_(new QPushButton(tr("Close"), this)) {
@@ -202,6 +234,13 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
          "that times out restarts the interpreter and keeps the files."));
   session_->setObjectName(QStringLiteral("session"));
   session_->setWordWrap(true);
+  session_stats_->setObjectName(QStringLiteral("sessionStats"));
+  session_stats_->setWordWrap(true);
+  session_stats_->setToolTip(
+      tr("What the session holds now: its sandbox's memory, the CPU time of its calls, the "
+         "bytes its workspace uses, how long it has been open and idle"));
+  session_refresh_->setInterval(kSessionRefreshMs);
+  connect(session_refresh_, &QTimer::timeout, this, &RunTab::show_session_stats);
   session_files_->setObjectName(QStringLiteral("sessionFiles"));
   session_files_->setMaximumHeight(90);
   session_files_->setToolTip(tr("The session's workspace: its working directory"));
@@ -217,6 +256,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   session_row->addWidget(close_session_);
   form->addRow(session_row);
   form->addRow(session_);
+  form->addRow(session_stats_);
   form->addRow(session_files_);
   connect(keep_session_, &QCheckBox::toggled, this, [this](bool keep) {
     controller_->set_keep_session(keep);
@@ -224,6 +264,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
   });
   connect(reset_session_, &QPushButton::clicked, this, [this] {
     const Status reset = controller_->reset_session();
+    show_session();
     state_->setText(reset ? tr("session reset: a fresh interpreter, files kept")
                           : QString::fromStdString(reset.error().describe()));
   });
@@ -231,6 +272,8 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     controller_->close_session();
     show_session();
   });
+  // Another backend or environment chosen (or the chosen environment removed).
+  connect(this, &RunTab::settings_changed, this, &RunTab::close_session_if_moved);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(run_);
   buttons->addWidget(cancel_);
@@ -295,6 +338,7 @@ RunTab::RunTab(BackendListPtr backends, QWidget* parent)
     set_running(false);
     show_outcome(result);
     show_session();
+    close_session_if_moved();  // another backend or environment was chosen during the call
     emit run_finished(result);
   });
   show_session();
@@ -316,11 +360,38 @@ void RunTab::show_session() {
                         : tr("%1 (%2 B)").arg(QString::fromStdString(entry.path)).arg(entry.size));
   }
   session_->setVisible(!session_->text().isEmpty());
+  show_session_stats();
+  session_stats_->setVisible(open);
+  if (open) {
+    session_refresh_->start();
+  } else {
+    session_refresh_->stop();
+  }
   session_files_->setVisible(open);
   reset_session_->setVisible(open);
   close_session_->setVisible(open);
   reset_session_->setEnabled(open);
   close_session_->setEnabled(open);
+}
+
+void RunTab::show_session_stats() {
+  // While a call runs the worker has the session: the figures of before it stay shown.
+  if (const std::optional<frontend::SessionInfo> info = controller_->session_info()) {
+    session_stats_->setText(stats_text(*info));
+  } else if (controller_->session_id().isEmpty()) {
+    session_stats_->clear();
+  }
+}
+
+void RunTab::close_session_if_moved() {
+  const QString on = controller_->session_backend();
+  const QString in = controller_->session_environment();
+  if (on.isEmpty() || controller_->running()) return;  // a running call: checked when it ends
+  if (on == backend() && in == environment()) return;
+  controller_->close_session();
+  show_session();
+  state_->setText(
+      tr("session on %1 (%2) closed: %3 (%4) is chosen now").arg(on, in, backend(), environment()));
 }
 
 void RunTab::set_history_path(std::optional<std::filesystem::path> path) {
@@ -472,6 +543,7 @@ void RunTab::set_running(bool running) {
   run_->setEnabled(!running);
   cancel_->setEnabled(running);
   if (running) {
+    session_refresh_->stop();  // the worker has the session: show_session() restarts it
     state_->setText(tr("state: preparing"));
   } else {
     const QString none = tr("no sample (ended too soon, or the backend cannot measure here)");

@@ -26,6 +26,7 @@ class QSettings;
 class QListWidget;
 class QLineEdit;
 class QSplitter;
+class QTimer;
 
 namespace cordon::inspector {
 
@@ -81,9 +82,15 @@ class RunTab : public QWidget {
   [[nodiscard]] QProgressBar* progress_bar() const { return progress_; }
   // The finished run's outcome badge (hidden while running and before the first run).
   [[nodiscard]] QLabel* outcome_label() const { return outcome_; }
+  // The line under Run: the run's state, or what was just done (a session closed).
+  [[nodiscard]] QLabel* state_label() const { return state_; }
   // Sessions: the toggle, what the session is, its workspace, Reset and Close.
   [[nodiscard]] QCheckBox* keep_session_box() const { return keep_session_; }
   [[nodiscard]] QLabel* session_label() const { return session_; }
+  // The open session's memory, CPU, workspace, interpreter, age and idle time.
+  [[nodiscard]] QLabel* session_stats_label() const { return session_stats_; }
+  // Refreshes the stats while a session is open (never during a call).
+  [[nodiscard]] QTimer* session_refresh_timer() const { return session_refresh_; }
   [[nodiscard]] QListWidget* session_files() const { return session_files_; }
   [[nodiscard]] QPushButton* reset_session_button() const { return reset_session_; }
   [[nodiscard]] QPushButton* close_session_button() const { return close_session_; }
@@ -109,6 +116,10 @@ class RunTab : public QWidget {
   void show_output(int stream, const QByteArray& chunk);
   void show_outcome(const RunResult& result);
   void show_session();  // the session's label, files and buttons, as the controller has it
+  void show_session_stats();
+  // A session belongs to the backend and environment that opened it: once another one is
+  // chosen it is closed, with a word, so that no call reaches it from the new choice.
+  void close_session_if_moved();
 
   BackendListPtr backends_;
   RunController* controller_;
@@ -135,6 +146,8 @@ class RunTab : public QWidget {
   QSplitter* split_;
   QCheckBox* keep_session_;
   QLabel* session_;
+  QLabel* session_stats_;
+  QTimer* session_refresh_;
   QListWidget* session_files_;
   QPushButton* reset_session_;
   QPushButton* close_session_;
