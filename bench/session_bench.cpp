@@ -332,8 +332,8 @@ int main(int argc, char** argv) {
   cordon::bench::print(vs_create);
   cordon::bench::print_json(vs_create);
   if (!vs_create.met()) ++missed;
-  // The same without the first call: the sandbox alone (the interpreter starts at the
-  // first call).
+  // The same without the first call: the sandbox and its interpreter, which the open
+  // starts and waits for (or takes from the backend's session pool).
   const auto vs_open = cordon::bench::compare(
       "opening a python session (no call yet) vs a pooled one-shot python call", "open_session",
       [&] { opened.push_back(open(**backend)); }, "Backend::run(python x = 1), pooled", one_shot,

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -280,9 +281,21 @@ class RecordingBackend final : public Backend {
 // allow-list attempts keep theirs, the subprocess controls get none; and the network still
 // holds. A backend that cannot carry a list is refused, not audited without it.
 // Cross-session attempts (issue #41): across two namespace sessions every one is BLOCKED,
-// and its positive control (probe and victim in one session) escapes.
+// and its positive control (probe and victim in one session) escapes. Again on the backend
+// as `cordon mcp` holds it (a pool with python started ahead), whose sessions of the default
+// shape come from its session pool: sessions built ahead share nothing either.
 TEST_F(AuditControls, SessionAttemptsAreBlockedAcrossSessionsAndReachWithinOne) {
   testing::expect_session_attempts_blocked(production_, catalogue_);
+  ns::NamespaceOptions pooled;
+  pooled.pool_size = 2;
+  pooled.prestart_python = true;
+  ns::NamespaceBackend with_pool(pooled);
+  ASSERT_TRUE(with_pool.prepare());
+  ASSERT_NE(with_pool.session_pool(), nullptr);
+  EXPECT_TRUE(with_pool.session_pool()->wait_ready(std::chrono::steady_clock::now() +
+                                                   cordon_test::slack(std::chrono::seconds(30))));
+  testing::expect_session_attempts_blocked(with_pool, catalogue_);
+  EXPECT_GE(with_pool.pooled_sessions(), 2U);
 }
 
 // The cross-session path itself sees an escape: with the network namespace off, two

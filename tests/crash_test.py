@@ -16,7 +16,9 @@ history database under concurrent writers.
       that refuses the session fails the test. The holder's sandbox goes with it (for a
       container session: its container, runc state, cgroups, bundle and mounts, all named
       for the holder's pid and judged as the rest), and the next session call removes its
-      socket.
+      socket. On namespace, a `cordon mcp` with python started ahead also keeps sessions built
+      ahead: the first server killed has handed one out (session_open), and it, like those
+      still in the pool, must go with the server.
       With --runtime (the container backend's OCI runtime, e.g. gVisor's runsc) the code
       runs inside a user-space kernel, where no host process carries its marker: what must
       not survive there is every host process of the runtime's (its sandbox, gofer and
@@ -288,17 +290,26 @@ class Mcp:
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply is not None
 
+    def tool(self, call_id, name, arguments):
+        self.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                   "params": {"name": name, "arguments": arguments}})
+
     def call(self, call_id, code, language="bash"):
         self.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
                    "params": {"name": "run_code", "arguments": {"code": code, "language": language, "timeout": None,
                                                             "files": None, "collect": None}}})
 
 
-def mcp_once(args, env, mark, rng, overhead):
+def mcp_once(args, env, mark, rng, overhead, pooled_session=False):
     # Namespace pools may hold python started ahead (NamespaceOptions::prestart_python).
-    prestart = args.backend == "namespace" and rng.random() < 0.3
+    prestart = pooled_session or (args.backend == "namespace" and rng.random() < 0.3)
     mcp = Mcp(args, env, pool=2, extra=["--prestart", "python"] if prestart else [])
-    phase = rng.choice(["start", "pool-full", "call", "call", "second-call"])
+    phases = ["start", "pool-full", "call", "call", "second-call"]
+    if prestart:
+        # With python started ahead the backend keeps sessions built ahead too (their kernels
+        # running): one handed out by session_open, and those still in the pool, die with it.
+        phases.append("pooled-session")
+    phase = "pooled-session" if pooled_session else rng.choice(phases)
     try:
         if phase == "start":
             time.sleep(rng.uniform(0, 0.3))
@@ -307,6 +318,13 @@ def mcp_once(args, env, mark, rng, overhead):
                 fail("mcp %d did not answer initialize" % mcp.proc.pid)
             if phase == "pool-full":
                 time.sleep(rng.uniform(0.2, 1.0))
+            elif phase == "pooled-session":
+                time.sleep(rng.uniform(0.2, 1.0))  # the session pool fills meanwhile
+                mcp.tool(1, "session_open", {"language": "python"})
+                reply = mcp.line(30)
+                if reply is None or reply.get("result", {}).get("isError", True):
+                    fail("mcp %d: session_open failed: %r" % (mcp.proc.pid, reply))
+                time.sleep(rng.uniform(0, 0.2))
             else:
                 code, seconds = code_of(mark, rng)
                 if phase == "second-call":
@@ -418,7 +436,10 @@ def command_kill(args):
         if turn == 0:
             pid, phase = cli_once(args, env, mark, rng, whole)
         elif turn == 1:
-            pid, phase = mcp_once(args, env, mark, rng, whole)
+            # On namespace, the first server killed holds a session from its session pool.
+            pid, phase = mcp_once(args, env, mark, rng, whole,
+                                  pooled_session=args.backend == "namespace" and
+                                  "mcp pooled-session" not in phases)
         else:
             pid, phase = session_once(args, env, mark, rng, whole)
             if pid is None:

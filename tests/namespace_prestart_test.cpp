@@ -396,9 +396,19 @@ TEST_F(PrestartTest, AnInterpreterKilledWhileItWaitedIsReplaced) {
     ASSERT_NE(pool, nullptr);
     ASSERT_TRUE(pool->wait_ready(Clock::now() + seconds(10))) << pool->last_error();
   }
+  auto* sessions = prestarted_->session_pool();
+  ASSERT_NE(sessions, nullptr);
+  ASSERT_TRUE(sessions->wait_ready(Clock::now() + seconds(10))) << sessions->last_error();
   const std::size_t inits = descendants_named("cordon-ns-init", 1).size();
-  ASSERT_EQ(inits, 3u);  // the plain pool's, the python pool's and the sh pool's
-  const std::vector<pid_t> waiting = descendants_named("python3", 2);
+  // The plain pool's, the python pool's, the sh pool's and the session pool's.
+  ASSERT_EQ(inits, 4u);
+  // The python pool's waiting python, not the pooled session's kernel (`python3 -P`).
+  std::vector<pid_t> waiting = descendants_named("python3", 2);
+  std::erase_if(waiting, [](pid_t pid) {
+    const std::string argv =
+        testing::read_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
+    return argv.find(std::string("\0-P\0", 4)) != std::string::npos;
+  });
   ASSERT_EQ(waiting.size(), 1u);
   ASSERT_EQ(::kill(waiting[0], SIGKILL), 0);
   const auto until = Clock::now() + seconds(3);

@@ -4,6 +4,8 @@
 // (its deadline) leaves none of its processes and keeps the sandbox. Through the
 // BackendSession, every call goes to the session's python kernel: python state persists
 // until a call loses the kernel (state_lost), the files persist across kernels.
+#include "namespace_session.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -486,7 +488,7 @@ class KernelSession : public ::testing::Test {
 };
 
 TEST_F(KernelSession, VariablesImportsAndValuesPersistShellVariablesDoNot) {
-  EXPECT_FALSE(s_->stats().interpreter_alive);
+  EXPECT_TRUE(s_->stats().interpreter_alive);  // started with the session
   RunResult r = py_in(*s_, "x = 41");
   EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
   EXPECT_FALSE(r.value.has_value());
@@ -613,6 +615,176 @@ TEST(NamespaceSessionKernel, MemoryKeptByAPythonCallCountsInTheNext) {
   // The memory went with the interpreter: the next call runs.
   r = py_in(*s, "more = " + hold + "\nlen(more)");
   EXPECT_EQ(r.outcome, Outcome::kOk) << why(r);
+}
+
+// ---- the session's kernel started at the open, and the pool of sessions built ahead ----
+
+// The backend as `cordon mcp` holds it: a pool of 2 with python started ahead, and so a pool
+// of sessions of the default shape, their kernels started.
+NamespaceOptions pooled_options() {
+  NamespaceOptions o;
+  o.pool_size = 2;
+  o.prestart_python = true;
+  return o;
+}
+
+// The shape `cordon mcp`'s session_open and `cordon session start` open with by default.
+SessionOptions default_session() {
+  SessionOptions o;
+  o.base.language = Language::kPython;
+  return o;
+}
+
+std::unique_ptr<BackendSession> open_default(NamespaceBackend& backend) {
+  return testing::open_test_session(backend, default_session().base, kDefaultWorkspaceBytes);
+}
+
+// The pool of sessions with `count` ready, or a failure.
+void expect_ready(NamespaceBackend& backend, std::size_t count) {
+  auto* pool = backend.session_pool();
+  ASSERT_NE(pool, nullptr);
+  EXPECT_TRUE(pool->wait_ready(Clock::now() + cordon_test::slack(std::chrono::seconds(30)), count))
+      << pool->last_error();
+}
+
+pid_t init_of(BackendSession& s) { return dynamic_cast<NamespaceSession&>(s).init_pid(); }
+
+// `pid`'s pid in its innermost PID namespace (the last NSpid field), or -1.
+pid_t inner_pid(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    std::istringstream fields(line.substr(6));
+    pid_t last = -1;
+    for (pid_t p = 0; fields >> p;) last = p;
+    return last;
+  }
+  return -1;
+}
+
+// The kernel runs before the first call, and that call runs in it: the process the init
+// had started before any call is the one whose os.getpid() the call returns.
+void expect_kernel_started_at_open(BackendSession& s) {
+  EXPECT_TRUE(s.stats().interpreter_alive);
+  std::istringstream children(init_children(init_of(s)));
+  std::vector<pid_t> kernels;
+  for (pid_t p = 0; children >> p;) kernels.push_back(p);
+  ASSERT_EQ(kernels.size(), 1U) << "the init's children before the first call";
+  const pid_t inner = inner_pid(kernels[0]);
+  ASSERT_GT(inner, 1);
+  const RunResult r = py_in(s, "import os\nos.getpid()");
+  EXPECT_EQ(r.value, std::to_string(inner)) << why(r);
+  EXPECT_FALSE(r.state_lost);
+}
+
+TEST(NamespaceSessionOpen, TheKernelStartsWhenTheSessionOpens) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_default(backend);
+  ASSERT_TRUE(s);
+  expect_kernel_started_at_open(*s);
+  EXPECT_EQ(backend.pooled_sessions(), 0U);  // no pool here
+}
+
+// A kernel started at the open with the session's options; a first call that asks for
+// another start (its own variables) gets a kernel started with them, as it did when the
+// first call started the kernel.
+TEST(NamespaceSessionOpen, AFirstCallWithItsOwnVariablesGetsThemInItsKernel) {
+  NamespaceBackend backend;
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  auto s = open_default(backend);
+  ASSERT_TRUE(s);
+  RunRequest call;
+  call.language = Language::kPython;
+  call.code = "import os\nos.environ.get('CORDON_FIRST')";
+  call.env = {{"CORDON_FIRST", "given"}};
+  call.timeout = std::chrono::seconds(20);
+  const RunResult r = s->run(call, {}, nullptr);
+  EXPECT_EQ(r.value, "'given'") << why(r);
+  EXPECT_FALSE(r.state_lost);
+}
+
+TEST(NamespaceSessionPool, APooledSessionKeepsStateAndFilesLikeAnyOther) {
+  NamespaceBackend backend(pooled_options());
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  expect_ready(backend, 1);
+  auto s = open_default(backend);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(backend.pooled_sessions(), 1U);
+  expect_kernel_started_at_open(*s);
+  RunResult r = py_in(*s, "x = 41\nopen('f', 'w').write('kept')");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << why(r);
+  r = py_in(*s, "print(open('f').read())\nx + 1");
+  EXPECT_EQ(r.stdout_data, "kept\n") << why(r);
+  EXPECT_EQ(r.value, "42");
+  EXPECT_EQ(call_in(*s, "cat f").stdout_data, "kept");
+  EXPECT_EQ(s->read_file("f", 64).value_or(""), "kept");
+  ASSERT_TRUE(s->write_file("from-host", "h"));
+  EXPECT_EQ(py_in(*s, "open('from-host').read()").value, "'h'");
+}
+
+TEST(NamespaceSessionPool, TwoPooledSessionsSeeNothingOfEachOther) {
+  NamespaceBackend backend(pooled_options());
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  expect_ready(backend, 2);
+  auto a = open_default(backend);
+  auto b = open_default(backend);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(backend.pooled_sessions(), 2U);
+  ASSERT_EQ(py_in(*a, "secret = 'a'\nopen('mine', 'w').write('a')").outcome, Outcome::kOk);
+  RunResult r = py_in(*b, "import os\n('secret' in globals(), os.path.exists('mine'))");
+  EXPECT_EQ(r.value, "(False, False)") << why(r);
+  const auto listed = b->list_files("");
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(
+      std::ranges::none_of(*listed, [](const WorkspaceEntry& e) { return e.path == "mine"; }));
+  // Each a sandbox of its own: its own init, its own limit group.
+  EXPECT_NE(init_of(*a), init_of(*b));
+  EXPECT_NE(memory_group_of(init_of(*a)), memory_group_of(init_of(*b)));
+  EXPECT_EQ(py_in(*a, "secret").value, "'a'");
+}
+
+// The v1 memory limit of `pid`'s group, or 0.
+std::uint64_t memory_limit_of(pid_t pid) {
+  std::ifstream in(memory_group_of(pid) + "/memory.limit_in_bytes");
+  std::uint64_t v = 0;
+  in >> v;
+  return v;
+}
+
+TEST(NamespaceSessionPool, ASessionOfAnotherShapeBuildsItsOwnAndHoldsItsLimit) {
+  NamespaceBackend backend(pooled_options());
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  expect_ready(backend, 2);
+  SessionOptions other = default_session();
+  other.base.limits.memory_bytes = 300ULL << 20;
+  auto s = backend.open_session(other);
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(backend.pooled_sessions(), 0U);
+  EXPECT_EQ(memory_limit_of(init_of(**s)), 300ULL << 20);
+  expect_kernel_started_at_open(**s);
+  // The positive control: a pooled one has the default ceiling.
+  auto pooled = open_default(backend);
+  ASSERT_TRUE(pooled);
+  EXPECT_EQ(backend.pooled_sessions(), 1U);
+  EXPECT_EQ(memory_limit_of(init_of(*pooled)), kDefaultMemoryCeiling);
+}
+
+TEST(NamespaceSessionPool, ThePoolRefillsAndEverySessionWorks) {
+  NamespaceBackend backend(pooled_options());
+  if (!backend.probe().available) CORDON_SKIP_OR_FAIL(backend.probe().reason);
+  constexpr int kSessions = 5;  // more than the pool's size
+  std::vector<std::unique_ptr<BackendSession>> open;
+  for (int i = 0; i < kSessions; ++i) {
+    expect_ready(backend, 1);
+    open.push_back(open_default(backend));
+    ASSERT_TRUE(open.back());
+    ASSERT_EQ(py_in(*open.back(), "n = " + std::to_string(i)).outcome, Outcome::kOk);
+  }
+  EXPECT_EQ(backend.pooled_sessions(), static_cast<std::uint64_t>(kSessions));
+  for (int i = 0; i < kSessions; ++i) {
+    EXPECT_EQ(py_in(*open[i], "n").value, std::to_string(i));
+  }
 }
 
 }  // namespace

@@ -69,6 +69,12 @@ LimitRange rlimit_process_range() {
   return rlimit_range(RLIMIT_NPROC, kProcessRange.min, kProcessRange.max, 1, /*reserved=*/1);
 }
 
+// No variables, allow-list (the proxy's) or CPU limit (an rlimit) of its own: what changes
+// how an interpreter would have started, which one started ahead was started without.
+bool starts_plain(const RunRequest& request) {
+  return request.env.empty() && !request.network.any() && !request.limits.cpu_time;
+}
+
 }  // namespace
 
 NamespaceBackend::NamespaceBackend(NamespaceOptions options)
@@ -83,6 +89,8 @@ NamespaceBackend::NamespaceBackend(NamespaceOptions options)
     sh_shape_.language = Language::kSh;
     sh_shape_.code = std::string(kShPlaceholder);
   }
+  session_shape_.language = Language::kPython;
+  session_shape_.limits.scratch_bytes = kDefaultWorkspaceBytes;
 }
 
 void NamespaceBackend::discover() const {
@@ -180,6 +188,19 @@ Result<void> NamespaceBackend::prepare() {
           [](BuiltSandbox& b) { const BuiltSandbox gone = std::move(b); });
     };
     if (options_.prestart_python) python_pool_ = started_pool_of(Language::kPython);
+    // Sessions of the default shape with their kernel started, kept beside the python pool:
+    // a session's open then costs no more than a pooled one-shot python call. Each is handed
+    // out once (a closed session is destroyed, never pooled again), so nothing of one
+    // session reaches another; each is built on a keeper of its own (make_session), so it
+    // outlives the pool's thread and still dies with cordon.
+    if (options_.prestart_python) {
+      session_pool_ = std::make_unique<SessionPool>(
+          options_.pool_size,
+          [this]() -> Result<std::unique_ptr<NamespaceSession>> {
+            return make_session(session_shape_, SessionNetwork{});
+          },
+          [](std::unique_ptr<NamespaceSession>& s) { s.reset(); });
+    }
     // Without its library a shell cannot take its code after it started: no pool then
     // (every build would fail), and sh runs take the plain one.
     if (options_.prestart_sh) sh_preload_ = load_sh_preload();
@@ -442,24 +463,53 @@ Result<std::unique_ptr<BackendSession>> NamespaceBackend::open_session(
   if (auto st = check_limits(base.limits, capabilities(base.limits), name()); !st) {
     return std::unexpected(st.error());
   }
-  // The sandbox dies with the thread that clones it (PR_SET_PDEATHSIG): the session's own
-  // keeper builds it, so it lives as long as the session, not as the thread that opened it
-  // (the inspector's per-run workers end), and still dies with cordon.
-  auto keeper = std::make_unique<KeeperThread>();
-  std::optional<Result<BuiltSandbox>> built;
-  keeper->run([&] { built = build_session(base, Clock::now() + base.setup_bound); });
-  if (!*built) return std::unexpected(built->error());
-  UniqueFd workspace = (*built)->process.take_tmp_fd();
-  if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
+  // The pool keeps still while the session opens and its first call runs (WarmPool::Busy):
+  // its refill then comes after, not on their path.
+  std::optional<SessionPool::Busy> busy;
+  if (session_pool_ && session_pool_fits(base)) {
+    busy.emplace(session_pool_.get());
+    if (std::optional<std::unique_ptr<NamespaceSession>> taken = session_pool_->take()) {
+      if ((*taken)->warm()) {
+        (*taken)->adopt(std::move(base));
+        pooled_sessions_.fetch_add(1);
+        return std::unique_ptr<BackendSession>(std::move(*taken));
+      }
+      session_pool_->retire(std::move(*taken));  // it died while it waited
+    }
+  }
   SessionNetwork network;
   if (base.network.any()) {
     auto started = net::RunNetwork::start(base.network, options_.resolver_for_test);
     if (!started) return fail(started.error().code, "egress proxy: " + started.error().describe());
     network.proxy = std::move(*started);
   }
-  return std::make_unique<NamespaceSession>(*this, std::move(keeper), std::move(**built),
-                                            std::move(workspace), std::move(network),
-                                            std::move(base));
+  auto made = make_session(std::move(base), std::move(network));
+  if (!made) return std::unexpected(made.error());
+  return std::unique_ptr<BackendSession>(std::move(*made));
+}
+
+Result<std::unique_ptr<NamespaceSession>> NamespaceBackend::make_session(RunRequest base,
+                                                                         SessionNetwork network) {
+  const auto until = Clock::now() + base.setup_bound;
+  // The sandbox dies with the thread that clones it (PR_SET_PDEATHSIG): the session's own
+  // keeper builds it, so it lives as long as the session, not as the thread that opened it
+  // (the inspector's per-run workers end, as does a pool's thread), and still dies with cordon.
+  auto keeper = std::make_unique<KeeperThread>();
+  std::optional<Result<BuiltSandbox>> built;
+  keeper->run([&] { built = build_session(base, until); });
+  if (!*built) return std::unexpected(built->error());
+  UniqueFd workspace = (*built)->process.take_tmp_fd();
+  if (!workspace) return fail(ErrorCode::kInternal, "no workspace from the session's sandbox");
+  auto session =
+      std::make_unique<NamespaceSession>(*this, std::move(keeper), std::move(**built),
+                                         std::move(workspace), std::move(network), std::move(base));
+  // Its kernel now, not at the first call: the first call is then warm.
+  if (auto st = session->start_kernel(until); !st) return std::unexpected(st.error());
+  return session;
+}
+
+bool NamespaceBackend::session_pool_fits(const RunRequest& base) const {
+  return starts_plain(base) && pool_fits(base, session_shape_);
 }
 
 Result<BuiltSandbox> NamespaceBackend::build_session(const RunRequest& shape,
@@ -476,6 +526,37 @@ Result<SandboxPlan> NamespaceBackend::session_call_plan(const RunRequest& call,
   return plan_for(call, built.host, built.coverage, /*filesystem_made=*/true);
 }
 
+Result<SandboxPlan> NamespaceBackend::kernel_plan(const RunRequest& call,
+                                                  const BuiltSandbox& session) const {
+  RunRequest shape = call;
+  shape.language = Language::kPython;
+  shape.code.clear();
+  auto plan = session_call_plan(shape, session);
+  if (!plan) return fail(plan.error().code, "the session's python: " + plan.error().describe());
+  return plan;
+}
+
+Result<SandboxKernel> NamespaceBackend::launch_kernel(BuiltSandbox& session, const RunRequest& call,
+                                                      const net::RunNetwork* proxy) const {
+  auto plan = kernel_plan(call, session);
+  if (!plan) return std::unexpected(plan.error());
+  auto launched = SandboxKernel::launch(session.process, std::move(*plan), proxy);
+  if (!launched) {
+    return fail(launched.error().code,
+                "start the session's interpreter: " + launched.error().describe());
+  }
+  return launched;
+}
+
+Result<SandboxKernel> NamespaceBackend::start_kernel(BuiltSandbox& session, const RunRequest& call,
+                                                     const net::RunNetwork* proxy,
+                                                     Clock::time_point until) {
+  auto kernel = launch_kernel(session, call, proxy);
+  if (!kernel) return kernel;
+  if (auto st = kernel->wait_ready(until); !st) return std::unexpected(st.error());
+  return kernel;
+}
+
 RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
                                           std::optional<SandboxKernel>& kernel,
                                           SessionNetwork* network, const RunRequest& call,
@@ -483,6 +564,9 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
   discover();
   RunSetup setup(*this, call, observer, &probe_);
   if (setup.refused) return std::move(*setup.refused);
+  // The session pool refills around calls, not during them.
+  std::optional<SessionPool::Busy> busy;
+  if (session_pool_) busy.emplace(session_pool_.get());
   const net::RunNetwork* proxy = network != nullptr ? network->proxy.get() : nullptr;
   if (auto refused =
           other_list_refusal(call.network, proxy != nullptr ? proxy->access() : NetworkAccess{})) {
@@ -496,18 +580,27 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
     return setup.error("in a session, code of this language must fit in one argument (128 KiB)");
   }
   if (kernel && kernel->client().lost()) kernel.reset();
-  if (!kernel) {
-    RunRequest shape = call;
-    shape.language = Language::kPython;
-    shape.code.clear();
-    auto kernel_plan = session_call_plan(shape, session);
-    if (!kernel_plan) return setup.error("the session's python: " + kernel_plan.error().describe());
-    auto launched = SandboxKernel::launch(session.process, std::move(*kernel_plan), proxy);
-    if (!launched) {
-      return setup.error("start the session's interpreter: " + launched.error().describe());
+  // A kernel started at the open, for the session's options: a first call that would start
+  // it otherwise (its own variables, its CPU limit) gets one started as it asks, as when
+  // the first call started the kernel.
+  if (kernel && !kernel->used()) {
+    auto wanted = kernel_plan(call, session);
+    if (!wanted) return setup.error(wanted.error().describe());
+    if (!same_start(*wanted, kernel->plan())) {
+      kernel.reset();
+      bool asked = false;
+      if (auto ended = SandboxKernel::end(session.process, Clock::now(), setup.until, &asked);
+          !ended) {
+        return setup.error("end the interpreter started at the open: " + ended.error().describe());
+      }
     }
+  }
+  if (!kernel) {
+    auto launched = launch_kernel(session, call, proxy);
+    if (!launched) return setup.error(launched.error().describe());
     kernel.emplace(std::move(*launched));
   }
+  kernel->mark_used();
   KernelCall order;
   order.language = python ? "python" : std::string(to_string(call.language));
   order.code = call.code;
@@ -613,36 +706,38 @@ Result<BuiltSandbox> NamespaceBackend::build_prestarted(Language language,
 
 bool NamespaceBackend::prestart_fits(const RunRequest& request) const {
   // The cheap part of starts_as, so that a run that cannot use a prestarted interpreter
-  // does not waste one: a request's variables, its allow-list's (the proxy's) or its CPU
-  // limit (an rlimit) change how the interpreter would have started.
-  return started_pool(request.language) != nullptr && !request.stdin_data && request.env.empty() &&
-         !request.network.any() && !request.limits.cpu_time && pool_fits(request);
+  // does not waste one.
+  return started_pool(request.language) != nullptr && !request.stdin_data &&
+         starts_plain(request) && pool_fits(request, pool_shape_);
 }
 
 bool starts_as(const SandboxPlan& run, const SandboxPlan& started) {
-  const auto same_rlimit = [](const NamedRlimit& a, const NamedRlimit& b) {
-    return a.setting.resource == b.setting.resource && a.setting.soft == b.setting.soft &&
-           a.setting.hard == b.setting.hard;
-  };
   // Python's start-up reads the user site directory (~/.local/lib/pythonX.Y/site-packages:
   // .pth files, usercustomize): input files there would have been seen by a fresh run.
   const std::string user_site = run.fs.home + "/.local/";
-  return run.executable == started.executable && run.argv.size() == 3 && started.argv.size() == 3 &&
+  return same_start(run, started) && run.argv.size() == 3 && started.argv.size() == 3 &&
          run.argv[0] == started.argv[0] && run.argv[1] == "-c" && started.argv[1] == "-c" &&
-         run.env == started.env && run.cwd == started.cwd &&
-         std::ranges::equal(run.rlimits, started.rlimits, same_rlimit) &&
          std::ranges::none_of(run.files,
                               [&](const SandboxFile& f) { return f.path.starts_with(user_site); });
 }
 
-bool NamespaceBackend::pool_fits(const RunRequest& request) const {
-  // The pooled sandboxes have the default ceilings and tmpfs size; other limits change
+bool same_start(const SandboxPlan& run, const SandboxPlan& started) {
+  const auto same_rlimit = [](const NamedRlimit& a, const NamedRlimit& b) {
+    return a.setting.resource == b.setting.resource && a.setting.soft == b.setting.soft &&
+           a.setting.hard == b.setting.hard;
+  };
+  return run.executable == started.executable && run.env == started.env && run.cwd == started.cwd &&
+         std::ranges::equal(run.rlimits, started.rlimits, same_rlimit);
+}
+
+bool NamespaceBackend::pool_fits(const RunRequest& request, const RunRequest& shape) const {
+  // The pooled sandboxes have the shape's ceilings and tmpfs size; other limits change
   // the limit groups or the /tmp mount, so such a run builds its own.
   const Limits want = with_default_ceilings(request.limits, options_);
-  const Limits have = with_default_ceilings(pool_shape_.limits, options_);
+  const Limits have = with_default_ceilings(shape.limits, options_);
   return want.memory_bytes == have.memory_bytes && want.max_processes == have.max_processes &&
          request.limits.scratch_bytes.value_or(kDefaultScratchBytes) ==
-             pool_shape_.limits.scratch_bytes.value_or(kDefaultScratchBytes);
+             shape.limits.scratch_bytes.value_or(kDefaultScratchBytes);
 }
 
 RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& cancel,
@@ -658,6 +753,8 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
   if (pool_) busy.emplace(pool_.get());
   if (python_pool_) python_busy.emplace(python_pool_.get());
   if (sh_pool_) sh_busy.emplace(sh_pool_.get());
+  std::optional<SessionPool::Busy> session_busy;
+  if (session_pool_) session_busy.emplace(session_pool_.get());
 
   // 2. A sandbox: one holding its interpreter started when the run starts exactly as it did
   //    (starts_as), else a pooled one when one is ready and has this run's shape (the init
@@ -693,7 +790,7 @@ RunResult NamespaceBackend::run(const RunRequest& request, const CancelToken& ca
       return setup.error(st.error().describe());
     }
   }
-  if (!sandbox && pool_ && pool_fits(request)) {
+  if (!sandbox && pool_ && pool_fits(request, pool_shape_)) {
     if (auto st = take_from(pool_.get()); !st) return setup.error(st.error().describe());
   }
   // The run's network allow-list: its proxy, up before the code can ask it anything, and

@@ -35,6 +35,8 @@
 
 namespace cordon::ns {
 
+class NamespaceSession;
+
 // The interpreter a pooled sandbox started ahead of its run (NamespaceOptions::
 // prestart_python, prestart_sh): how it was started, and the read ends of the stdout and
 // stderr it was started with (the run's output pipes).
@@ -65,6 +67,9 @@ struct BuiltSandbox {
 // interpreter, environment, cwd and rlimits, the code passed with -c, and no input file
 // the interpreter's start-up would have read (the user site directory under HOME).
 [[nodiscard]] bool starts_as(const SandboxPlan& run, const SandboxPlan& started);
+// Whether a process planned as `run` would start as `started` did: the same executable,
+// environment, cwd and rlimits (argv aside).
+[[nodiscard]] bool same_start(const SandboxPlan& run, const SandboxPlan& started);
 
 // A session's allow-list (issue #41): its proxy, started with the session and stopped with
 // it, so the list's byte and connection limits count across its calls; and where the last
@@ -112,10 +117,21 @@ class NamespaceBackend final : public Backend {
     return started_pool(language);
   }
   [[nodiscard]] WarmPool<BuiltSandbox>* python_pool() { return prestart_pool(Language::kPython); }
+  // Sessions of the default shape (session_pool_fits) built ahead, kernel started: kept
+  // with the python pool (pool_size and prestart_python), or null; prepares first.
+  using SessionPool = WarmPool<std::unique_ptr<NamespaceSession>>;
+  [[nodiscard]] SessionPool* session_pool() {
+    (void)prepare();
+    return session_pool_.get();
+  }
+  // How many sessions were handed out of the session pool.
+  [[nodiscard]] std::uint64_t pooled_sessions() const { return pooled_sessions_.load(); }
   // The pid of the cordon-ns-spawner helper now in use, or -1 (tests).
   [[nodiscard]] pid_t spawner_pid() const;
   // A session (issue #41): a sandbox built for `options.base`'s limits with a workspace
-  // of `options.workspace_bytes` (NamespaceSession). This backend outlives it.
+  // of `options.workspace_bytes` (NamespaceSession), its kernel started and answering. One of
+  // the default shape comes from the session pool when one is ready (the pool builds another
+  // in the background). This backend outlives it.
   [[nodiscard]] Result<std::unique_ptr<BackendSession>> open_session(
       const SessionOptions& options) override;
   // A session's sandbox (issue #41): built as a sandbox for a run of `shape` is, its limit
@@ -127,8 +143,15 @@ class NamespaceBackend final : public Backend {
   // directory, rlimits and files (written by the init: the sandbox is built already).
   [[nodiscard]] Result<SandboxPlan> session_call_plan(const RunRequest& call,
                                                       const BuiltSandbox& built) const;
+  // The session's python kernel in `session` for calls like `call` (its environment and
+  // rlimits), with the relay to `proxy` when the session has an allow-list, waited for until
+  // it answers or `until` (NamespaceSession::start_kernel).
+  [[nodiscard]] Result<SandboxKernel> start_kernel(BuiltSandbox& session, const RunRequest& call,
+                                                   const net::RunNetwork* proxy,
+                                                   std::chrono::steady_clock::time_point until);
   // Runs `call` as the next call in the session's sandbox through its python kernel
-  // (sandbox_kernel.h), launched first when `kernel` holds none: a python call is a cell in
+  // (sandbox_kernel.h), launched first when `kernel` holds none, or holds one started ahead
+  // (at the open) otherwise than `call` would start it (same_start): a python call is a cell in
   // the kernel's namespace, any other language the call's command line as a fresh process
   // the kernel starts (files persist, variables do not). A call that loses the kernel (its
   // timeout, cancel, the memory limit, its end, a broken protocol, a missing sweep) ends
@@ -151,8 +174,20 @@ class NamespaceBackend final : public Backend {
       Language language, std::chrono::steady_clock::time_point until) const;
   // The prestarted pool for `language`, or null (none, or not prepared yet).
   [[nodiscard]] WarmPool<BuiltSandbox>* started_pool(Language language) const;
-  // Whether a pooled sandbox (built for the default limits) has the shape `request` needs.
-  [[nodiscard]] bool pool_fits(const RunRequest& request) const;
+  // Whether a sandbox built for `shape` (a pool's) has the limit groups and tmpfs size
+  // `request` needs.
+  [[nodiscard]] bool pool_fits(const RunRequest& request, const RunRequest& shape) const;
+  // Whether a session of `base` (its workspace size in scratch_bytes) may be a pooled one.
+  [[nodiscard]] bool session_pool_fits(const RunRequest& base) const;
+  // A session's sandbox built on a keeper of its own, its kernel started for `base`.
+  [[nodiscard]] Result<std::unique_ptr<NamespaceSession>> make_session(RunRequest base,
+                                                                       SessionNetwork network);
+  // The plan of the kernel for calls like `call` (python, its environment and rlimits).
+  [[nodiscard]] Result<SandboxPlan> kernel_plan(const RunRequest& call,
+                                                const BuiltSandbox& session) const;
+  // The launch of the kernel for calls like `call` (start_kernel without the wait).
+  [[nodiscard]] Result<SandboxKernel> launch_kernel(BuiltSandbox& session, const RunRequest& call,
+                                                    const net::RunNetwork* proxy) const;
   // Whether `request` may go to a prestarted interpreter (the plan's check is starts_as).
   [[nodiscard]] bool prestart_fits(const RunRequest& request) const;
   // `filesystem_made`: for a pooled sandbox, whose root was made when it was built
@@ -199,10 +234,12 @@ class NamespaceBackend final : public Backend {
   mutable std::optional<proc::LimitApplied> limit_planned_[3];
   mutable Probe probe_;
   PrepareOnce prepared_;
-  RunRequest pool_shape_;    // the request a pooled sandbox is built for
-  RunRequest python_shape_;  // the same, for python with the loader as its code
-  RunRequest sh_shape_;      // the same, for sh with kShPlaceholder as its code
+  RunRequest pool_shape_;     // the request a pooled sandbox is built for
+  RunRequest python_shape_;   // the same, for python with the loader as its code
+  RunRequest sh_shape_;       // the same, for sh with kShPlaceholder as its code
+  RunRequest session_shape_;  // a session of the default options: what the session pool holds
   std::atomic<std::uint64_t> prestarted_runs_{0};
+  std::atomic<std::uint64_t> pooled_sessions_{0};
   // Memos of what every run asks again with, on a server, nearly always the same inputs:
   // the last capabilities() answer (check_request builds the declaration on each run,
   // ~50 us here) and each language's interpreter as the sandbox sees it (a lookup walks
@@ -217,6 +254,8 @@ class NamespaceBackend final : public Backend {
   std::unique_ptr<WarmPool<BuiltSandbox>> pool_;
   std::unique_ptr<WarmPool<BuiltSandbox>> python_pool_;
   std::unique_ptr<WarmPool<BuiltSandbox>> sh_pool_;
+  // Its sessions hold a reference to this backend: destroyed (closed) first.
+  std::unique_ptr<SessionPool> session_pool_;
 };
 
 // Where cordon-ns-init is: $CORDON_LIBEXEC_DIR, else the libexec folder of this tree

@@ -51,6 +51,17 @@ Status NamespaceSession::reset() {
   return {};
 }
 
+Status NamespaceSession::start_kernel(std::chrono::steady_clock::time_point until) {
+  auto started = backend_.start_kernel(sandbox_, base_, network_.proxy.get(), until);
+  if (!started) return std::unexpected(started.error());
+  kernel_.emplace(std::move(*started));
+  return {};
+}
+
+bool NamespaceSession::warm() {
+  return !loss() && kernel_.has_value() && !kernel_->client().lost();
+}
+
 SessionStats NamespaceSession::stats() {
   // The session's limit group has counted every process of every call: its CPU time is the
   // session's.

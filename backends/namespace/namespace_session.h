@@ -5,7 +5,8 @@
 // counts in the next.
 //
 // Every call goes to the session's python kernel (sandbox_kernel.h), the init's current
-// run, launched at the first call (NamespaceBackend::run_in_kernel): a python call is a
+// run, started when the session opens (start_kernel: the first call is warm) and again at
+// the call after one that lost it (NamespaceBackend::run_in_kernel): a python call is a
 // cell in the kernel's namespace (variables, imports and data persist; a trailing
 // expression is the value), any other language a fresh process the kernel starts (shell
 // variables do not persist). A call that times out, is cancelled, hits the memory limit or
@@ -16,11 +17,17 @@
 // the session: it outlives the thread that opened it and still dies with cordon (and, should
 // cordon die, the init's control socket closes: it exits, the namespace with it).
 //
+// A session of the default shape may have been built ahead, kernel and all, by the backend's
+// session pool (NamespaceBackend::open_session): handed out once, never back to the pool.
+//
 // The workspace's files are read and written from the host through an O_PATH fd of the
 // sandbox's /tmp (cordon/session_workspace.h: openat2 beneath it, no link followed, regular
 // files only, written as the sandbox's user).
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,6 +66,17 @@ class NamespaceSession final : public WorkspaceSession {
   // Once the session's init has died (the OOM killer, most likely: nothing else of the code
   // can reach it).
   [[nodiscard]] std::optional<SessionLoss> loss() override;
+
+  // Starts the kernel for calls of the session's options and waits until it answers, until
+  // `until` (NamespaceBackend::open_session, and the session pool's builds).
+  [[nodiscard]] Status start_kernel(std::chrono::steady_clock::time_point until);
+  // Whether its sandbox and kernel still live (a pooled session that died while it waited
+  // is not handed out).
+  [[nodiscard]] bool warm();
+  // A pooled session handed out: the options it is opened with (which fit the pool's shape:
+  // the same sandbox, limit group, workspace and kernel) replace the pool's.
+  void adopt(RunRequest base) { base_ = std::move(base); }
+  [[nodiscard]] pid_t init_pid() const { return sandbox_.process.init_pid(); }  // tests
 
  private:
   NamespaceBackend& backend_;

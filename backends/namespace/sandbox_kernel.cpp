@@ -48,8 +48,22 @@ Result<SandboxKernel> SandboxKernel::launch(SandboxProcess& sandbox, SandboxPlan
   if (auto st = sandbox.launch_session(order); !st) return std::unexpected(st.error());
   // Our copies of the kernel's ends close here: its end of the channel and the pipes' write
   // ends are then only the kernel's, so its death is EOF on each.
-  return SandboxKernel(KernelClient(std::move(host_end)), std::move(out->read),
+  return SandboxKernel(std::move(plan), KernelClient(std::move(host_end)), std::move(out->read),
                        std::move(err->read));
+}
+
+Status SandboxKernel::wait_ready(Clock::time_point until) {
+  KernelCall empty;
+  empty.language = "python";
+  const KernelCallResult answer = client_.call(empty, until, CancelToken{});
+  if (answer.outcome != KernelOutcome::kReply) {
+    return fail(ErrorCode::kUnavailable,
+                "the session's interpreter did not start: " + answer.detail);
+  }
+  if (answer.reply.exit_code != 0) {
+    return fail(ErrorCode::kUnavailable, "the session's interpreter failed its first empty cell");
+  }
+  return {};
 }
 
 Result<init::Report> SandboxKernel::end(SandboxProcess& sandbox, Clock::time_point kill_at,

@@ -33,6 +33,11 @@ class SandboxKernel {
   [[nodiscard]] static Result<SandboxKernel> launch(SandboxProcess& sandbox, SandboxPlan plan,
                                                     const net::RunNetwork* network = nullptr);
 
+  // Waits until the kernel answers an empty cell (its interpreter is up and reading), until
+  // `until`: a kernel started ahead of its first call (at the session's open, or by the
+  // session pool) is then warm. A failure loses the kernel.
+  [[nodiscard]] Status wait_ready(Clock::time_point until);
+
   // Ends the kernel's run: until `kill_at` the kernel may end on its own (it closed its
   // channel), then the init is asked to end the run (every process of it, by SIGKILL);
   // the init's report, waited for until `until`. *asked: whether the host ended it.
@@ -42,11 +47,22 @@ class SandboxKernel {
   [[nodiscard]] KernelClient& client() { return client_; }
   [[nodiscard]] int stdout_fd() const { return out_.get(); }
   [[nodiscard]] int stderr_fd() const { return err_.get(); }
+  // What it was started with (its argv the kernel's): a kernel started before its first call
+  // serves it only if that call would have started it alike (same_start).
+  [[nodiscard]] const SandboxPlan& plan() const { return plan_; }
+  // Whether a call of the session has gone to it yet (mark_used).
+  [[nodiscard]] bool used() const { return used_; }
+  void mark_used() { used_ = true; }
 
  private:
-  SandboxKernel(KernelClient client, UniqueFd out, UniqueFd err)
-      : client_(std::move(client)), out_(std::move(out)), err_(std::move(err)) {}
+  SandboxKernel(SandboxPlan plan, KernelClient client, UniqueFd out, UniqueFd err)
+      : plan_(std::move(plan)),
+        client_(std::move(client)),
+        out_(std::move(out)),
+        err_(std::move(err)) {}
 
+  SandboxPlan plan_;
+  bool used_ = false;
   KernelClient client_;
   UniqueFd out_;  // the read ends of the kernel's fd 1 and 2
   UniqueFd err_;
