@@ -225,7 +225,11 @@ TEST(NamespaceSession, CallsShareFilesAndTheHostReadsAndWritesThem) {
   ASSERT_TRUE(listed) << listed.error().describe();
   ASSERT_EQ(listed->size(), 1U);
   EXPECT_EQ((*listed)[0], (WorkspaceEntry{"in/new.txt", false, 14}));
-  EXPECT_EQ(s->stats().calls, 3);
+  const SessionStats stats = s->stats();
+  EXPECT_EQ(stats.calls, 3);
+  // CPU time comes from the session's group: measured for the session exactly when it is
+  // for a call (never a 0 that reads as measured where the group cannot count it).
+  EXPECT_EQ(stats.cpu_ms.has_value(), third.cpu_ms.has_value());
 }
 
 TEST(NamespaceSession, ATimedOutShellCallKillsItsProcessesAndTheSessionGoesOn) {

@@ -66,8 +66,9 @@ SessionStats NamespaceSession::stats() {
   // The session's limit group has counted every process of every call: its CPU time is the
   // session's.
   const auto usage = sandbox_.limits ? sandbox_.limits->usage() : std::nullopt;
-  const std::int64_t cpu_ms =
-      usage && usage->cpu_usec ? static_cast<std::int64_t>(*usage->cpu_usec / 1000) : 0;
+  const std::optional<std::int64_t> cpu_ms =
+      usage && usage->cpu_usec ? std::optional(static_cast<std::int64_t>(*usage->cpu_usec / 1000))
+                               : std::nullopt;
   SessionStats s = workspace_stats(calls_, cpu_ms, usage);
   s.interpreter_alive = kernel_.has_value() && !kernel_->client().lost();
   return s;

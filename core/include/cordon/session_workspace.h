@@ -79,9 +79,10 @@ class WorkspaceSession : public BackendSession {
   }
 
  protected:
-  // calls and CPU time as the backend counted them, memory from its group's `usage`, and the
-  // workspace's bytes in use.
-  [[nodiscard]] SessionStats workspace_stats(std::int64_t calls, std::int64_t cpu_ms,
+  // calls and CPU time as the backend counted them (unset: not measured, which a front end
+  // says rather than show 0), memory from its group's `usage`, and the workspace's bytes in
+  // use.
+  [[nodiscard]] SessionStats workspace_stats(std::int64_t calls, std::optional<std::int64_t> cpu_ms,
                                              const std::optional<ResourceSample>& usage) const {
     SessionStats s;
     s.calls = calls;
