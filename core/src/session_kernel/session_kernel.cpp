@@ -114,7 +114,12 @@ KernelReplyParser::State KernelReplyParser::feed(std::string_view bytes) {
 KernelReplyParser::State KernelReplyParser::finish() {
   std::string_view rest = body_;
   // Each field at most once; a tag the protocol does not have is an error.
-  std::optional<std::string_view> nonce, exit_code, signal, value, error, swept;
+  std::optional<std::string_view> nonce;
+  std::optional<std::string_view> exit_code;
+  std::optional<std::string_view> signal;
+  std::optional<std::string_view> value;
+  std::optional<std::string_view> error;
+  std::optional<std::string_view> swept;
   using Field = std::pair<KernelTag, std::optional<std::string_view>*>;
   const std::array<Field, 6> fields{{{KernelTag::kNonce, &nonce},
                                      {KernelTag::kExitCode, &exit_code},
