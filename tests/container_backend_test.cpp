@@ -401,6 +401,10 @@ TEST_P(ContainerTest, KilledCordonsContainerEndsByItselfAndIsSweptAtTheNextStart
   };
   while (!started() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   ASSERT_TRUE(started()) << "the CLI's container never started";
+  // The mark comes before the shell starts `sleep`: on a loaded machine the two can be far
+  // apart (a CI run once looked between them and failed here).
+  until = Clock::now() + seconds(10);
+  while (!running() && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
   ASSERT_TRUE(running());
   ::kill(cli, SIGKILL);
   ::waitpid(cli, nullptr, 0);
