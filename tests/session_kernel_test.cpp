@@ -353,12 +353,17 @@ TEST_F(KernelProcess, AnExceptionExitsOneWithATracebackAndTheKernelLivesOn) {
 }
 
 // The traceback machinery loads at the first error (an idle kernel does without it): a
-// function of an earlier cell still shows its line, and so does a later cell's.
+// function of an earlier cell still shows its line, and so does a later cell's; the
+// code's first cell is <cell 1> even after the host's empty readiness probe.
 TEST_F(KernelProcess, ATracebackShowsTheLinesOfEarlierCellsLoadedOnlyAtTheFirstError) {
   Child child(kernel_argv(kPython, std::nullopt), false);
   ASSERT_TRUE(child.started());
   KernelClient client(child.take_control());
-  auto r = client.call(python("def boom():\n    return {}['missing key']"), soon(), {});
+  // An empty cell first, as the host's readiness probe sends: no cell of the code's.
+  auto r = client.call(python(""), soon(), {});
+  ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
+  EXPECT_EQ(r.reply.exit_code, 0);
+  r = client.call(python("def boom():\n    return {}['missing key']"), soon(), {});
   ASSERT_EQ(r.outcome, KernelOutcome::kReply) << r.detail;
   // What an idle session costs: none of these is loaded before an error needs one.
   r = client.call(python("import sys\nsorted(m for m in ('json', 're', 'ast', 'socket', "

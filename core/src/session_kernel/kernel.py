@@ -210,7 +210,10 @@ class Kernel:
     def run_python(self, code, stdin):
         # A notebook cell: the statements run in the one namespace; a trailing expression
         # is evaluated apart and its repr is the value. _ast and compile() are what the
-        # `ast` module wraps, without its import.
+        # `ast` module wraps, without its import. An empty cell (the host's readiness probe
+        # when a session opens) runs nothing and is no cell: the code's first is <cell 1>.
+        if not code:
+            return _status(exit_code=0)
         self.cells.append(code)
         name = f"<cell {len(self.cells)}>"
         self._cache_cells()
