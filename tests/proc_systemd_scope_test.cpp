@@ -7,7 +7,9 @@
 // real systemd answers in the guest run (tests/guest).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
@@ -175,9 +177,21 @@ class SystemdScope : public ::testing::Test {
     auto daemon = spawn(opts);
     ASSERT_TRUE(daemon.has_value()) << daemon.error().describe();
     daemon_.emplace(std::move(*daemon));
-    for (int i = 0; i < 500 && !fs::exists(scratch_.path + "/bus"); ++i)
-      std::this_thread::sleep_for(10ms);
-    ASSERT_TRUE(fs::exists(scratch_.path + "/bus")) << "dbus-daemon did not listen";
+    // The socket's file appears at bind(), before listen(): a connection then is refused
+    // (a loaded CI run once got "sd_bus_start: Connection refused"), so wait for one.
+    const std::string bus = scratch_.path + "/bus";
+    const auto listening = [&] {
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::strncpy(addr.sun_path, bus.c_str(), sizeof addr.sun_path - 1);
+      const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const bool ok =
+          fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+      if (fd >= 0) ::close(fd);
+      return ok;
+    };
+    for (int i = 0; i < 500 && !listening(); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(listening()) << "dbus-daemon did not listen";
     ::setenv("DBUS_SYSTEM_BUS_ADDRESS", address_.c_str(), 1);
   }
   void TearDown() override {
