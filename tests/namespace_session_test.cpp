@@ -525,6 +525,52 @@ TEST_F(KernelSession, VariablesImportsAndValuesPersistShellVariablesDoNot) {
   EXPECT_FALSE(r.state_lost);
 }
 
+// What the host keeps between a kernel's calls (SandboxKernel::CallMemo) never gives a
+// call another's figures: a call with its own CPU limit is declared with it (and the next
+// without one, without it), and a call's limit facts are its own, not its predecessor's.
+TEST_F(KernelSession, EachCallIsDeclaredAndTimedForItself) {
+  const auto cpu_claim = [](const RunResult& r) {
+    for (const Enforced& e : r.enforced) {
+      if (e.aspect == Aspect::kCpu) return e.mechanism + " " + e.value.value_or("");
+    }
+    return std::string("(none)");
+  };
+  RunResult plain = py_in(*s_, "x = 1");
+  ASSERT_EQ(plain.outcome, Outcome::kOk) << why(plain);
+  RunRequest limited;
+  limited.language = Language::kPython;
+  limited.code = "x += 1";
+  limited.timeout = std::chrono::seconds(20);
+  limited.limits.cpu_time = std::chrono::seconds(7);
+  const RunResult own = s_->run(limited, {}, nullptr);
+  ASSERT_EQ(own.outcome, Outcome::kOk) << why(own);
+  EXPECT_NE(cpu_claim(own), cpu_claim(plain));
+  EXPECT_NE(cpu_claim(own).find('7'), std::string::npos) << cpu_claim(own);
+  const RunResult again = py_in(*s_, "x += 1");
+  EXPECT_EQ(cpu_claim(again), cpu_claim(plain));
+  EXPECT_EQ(again.enforced.size(), plain.enforced.size());
+  EXPECT_EQ(py_in(*s_, "x").value, "3");
+
+  // The groups' figures a call starts from are those the last call ended with: a call that
+  // hits the session's process ceiling says so, and the next, which forks nothing and fails, does
+  // not (from figures kept from before the first, it would).
+  Limits few;
+  few.max_processes = 12;
+  auto capped = open_session(backend_, 16ULL << 20, few);
+  ASSERT_TRUE(capped);
+  ASSERT_EQ(py_in(*capped, "x = 1").outcome, Outcome::kOk);
+  if (::geteuid() != 0) GTEST_SKIP() << "the process ceiling is a cgroup: needs root here";
+  const RunResult forks =
+      call_in(*capped, "i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null");
+  EXPECT_EQ(forks.outcome, Outcome::kLimitExceeded) << why(forks);
+  EXPECT_EQ(forks.limit, LimitKind::kProcesses) << why(forks);
+  const RunResult quiet = call_in(*capped, "exit 3");  // a failure, and not the ceiling's
+  EXPECT_EQ(quiet.outcome, Outcome::kFailed) << why(quiet);
+  EXPECT_EQ(quiet.exit_code, 3);
+  EXPECT_FALSE(quiet.limit.has_value());
+  EXPECT_EQ(py_in(*capped, "x").value, "1");
+}
+
 TEST_F(KernelSession, ATimeoutRestartsTheInterpreterAndKeepsTheFiles) {
   RunResult r = py_in(*s_, "open('f', 'w').write('kept')\nx = 1");
   ASSERT_EQ(r.outcome, Outcome::kOk) << why(r);

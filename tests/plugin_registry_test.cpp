@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -223,8 +224,11 @@ TEST(PluginRegistry, OptionsReachThePluginAsGiven) {
 // Sessions cross the C boundary (ABI 3.4, issue #41): the options reach the plugin, each call
 // reaches the same session (its state), and reset, stats and the workspace's files answer
 // as the plugin did, its refusals keeping their error code.
-TEST(PluginRegistry, ASessionCrossesTheCBoundary) {
+class PluginSessionCalls : public ::testing::TestWithParam<SessionCalls> {};
+
+TEST_P(PluginSessionCalls, ASessionCrossesTheCBoundary) {
   PluginRegistry registry;
+  registry.set_session_calls(GetParam());
   registry.load_file(fixture("fixture"));
   auto backend = registry.create("fixture");
   ASSERT_TRUE(backend) << backend.error().describe();
@@ -246,9 +250,21 @@ TEST(PluginRegistry, ASessionCrossesTheCBoundary) {
   RunResult second = s.run(call, CancelToken{}, nullptr);
   EXPECT_EQ(second.stdout_data, "2 python lose");
   EXPECT_TRUE(second.state_lost);
+  // The fixture is built on plugin_export.h against this library: by default its calls
+  // take the caller's own request (no JSON); asked for JSON, a copy parsed from it.
+  call.code = "where";
+  const RunResult where = s.run(call, CancelToken{}, nullptr);
+  const std::string caller = std::to_string(reinterpret_cast<std::uintptr_t>(&call));
+  if (GetParam() == SessionCalls::kInProcessWhenShared) {
+    EXPECT_EQ(where.value, caller);
+  } else {
+    EXPECT_NE(where.value, caller);
+    EXPECT_TRUE(where.value.has_value());
+  }
+  call.code = "x = 1";
 
   SessionStats stats = s.stats();
-  EXPECT_EQ(stats.calls, 2);
+  EXPECT_EQ(stats.calls, 3);
   EXPECT_EQ(stats.memory_kb, 1234);
   EXPECT_EQ(stats.workspace_bytes, 4096);
   EXPECT_EQ(stats.cpu_ms, 56);  // crossed the plugin boundary
@@ -280,6 +296,13 @@ TEST(PluginRegistry, ASessionCrossesTheCBoundary) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("a workspace of 0 bytes"), std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothWays, PluginSessionCalls,
+                         ::testing::Values(SessionCalls::kInProcessWhenShared, SessionCalls::kJson),
+                         [](const ::testing::TestParamInfo<SessionCalls>& info) {
+                           return info.param == SessionCalls::kJson ? std::string("Json")
+                                                                    : std::string("InProcess");
+                         });
 
 // A backend that holds no sessions (the default), and a plugin whose descriptor predates
 // them (ABI 3.3 and older: no session functions), refuse with the reason.

@@ -441,7 +441,14 @@ Result<BuiltSandbox> NamespaceBackend::build(const RunRequest& shape, bool want_
 
 RunFrame NamespaceBackend::frame_for(const RunSetup& setup, const RunRequest& request,
                                      const std::optional<proc::LimitGroup>& groups,
-                                     const SandboxPlan& plan) const {
+                                     const SandboxPlan& plan, SandboxKernel::CallMemo* memo) const {
+  RunFrame frame = setup.frame();
+  if (plan.seccomp) frame.policy = PolicyId{plan.policy_name, plan.policy_hash};
+  if (memo != nullptr && memo->limits == request.limits) {
+    frame.timeout_mechanism = memo->timeout_mechanism;
+    frame.enforced = memo->enforced;
+    return frame;
+  }
   GroupFacts in_force;
   if (groups) {
     for (const proc::LimitApplied& a : groups->enforced()) {
@@ -449,10 +456,13 @@ RunFrame NamespaceBackend::frame_for(const RunSetup& setup, const RunRequest& re
     }
   }
   const Capabilities declared = declare(request.limits, in_force);
-  RunFrame frame = setup.frame();
   frame.timeout_mechanism = declared.find(Aspect::kTimeout)->mechanism;
   frame.enforced = enforced_from(declared);
-  if (plan.seccomp) frame.policy = PolicyId{plan.policy_name, plan.policy_hash};
+  if (memo != nullptr) {
+    memo->limits = request.limits;
+    memo->timeout_mechanism = frame.timeout_mechanism;
+    memo->enforced = frame.enforced;
+  }
   return frame;
 }
 
@@ -572,12 +582,18 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
           other_list_refusal(call.network, proxy != nullptr ? proxy->access() : NetworkAccess{})) {
     return setup.error(*refused);
   }
-  auto plan = session_call_plan(call, session);
-  if (!plan) return setup.error("plan: " + plan.error().describe());
   const bool python = call.language == Language::kPython;
-  // The kernel starts the command itself: nothing can be written beside it first.
-  if (!python && !plan->files.empty()) {
-    return setup.error("in a session, code of this language must fit in one argument (128 KiB)");
+  // A python call runs in the kernel, planned when it started (its policy is the call's);
+  // any other language starts a command, planned here.
+  std::optional<SandboxPlan> command;
+  if (!python) {
+    auto plan = session_call_plan(call, session);
+    if (!plan) return setup.error("plan: " + plan.error().describe());
+    // The kernel starts the command itself: nothing can be written beside it first.
+    if (!plan->files.empty()) {
+      return setup.error("in a session, code of this language must fit in one argument (128 KiB)");
+    }
+    command = std::move(*plan);
   }
   if (kernel && kernel->client().lost()) kernel.reset();
   // A kernel started at the open, for the session's options: a first call that would start
@@ -604,12 +620,13 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
   KernelCall order;
   order.language = python ? "python" : std::string(to_string(call.language));
   order.code = call.code;
-  if (!python) order.argv = plan->argv;
+  if (command) order.argv = command->argv;
   order.stdin_data = call.stdin_data;
 
   const proc::LimitGroup* limits = session.limits ? &*session.limits : nullptr;
-  const proc::LimitGroupStats before =
-      limits != nullptr ? limits->stats() : proc::LimitGroupStats{};
+  SandboxKernel::CallMemo& memo = kernel->memo();
+  proc::LimitGroupStats before;
+  if (limits != nullptr) before = memo.stats ? *memo.stats : limits->stats();
   bool ended_by_host = false;
   StartedKernel started;
   started.client = &kernel->client();
@@ -621,15 +638,21 @@ RunResult NamespaceBackend::run_in_kernel(BuiltSandbox& session,
     if (!report) return std::nullopt;
     return report->status;
   };
+  std::optional<proc::LimitGroupStats> after;
   const KernelCallFacts facts = [&](Termination& t, RunResult& result) {
-    session_call_limits(limits, before, t.signal == SIGKILL && !ended_by_host, t, result);
+    after = session_call_limits(limits, before, t.signal == SIGKILL && !ended_by_host, t, result);
   };
-  RunFrame frame = frame_for(setup, call, session.limits, *plan);
+  RunFrame frame =
+      frame_for(setup, call, session.limits, command ? *command : kernel->plan(), &memo);
   if (proxy != nullptr) proxy->enforce_in(frame.enforced);
   setup.state.set(RunState::kRunning);
   RunResult result = run_kernel_call(started, order, call, cancel, setup.state.observer(), facts);
   setup.state.set(RunState::kStopping);
-  if (result.state_lost) kernel.reset();
+  if (result.state_lost) {
+    kernel.reset();
+  } else {
+    memo.stats = after;
+  }
   take_frame(std::move(frame), call, result);
   if (proxy != nullptr) proxy->report_call_into(result, &network->reported);
   result.setup_ms =

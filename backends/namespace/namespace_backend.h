@@ -204,9 +204,12 @@ class NamespaceBackend final : public Backend {
   [[nodiscard]] Capabilities declare(const Limits& limits, const GroupFacts& groups) const;
   // The driver's frame for a run of `request` in a sandbox with `groups` and `plan`: what
   // it enforces (declare() for the groups it really has), its timeout's mechanism, policy.
+  // With `memo` (a session kernel's), the declaration is taken from it when it was made for
+  // `request`'s limits, and kept in it otherwise.
   [[nodiscard]] RunFrame frame_for(const RunSetup& setup, const RunRequest& request,
                                    const std::optional<proc::LimitGroup>& groups,
-                                   const SandboxPlan& plan) const;
+                                   const SandboxPlan& plan,
+                                   SandboxKernel::CallMemo* memo = nullptr) const;
   // The helper that clones set-up processes (NamespaceOptions::setup_spawner), started on
   // first use and again if it died; null: this process clones.
   [[nodiscard]] Result<std::shared_ptr<SetupSpawner>> spawner_for_build() const;

@@ -9,10 +9,15 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "cordon/claims.h"
 #include "cordon/error.h"
 #include "cordon/net/run_network.h"
 #include "cordon/proc/init_protocol.h"
+#include "cordon/proc/limit_group.h"
 #include "cordon/session_kernel.h"
 #include "cordon/unique_fd.h"
 #include "sandbox_plan.h"
@@ -54,6 +59,21 @@ class SandboxKernel {
   [[nodiscard]] bool used() const { return used_; }
   void mark_used() { used_ = true; }
 
+  // What the host keeps from one of this kernel's calls for the next (run_in_kernel), so
+  // that a warm call, tens of microseconds, is not mostly the host's bookkeeping:
+  // - the session's limit-group stats read after the last call, which are the next call's
+  //   "before" (the kernel ends every other process before it answers, so nothing of the
+  //   session runs between calls; a new kernel starts without them, its start not counted);
+  // - the last call's declaration (the session's groups are fixed, so only a call's own
+  //   limits change it), with the limits it was made for.
+  struct CallMemo {
+    std::optional<proc::LimitGroupStats> stats;
+    std::optional<Limits> limits;
+    std::string timeout_mechanism;
+    std::vector<Enforced> enforced;
+  };
+  [[nodiscard]] CallMemo& memo() { return memo_; }
+
  private:
   SandboxKernel(SandboxPlan plan, KernelClient client, UniqueFd out, UniqueFd err)
       : plan_(std::move(plan)),
@@ -63,6 +83,7 @@ class SandboxKernel {
 
   SandboxPlan plan_;
   bool used_ = false;
+  CallMemo memo_;
   KernelClient client_;
   UniqueFd out_;  // the read ends of the kernel's fd 1 and 2
   UniqueFd err_;

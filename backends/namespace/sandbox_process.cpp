@@ -473,9 +473,11 @@ Status SandboxTree::teardown(RunClock::time_point until) {
   return {};
 }
 
-void session_call_limits(const proc::LimitGroup* limits, const proc::LimitGroupStats& before,
-                         bool sigkilled_unasked, Termination& t, RunResult& result) {
-  if (limits == nullptr) return;
+proc::LimitGroupStats session_call_limits(const proc::LimitGroup* limits,
+                                          const proc::LimitGroupStats& before,
+                                          bool sigkilled_unasked, Termination& t,
+                                          RunResult& result) {
+  if (limits == nullptr) return {};
   const proc::LimitGroupStats now = limits->stats();
   // The groups' flags say "ever in this session": a first OOM kill is this call's, and a
   // later one is when the kernel, not the host, SIGKILLed this call's main process.
@@ -483,6 +485,7 @@ void session_call_limits(const proc::LimitGroup* limits, const proc::LimitGroupS
   t.process_ceiling_hit = now.pids_limit_hit && !before.pids_limit_hit;
   if (now.cpu_usec && before.cpu_usec) result.cpu_ms = (*now.cpu_usec - *before.cpu_usec) / 1000;
   result.memory_peak_kb = now.memory_peak_kb;
+  return now;
 }
 
 }  // namespace cordon::ns

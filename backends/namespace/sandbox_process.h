@@ -184,8 +184,11 @@ class SandboxTree final : public StartedTree {
 // A session call's limit facts from the session's groups (`limits`, may be null), whose
 // stats were `before` at the call's start: this call's OOM kill and process ceiling, its
 // CPU time (the growth) and the session's memory peak. `sigkilled_unasked`: the call's
-// main process died of SIGKILL the host did not send.
-void session_call_limits(const proc::LimitGroup* limits, const proc::LimitGroupStats& before,
-                         bool sigkilled_unasked, Termination& t, RunResult& result);
+// main process died of SIGKILL the host did not send. Returns the stats read now (empty
+// without groups): the next call's `before`, as nothing of the session runs between calls.
+proc::LimitGroupStats session_call_limits(const proc::LimitGroup* limits,
+                                          const proc::LimitGroupStats& before,
+                                          bool sigkilled_unasked, Termination& t,
+                                          RunResult& result);
 
 }  // namespace cordon::ns

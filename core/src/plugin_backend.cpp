@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cordon/plugin_export.h"
 #include "cordon/plugin_wire.h"
 #include "cordon/result_json.h"
 #include "cordon/session_wire.h"
@@ -91,17 +92,35 @@ Status utf8_path(std::string_view path) {
   return {};
 }
 
-// A plugin's session, as a BackendSession: each call crosses as JSON.
+// Whether `d`'s session functions are this library's own (plugin_export.h), so that its
+// cordon_session is this library's struct, holding a BackendSession of the plugin's that
+// already shares this library's C++ (plugin_export.cpp calls it with C++ types). A plugin
+// written against plugin_abi.h alone, or linked to another copy of this library, has other
+// addresses: its calls cross as JSON.
+bool sessions_in_process(const cordon_plugin_descriptor* d) {
+  return d->session_run == &plugin_export::session_run;
+}
+
+// A plugin's session, as a BackendSession. A call crosses as JSON, or, for a session of
+// this library's own plugin_export (sessions_in_process), as the C++ objects: a warm
+// session's call is a few tens of microseconds, and the four JSON conversions of a request
+// and a result were most of the host's share of it (issue #41's bench-session).
 class PluginSession final : public BackendSession {
  public:
-  PluginSession(const cordon_plugin_descriptor* d, cordon_session* handle, BackendId backend)
-      : d_(d), handle_(handle), backend_(std::move(backend)) {}
+  PluginSession(const cordon_plugin_descriptor* d, cordon_session* handle, BackendId backend,
+                bool in_process)
+      : d_(d), handle_(handle), backend_(std::move(backend)), in_process_(in_process) {}
   ~PluginSession() override { d_->session_close(handle_); }
   PluginSession(const PluginSession&) = delete;
   PluginSession& operator=(const PluginSession&) = delete;
 
   RunResult run(const RunRequest& request, const CancelToken& cancel,
                 RunObserver* observer) override {
+    if (in_process_) {
+      RunResult out = plugin_export::session_run_in_process(handle_, request, cancel, observer);
+      out.environment = request.environment;
+      return out;
+    }
     const std::string request_json = wire::to_json(request).dump();
     const cordon_run_events events = run_events(cancel, observer);
     RunResult out =
@@ -150,12 +169,14 @@ class PluginSession final : public BackendSession {
   const cordon_plugin_descriptor* d_;
   cordon_session* handle_;
   BackendId backend_;
+  bool in_process_;
 };
 
 }  // namespace
 
-PluginBackend::PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle)
-    : descriptor_(descriptor), handle_(handle) {}
+PluginBackend::PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle,
+                             SessionCalls session_calls)
+    : descriptor_(descriptor), handle_(handle), session_calls_(session_calls) {}
 
 PluginBackend::~PluginBackend() { descriptor_->destroy(handle_); }
 
@@ -230,7 +251,8 @@ Result<std::unique_ptr<BackendSession>> PluginBackend::open_session(const Sessio
     return fail(ErrorCode::kUnavailable, why);
   }
   return std::make_unique<PluginSession>(
-      d, handle, BackendId{std::string(name()), std::string(version()), variant()});
+      d, handle, BackendId{std::string(name()), std::string(version()), variant()},
+      session_calls_ == SessionCalls::kInProcessWhenShared && sessions_in_process(d));
 }
 
 }  // namespace cordon

@@ -1,8 +1,9 @@
 // The loader side of the C boundary (plugin_abi.h): a cordon::Backend over a plugin's
 // descriptor and handle, so the rest of cordon calls a plugin as any Backend. Requests go
 // out and results come back as JSON (plugin_wire.h, result_json.h); the observer and the
-// cancel token cross as the C struct cordon_run_events. Its plugin-side counterpart for
-// C++ backends is cordon/plugin_export.h.
+// cancel token cross as the C struct cordon_run_events. A session call of a plugin whose
+// session functions are this library's own is a C++ call (plugin_backend.cpp, PluginSession). Its
+// plugin-side counterpart for C++ backends is cordon/plugin_export.h.
 #pragma once
 
 #include <mutex>
@@ -10,13 +11,16 @@
 
 #include "cordon/backend.h"
 #include "cordon/plugin_abi.h"
+#include "cordon/plugin_registry.h"
 
 namespace cordon {
 
 class PluginBackend final : public Backend {
  public:
   // Takes `handle` (made by `descriptor`'s create) and gives it back to destroy at the end.
-  PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle);
+  // `session_calls`: PluginRegistry::SessionCalls.
+  PluginBackend(const cordon_plugin_descriptor* descriptor, cordon_backend* handle,
+                SessionCalls session_calls);
   ~PluginBackend() override;
   PluginBackend(const PluginBackend&) = delete;
   PluginBackend& operator=(const PluginBackend&) = delete;
@@ -44,6 +48,7 @@ class PluginBackend final : public Backend {
  private:
   const cordon_plugin_descriptor* descriptor_;
   cordon_backend* handle_;
+  SessionCalls session_calls_;
   mutable std::once_flag variant_once_;
   mutable std::string variant_;
 };

@@ -214,6 +214,17 @@ char* session_run(cordon_session* session, const char* request_json,
       });
 }
 
+RunResult session_run_in_process(cordon_session* session, const RunRequest& request,
+                                 const CancelToken& cancel, RunObserver* observer) {
+  try {
+    return session->session->run(request, cancel, observer);
+  } catch (const std::exception& e) {
+    return sandbox_error(session->backend, std::string("the plugin failed: ") + e.what());
+  } catch (...) {
+    return sandbox_error(session->backend, "the plugin failed");
+  }
+}
+
 char* session_call(cordon_session* session, const char* call_json) {
   try {
     return text(wire::serve_session_call(*session->session, parse(call_json)));

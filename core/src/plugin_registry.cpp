@@ -246,7 +246,7 @@ Result<BackendPtr> PluginRegistry::create(std::string_view name,
     return fail(ErrorCode::kPlugin, "backend '" + std::string(name) + "' failed to start");
   }
   // Only C crossed: from here on the plugin is a Backend like any other.
-  return std::make_unique<PluginBackend>(d, handle);
+  return std::make_unique<PluginBackend>(d, handle, session_calls_);
 }
 
 }  // namespace cordon

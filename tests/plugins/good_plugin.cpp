@@ -10,6 +10,7 @@
 // sessions (FixtureSession) except as its "alt" variant.
 #include <poll.h>
 
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -55,6 +56,11 @@ class FixtureSession final : public cordon::BackendSession {
                          std::string(cordon::to_string(options_.base.language)) + " " +
                          request.code;
     result.value = "'" + request.code + "'";
+    // "where": the address of the request this call was given, which is the caller's own
+    // object only when the call did not cross as JSON (PluginRegistry's SessionCalls).
+    if (request.code == "where") {
+      result.value = std::to_string(reinterpret_cast<std::uintptr_t>(&request));
+    }
     result.state_lost = request.code == "lose";
     return result;
   }

@@ -13,7 +13,9 @@
  * same ABI major (tests/out_of_tree_plugin/ is such a plugin, in C). Each side keeps its
  * C++: cordon/plugin_export.h turns a cordon::Backend into this descriptor (the in-tree
  * plugins), and the loader wraps the descriptor back into a cordon::Backend
- * (core/src/plugin_backend.cpp).
+ * (core/src/plugin_backend.cpp). One shortcut: a session call of a plugin whose session_run
+ * is the loaded library's own plugin_export::session_run (an in-tree plugin, which shares
+ * that library's C++ already) is a C++ call, without JSON (docs/ARCHITECTURE.md).
  *
  * The JSON shapes (docs/ARCHITECTURE.md, "Plugin boundary"; core/src/plugin_wire.cpp):
  *   request   the RunRequest: {"code", "language", "timeout_ms", "limits": {...}, "stdin",

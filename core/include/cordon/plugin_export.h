@@ -12,6 +12,7 @@
 
 #include <cstddef>
 
+#include "cordon/backend.h"
 #include "cordon/plugin_abi.h"
 #include "cordon/plugin_options.h"
 
@@ -38,6 +39,12 @@ void free_text(char* text);
                                 const cordon_run_events* events);
 [[nodiscard]] char* session_call(cordon_session* session, const char* call_json);
 void session_close(cordon_session* session);
+
+// A session call without the JSON: for the loader in this same library (plugin_backend.cpp)
+// when `session`'s descriptor carries the session_run above, which proves that `session` is
+// this library's cordon_session. Fails as session_run does (a sandbox error, never a throw).
+[[nodiscard]] RunResult session_run_in_process(cordon_session* session, const RunRequest& request,
+                                               const CancelToken& cancel, RunObserver* observer);
 
 template <MakeBackendFn Make>
 cordon_backend* create_with(const cordon_backend_options* options, char* error,

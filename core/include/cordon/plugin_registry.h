@@ -27,6 +27,12 @@ struct PluginInfo {
 // the registry that made it (which dlcloses the plugin).
 using BackendPtr = std::unique_ptr<Backend>;
 
+// How a session's calls reach a plugin's BackendSession. A plugin built on
+// cordon/plugin_export.h against this very library (every in-tree backend) already shares
+// its C++: its session calls are C++ calls (kInProcessWhenShared, the default). kJson makes
+// them cross as JSON like any other plugin's, for the tests that check both give the same.
+enum class SessionCalls { kInProcessWhenShared, kJson };
+
 class PluginRegistry {
  public:
   PluginRegistry();
@@ -59,11 +65,14 @@ class PluginRegistry {
   // reason (kInvalidArgument).
   [[nodiscard]] Result<BackendPtr> create(std::string_view name,
                                           const BackendOptions& options = {}) const;
+  // For tests: how the sessions of the backends created after it take their calls.
+  void set_session_calls(SessionCalls calls) { session_calls_ = calls; }
 
  private:
   struct Loaded;
   std::vector<PluginInfo> infos_;
   std::vector<std::unique_ptr<Loaded>> loaded_;
+  SessionCalls session_calls_ = SessionCalls::kInProcessWhenShared;
 };
 
 }  // namespace cordon

@@ -91,6 +91,10 @@ class WarmPool {
         std::lock_guard lock(pool_->mu_);
         if (--pool_->in_flight_ != 0) return;  // nothing the thread may do has changed
         pool_->settled_at_ = Clock::now() + pool_->settle_;
+        // Nothing waits for the quiet: the thread sleeps on. A session's calls are tens of
+        // microseconds apart, and each wake-up would be a futex call on their path and the
+        // thread competing with the next call for one of two cores.
+        if (!pool_->settling()) return;
       }
       pool_->cv_.notify_all();
     }
