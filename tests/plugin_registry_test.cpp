@@ -299,9 +299,9 @@ TEST_P(PluginSessionCalls, ASessionCrossesTheCBoundary) {
 
 INSTANTIATE_TEST_SUITE_P(BothWays, PluginSessionCalls,
                          ::testing::Values(SessionCalls::kInProcessWhenShared, SessionCalls::kJson),
-                         [](const ::testing::TestParamInfo<SessionCalls>& info) {
-                           return info.param == SessionCalls::kJson ? std::string("Json")
-                                                                    : std::string("InProcess");
+                         [](const ::testing::TestParamInfo<SessionCalls>& param) {
+                           return param.param == SessionCalls::kJson ? std::string("Json")
+                                                                     : std::string("InProcess");
                          });
 
 // A backend that holds no sessions (the default), and a plugin whose descriptor predates
